@@ -1,0 +1,40 @@
+# dpstream: `make demo` runs the audit table, `make test` runs the conformance suite.
+# Each target bootstraps .venv on first use and reinstalls when pyproject.toml changes.
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+OUT    ?= audit-report
+JOBS   ?= 2
+
+.PHONY: demo test test-full lint typecheck clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[plot]'
+	touch $@
+
+$(VENV)/.test-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[all]'
+	touch $@ $(VENV)/.demo-installed
+
+demo: $(VENV)/.demo-installed
+	$(BIN)/dpstream audit --out $(OUT)
+
+lint: $(VENV)/.test-installed
+	$(BIN)/ruff check reference tests property_tests proofs
+
+typecheck: $(VENV)/.test-installed
+	$(BIN)/mypy --strict reference tests property_tests proofs
+
+test: lint typecheck
+	$(BIN)/python -m pytest -n $(JOBS) -p no:cacheprovider
+
+# Everything, including the long audits marked `slow` (not part of CI).
+test-full: lint typecheck
+	$(BIN)/python -m pytest -n $(JOBS) -p no:cacheprovider -m ''
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .hypothesis $(OUT)

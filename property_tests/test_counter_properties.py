@@ -1,0 +1,54 @@
+"""Hypothesis properties shared by every continual counter: causality, linearity, state size."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpstream.counters import Counter, SimpleCounter
+from dpstream.noise import InsecureSeededNoise, NoiseSource
+from dpstream.testing import record_run, replay_run
+
+# name -> (factory(noise), state-size bound as a function of t)
+COUNTERS: dict[str, tuple[Callable[[NoiseSource], Counter], Callable[[int], float]]] = {
+    "simple": (lambda n: SimpleCounter(0.8, n), lambda t: 1),
+}
+
+streams = st.lists(st.integers(min_value=-3, max_value=3), min_size=1, max_size=40)
+
+
+@settings(max_examples=30, deadline=None)
+@given(f=streams, g=streams, seed=st.integers(0, 2**32 - 1))
+def test_causality(f: list[int], g: list[int], seed: int) -> None:
+    """The release at t is a function of f(1..t) and the noise only."""
+    for factory, _ in COUNTERS.values():
+        k = min(len(f), len(g))
+        changed = f[:k] + g[k:]  # same prefix, different future
+        a, tape = record_run(factory, f, seed=seed)
+        assert replay_run(factory, f, tape) == a
+        b, _ = record_run(factory, changed, seed=seed)
+        assert a[:k] == b[:k]
+
+
+@settings(max_examples=30, deadline=None)
+@given(f=streams, seed=st.integers(0, 2**32 - 1), shift=st.integers(-5, 5))
+def test_linearity_under_fixed_tape(f: list[int], seed: int, shift: int) -> None:
+    """With the tape fixed, release(f + h) - release(f) = prefix sums of h (unbiased linear counters)."""
+    h = [shift if i % 2 == 0 else 0 for i in range(len(f))]
+    for factory, _ in COUNTERS.values():
+        base, tape = record_run(factory, f, seed=seed)
+        moved = replay_run(factory, [a + b for a, b in zip(f, h, strict=True)], tape)
+        running = 0
+        for t, (x, y) in enumerate(zip(base, moved, strict=True)):
+            running += h[t]
+            assert abs((y - x) - running) <= 1e-9 * (1 + abs(x) + abs(y))
+
+
+def test_state_size_bounded_over_long_stream() -> None:
+    for name, (factory, bound) in COUNTERS.items():
+        counter = factory(InsecureSeededNoise(0))
+        for t in range(1, 5001):
+            counter.step(t % 3)
+            assert counter.state_size() <= bound(t), name

@@ -1,0 +1,1 @@
+"""Audits: exact privacy loss, black-box distinguishing, calibration and accuracy checks."""

@@ -1,0 +1,146 @@
+"""Registration of audits: one :class:`AuditCase` per audited component.
+
+Every module in :mod:`dpstream.audit.suites` that defines ``cases() -> list[AuditCase]``
+contributes its cases; :func:`discover` collects them. ``dpstream audit`` (``make
+demo``) and the test suite (``tests/audit/test_registered_audits.py``) run exactly
+these cases, so an algorithm family registers its audits by adding one module.
+
+False alarms: every case declares ``false_alarm``, the probability that its
+statistical checks fail on a *correct* implementation. The total over all registered
+cases must stay within :data:`TOTAL_FALSE_ALARM_BUDGET` (a test enforces this), and
+every case must split its share across its own checks (e.g. Bonferroni).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from dpstream.claims import PrivacyClaim
+
+__all__ = [
+    "FAMILY_BUDGETS",
+    "TOTAL_FALSE_ALARM_BUDGET",
+    "AuditCase",
+    "AuditContext",
+    "CheckKind",
+    "CheckResult",
+    "ComponentReport",
+    "Profile",
+    "discover",
+]
+
+TOTAL_FALSE_ALARM_BUDGET = 1e-3
+"""Probability that the whole default audit suite fails on correct implementations."""
+
+FAMILY_BUDGETS: Mapping[str, float] = {
+    "counters": 3.0e-4,  # counters and basic mechanisms (foundation)
+    "phdstream": 1.5e-4,
+    "longitudinal": 1.5e-4,
+    "hypercube": 1.5e-4,
+    "tabular": 1.5e-4,
+}
+"""Share of the budget per suite module (module name in dpstream.audit.suites); 1e-4 is kept in reserve."""
+
+
+class Profile(StrEnum):
+    """How long to audit: QUICK for CI and ``make demo``, FULL for ``dpstream audit --full``."""
+
+    QUICK = "quick"
+    FULL = "full"
+
+
+class CheckKind(StrEnum):
+    EXACT_LOSS = "exact-loss"
+    BLACK_BOX = "black-box"
+    CALIBRATION = "calibration"
+    ACCURACY = "accuracy"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of one audit check.
+
+    ``passed`` is ``None`` when the check is informational only. ``value`` is the
+    headline number (exact loss found, eps lower bound, smallest p-value, failure
+    frequency), ``bound`` what it was compared with (the claim, the test level, beta).
+    ``data`` carries series for plots (JSON-compatible).
+    """
+
+    kind: CheckKind
+    passed: bool | None
+    value: float | None
+    bound: float | None
+    detail: str
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AuditContext:
+    """What a case's ``run`` receives: the profile, its seed, its false-alarm share, a progress hook."""
+
+    profile: Profile
+    seed: int
+    false_alarm: float
+    progress: Callable[[str], None] = lambda message: None
+
+
+@dataclass(frozen=True)
+class AuditCase:
+    """One audited component (an algorithm instance with concrete parameters).
+
+    ``expect_failure`` marks cases that exist to show an audit catching a known
+    violation (e.g. a non-private baseline or an ``as_printed`` variant): for them a
+    failed check is the expected outcome, and the table shows it as such.
+    """
+
+    component: str
+    anchor: str
+    claim: PrivacyClaim
+    run: Callable[[AuditContext], Sequence[CheckResult]]
+    false_alarm: float
+    errata: tuple[str, ...] = ()
+    expect_failure: bool = False
+    family: str = ""
+
+
+@dataclass(frozen=True)
+class ComponentReport:
+    """All check results of one case, with its run time."""
+
+    case: AuditCase
+    checks: tuple[CheckResult, ...]
+    seconds: float
+
+    @property
+    def passed(self) -> bool:
+        """True when every applicable check passed (or, for ``expect_failure`` cases, some check failed)."""
+        failed = any(c.passed is False for c in self.checks)
+        return failed if self.case.expect_failure else not failed
+
+
+def discover() -> list[AuditCase]:
+    """All cases of all suite modules, in module order; ``family`` is set to the module name."""
+    from dpstream.audit import suites
+
+    found: list[AuditCase] = []
+    for info in sorted(pkgutil.iter_modules(suites.__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"{suites.__name__}.{info.name}")
+        make_cases = getattr(module, "cases", None)
+        if make_cases is None:
+            continue
+        for case in make_cases():
+            if not isinstance(case, AuditCase):
+                raise TypeError(f"{info.name}.cases() returned {case!r}, not an AuditCase")
+            found.append(case if case.family else _with_family(case, info.name))
+    return found
+
+
+def _with_family(case: AuditCase, family: str) -> AuditCase:
+    from dataclasses import replace
+
+    return replace(case, family=family)

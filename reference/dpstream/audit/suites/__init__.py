@@ -1,0 +1,1 @@
+"""Audit suites: each module here registers the audits of one algorithm family."""

@@ -1,0 +1,53 @@
+"""Simple counter (Chan et al.'s "Simple II") — 001-alg8.
+
+Each input is released once with fresh Laplace noise and accumulated:
+g(t) = g(t-1) + f(t) + Lap(1/eps). An input f(tau) enters exactly one noisy
+statistic (the increment at tau), so the counter is eps-DP under
+:attr:`~dpstream.claims.Neighbour.STREAM_ENTRY`; the error at t is a sum of t
+independent Lap(1/eps) terms, variance 2 t / eps^2 (proof: proofs/proof_simple_counter.py).
+"""
+
+from __future__ import annotations
+
+from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.counters.base import Counter
+from dpstream.errors import require_int_at_least, require_positive_finite
+from dpstream.linear_model import LinearReleaseModel, NoiseLaw
+from dpstream.noise import NoiseSource, site
+
+__all__ = ["SimpleCounter", "simple_counter_model"]
+
+
+class SimpleCounter(Counter):
+    """001-alg8. ``epsilon``: privacy budget; ``noise``: the NoiseSource (secure by default)."""
+
+    anchor = "001-alg8"
+
+    def __init__(self, epsilon: float, noise: NoiseSource | None = None, horizon: int | None = None) -> None:
+        # [001-alg8 L1] Input: input stream f : N -> R, privacy budget eps
+        # [001-alg8 L2] Output: output stream g : N -> R
+        self.epsilon = require_positive_finite("epsilon", epsilon)
+        super().__init__(noise, horizon)
+        self.g = 0.0  # [001-alg8 L3] Assume g(0) <- 0
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        return PrivacyClaim.pure(self.epsilon, Neighbour.STREAM_ENTRY, "001-alg8")
+
+    def _step(self, x: float, t: int) -> float:
+        z = self.noise.laplace(site("001-alg8 L4", t=t), 1.0 / self.epsilon)
+        self.g = self.g + x + z  # [001-alg8 L4] g(t) <- g(t-1) + f(t) + Lap(1/eps)
+        return self.g
+
+    def state_size(self) -> int:
+        return 1
+
+
+def simple_counter_model(epsilon: float, T: int) -> LinearReleaseModel:
+    """The paper's model of 001-alg8 over horizon T: statistic j is f(j) + z_j, g(t) = sum_{j<=t} s_j."""
+    epsilon = require_positive_finite("epsilon", epsilon)
+    T = require_int_at_least("T", T, 1)
+    law = NoiseLaw.laplace(1.0 / epsilon)
+    terms = [(site("001-alg8 L4", t=j), law, {j - 1: 1.0}) for j in range(1, T + 1)]
+    releases = [{j: 1.0 for j in range(t)} for t in range(1, T + 1)]
+    return LinearReleaseModel.build(terms, releases, T)

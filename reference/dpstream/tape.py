@@ -1,0 +1,304 @@
+"""Noise tapes: record every draw of a run, replay it site by site.
+
+A tape is the list of draws ``(site, kind, params, value)`` of one run. It is how
+another implementation proves that it matches this one: it replays our tape and
+must produce the same releases. Replay is keyed by *site*, so the other
+implementation may draw in a different order. Replay fails loudly when
+
+* a requested site is not on the tape (:class:`TapeSiteMissingError`),
+* the kind or the parameters requested differ from the recorded ones
+  (:class:`TapeMismatchError`),
+* a site is requested twice (:class:`DuplicateSiteError`), or
+* sites are left unused when the run is declared finished (:class:`TapeUnusedSitesError`).
+
+File format (versioned JSON, JSON Schema in ``docs/tape-schema.json``), documented in
+``docs/tape-format.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from dpstream.noise import BaseNoiseSource, DrawKind, NoiseSource, Params, dispatch, validated_params
+
+__all__ = [
+    "TAPE_FORMAT",
+    "TAPE_VERSION",
+    "Draw",
+    "DuplicateSiteError",
+    "Tape",
+    "TapeError",
+    "TapeFormatError",
+    "TapeMismatchError",
+    "TapeRecorder",
+    "TapeReplay",
+    "TapeSiteMissingError",
+    "TapeUnusedSitesError",
+]
+
+TAPE_FORMAT = "dpstream-noise-tape"
+TAPE_VERSION = 1
+
+
+class TapeError(RuntimeError):
+    """Base class of every tape failure."""
+
+
+class TapeFormatError(TapeError):
+    """The JSON document is not a valid tape."""
+
+
+class TapeSiteMissingError(TapeError):
+    """Replay asked for a site that the tape does not hold."""
+
+
+class TapeMismatchError(TapeError):
+    """Replay asked for a recorded site with a different kind or different parameters."""
+
+
+class DuplicateSiteError(TapeError):
+    """A site was drawn twice in one run (sites must identify draws uniquely)."""
+
+
+class TapeUnusedSitesError(TapeError):
+    """The run finished but some recorded sites were never requested."""
+
+
+def _value_to_json(kind: DrawKind, value: Any) -> Any:
+    if kind is DrawKind.LAPLACE:
+        return float(value)
+    if kind in (DrawKind.DISCRETE_LAPLACE, DrawKind.DISCRETE_GAUSSIAN, DrawKind.EXPONENTIAL_MECHANISM):
+        return int(value)
+    if kind is DrawKind.COIN:
+        return bool(value)
+    if kind is DrawKind.CHOICE:
+        return [int(i) for i in value]
+    if kind is DrawKind.UNIFORM_BOX:
+        return [[float(x) for x in row] for row in np.asarray(value, dtype=np.float64)]
+    raise AssertionError(kind)  # pragma: no cover
+
+
+def _value_from_json(kind: DrawKind, value: Any, params: Params) -> Any:
+    if kind is DrawKind.LAPLACE:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise TapeFormatError(f"laplace value must be a number, got {value!r}")
+        return float(value)
+    if kind in (DrawKind.DISCRETE_LAPLACE, DrawKind.DISCRETE_GAUSSIAN, DrawKind.EXPONENTIAL_MECHANISM):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TapeFormatError(f"{kind.value} value must be an integer, got {value!r}")
+        if kind is DrawKind.EXPONENTIAL_MECHANISM and not 0 <= value < len(params["scores"]):
+            raise TapeFormatError(f"exponential_mechanism value {value} is not an index of its scores")
+        return value
+    if kind is DrawKind.COIN:
+        if not isinstance(value, bool):
+            raise TapeFormatError(f"coin value must be a boolean, got {value!r}")
+        return value
+    if kind is DrawKind.CHOICE:
+        if not isinstance(value, list) or len(value) != params["k"]:
+            raise TapeFormatError(f"choice value must be a list of k={params['k']} indices, got {value!r}")
+        if sorted(set(value)) != value or any(not 0 <= i < params["n"] for i in value):
+            raise TapeFormatError(f"choice value must be sorted distinct indices in range(n), got {value!r}")
+        return tuple(value)
+    if kind is DrawKind.UNIFORM_BOX:
+        arr = np.asarray(value, dtype=np.float64).reshape(params["count"], len(params["low"]))
+        return arr
+    raise AssertionError(kind)  # pragma: no cover
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One recorded draw."""
+
+    site: str
+    kind: DrawKind
+    params: Params
+    value: Any
+
+    def to_json(self) -> dict[str, Any]:
+        return {"site": self.site, "kind": self.kind.value, "params": self.params,
+                "value": _value_to_json(self.kind, self.value)}
+
+
+@dataclass(frozen=True)
+class Tape:
+    """An ordered list of draws, unique by site; ``meta`` is free-form (JSON)."""
+
+    draws: tuple[Draw, ...]
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        seen: set[str] = set()
+        for d in self.draws:
+            if d.site in seen:
+                raise DuplicateSiteError(f"site {d.site!r} appears twice on the tape")
+            seen.add(d.site)
+
+    def __len__(self) -> int:
+        return len(self.draws)
+
+    def __iter__(self) -> Iterator[Draw]:
+        return iter(self.draws)
+
+    def by_site(self) -> dict[str, Draw]:
+        return {d.site: d for d in self.draws}
+
+    def value(self, site_name: str) -> Any:
+        """The recorded value at ``site_name`` (KeyError if absent)."""
+        return self.by_site()[site_name].value
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": TAPE_FORMAT, "version": TAPE_VERSION, "meta": dict(self.meta),
+                "draws": [d.to_json() for d in self.draws]}
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=1, allow_nan=False)
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.dumps() + "\n", encoding="utf-8")
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Tape:
+        """Parse and validate a tape document (raises :class:`TapeFormatError`)."""
+        if not isinstance(doc, dict):
+            raise TapeFormatError("a tape is a JSON object")
+        if doc.get("format") != TAPE_FORMAT:
+            raise TapeFormatError(f"format must be {TAPE_FORMAT!r}, got {doc.get('format')!r}")
+        if doc.get("version") != TAPE_VERSION:
+            raise TapeFormatError(
+                f"unsupported tape version {doc.get('version')!r} (this reader: {TAPE_VERSION})")
+        meta = doc.get("meta", {})
+        if not isinstance(meta, dict):
+            raise TapeFormatError("meta must be an object")
+        raw_draws = doc.get("draws")
+        if not isinstance(raw_draws, list):
+            raise TapeFormatError("draws must be a list")
+        draws = []
+        for i, raw in enumerate(raw_draws):
+            if not isinstance(raw, dict) or set(raw) != {"site", "kind", "params", "value"}:
+                raise TapeFormatError(f"draw {i} must have exactly the keys site, kind, params, value")
+            if not isinstance(raw["site"], str) or not raw["site"]:
+                raise TapeFormatError(f"draw {i}: site must be a non-empty string")
+            try:
+                kind = DrawKind(raw["kind"])
+            except ValueError as exc:
+                raise TapeFormatError(f"draw {i}: unknown kind {raw['kind']!r}") from exc
+            if not isinstance(raw["params"], dict):
+                raise TapeFormatError(f"draw {i}: params must be an object")
+            try:
+                params = validated_params(kind, raw["params"])
+            except (KeyError, ValueError) as exc:
+                raise TapeFormatError(f"draw {i} ({raw['site']}): invalid params: {exc}") from exc
+            if set(params) != set(raw["params"]):
+                raise TapeFormatError(f"draw {i} ({raw['site']}): params must be exactly {sorted(params)}")
+            value = _value_from_json(kind, raw["value"], params)
+            draws.append(Draw(raw["site"], kind, params, value))
+        try:
+            return cls(tuple(draws), meta)
+        except DuplicateSiteError as exc:
+            raise TapeFormatError(str(exc)) from exc
+
+    @classmethod
+    def loads(cls, text: str) -> Tape:
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise TapeFormatError(f"not JSON: {exc}") from exc
+        return cls.from_json(doc)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Tape:
+        return cls.loads(Path(path).read_text(encoding="utf-8"))
+
+
+class TapeRecorder(BaseNoiseSource):
+    """Draws from ``inner`` and records every draw; ``tape`` returns what was recorded."""
+
+    def __init__(self, inner: NoiseSource, meta: Mapping[str, Any] | None = None) -> None:
+        self.inner = inner
+        self.meta = dict(meta or {})
+        self._draws: list[Draw] = []
+        self._sites: set[str] = set()
+
+    def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
+        if site in self._sites:
+            raise DuplicateSiteError(f"site {site!r} drawn twice in one run")
+        inner = self.inner
+        value = inner._draw(site, kind, params) if isinstance(inner, BaseNoiseSource) else dispatch(
+            inner, site, kind, params)
+        self._sites.add(site)
+        self._draws.append(Draw(site, kind, params, value))
+        return value
+
+    @property
+    def tape(self) -> Tape:
+        return Tape(tuple(self._draws), self.meta)
+
+
+def _params_equal(requested: Any, recorded: Any, rtol: float) -> bool:
+    if isinstance(requested, list) or isinstance(recorded, list):
+        return (isinstance(requested, list) and isinstance(recorded, list) and len(requested) == len(recorded)
+                and all(_params_equal(a, b, rtol) for a, b in zip(requested, recorded, strict=True)))
+    if isinstance(requested, float) or isinstance(recorded, float):
+        a, b = float(requested), float(recorded)
+        return a == b or math.isclose(a, b, rel_tol=rtol, abs_tol=0.0)
+    return bool(requested == recorded)
+
+
+class TapeReplay(BaseNoiseSource):
+    """Replays a :class:`Tape`, keyed by site.
+
+    ``param_rtol`` is the relative tolerance for float parameters (default 1e-12, a few
+    units in the last place, so that an implementation computing ``2/eps`` in a
+    different but equivalent order still matches); ``0.0`` demands bit equality.
+    Use as a context manager, or call :meth:`assert_exhausted` at the end of a run.
+    """
+
+    def __init__(self, tape: Tape, param_rtol: float = 1e-12) -> None:
+        self.tape = tape
+        self.param_rtol = param_rtol
+        self._by_site = tape.by_site()
+        self._used: set[str] = set()
+
+    def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
+        recorded = self._by_site.get(site)
+        if recorded is None:
+            raise TapeSiteMissingError(f"site {site!r} ({kind.value}, {params}) is not on the tape")
+        if site in self._used:
+            raise DuplicateSiteError(f"site {site!r} requested twice")
+        if recorded.kind is not kind:
+            raise TapeMismatchError(
+                f"site {site!r}: requested kind {kind.value!r}, tape has {recorded.kind.value!r}")
+        if set(params) != set(recorded.params) or not all(
+            _params_equal(params[k], recorded.params[k], self.param_rtol) for k in params
+        ):
+            raise TapeMismatchError(f"site {site!r}: requested params {params}, tape has {recorded.params}")
+        self._used.add(site)
+        return recorded.value
+
+    @property
+    def unused_sites(self) -> list[str]:
+        return [d.site for d in self.tape.draws if d.site not in self._used]
+
+    def assert_exhausted(self) -> None:
+        unused = self.unused_sites
+        if unused:
+            shown = ", ".join(repr(s) for s in unused[:10])
+            more = f" and {len(unused) - 10} more" if len(unused) > 10 else ""
+            raise TapeUnusedSitesError(f"{len(unused)} tape site(s) never requested: {shown}{more}")
+
+    def __enter__(self) -> TapeReplay:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if exc_type is None:
+            self.assert_exhausted()
