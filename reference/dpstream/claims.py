@@ -33,7 +33,10 @@ class Neighbour(Enum):
     EVENT = "event"
     """One event added or removed at one time: ||f - f'||_nabla = 1 (000-def2.1, 001-eq2-3, 003-def3.3)."""
     STREAM_ENTRY = "stream-entry"
-    """Counter inputs differ by at most 1 in one entry: sum_t |f(t) - f'(t)| <= 1 (001-def4.1, 002-defA.1)."""
+    """Counter inputs at l1 distance <= 1: sum_t ||f(t) - f'(t)||_1 <= 1 (001-def4.1, 001-sec4.3, 002-defA.1).
+
+    For scalar counters with integer inputs this is "one entry changes by at most 1".
+    """
     INDIVIDUAL_ADD_REMOVE = "individual-add-remove"
     """One individual's whole record sequence added or removed (n changes by one)."""
     INDIVIDUAL_SUBSTITUTE = "individual-substitute"
@@ -48,7 +51,7 @@ class Neighbour(Enum):
 
 _NEIGHBOUR_TEXT = {
     Neighbour.EVENT: "one event added or removed at one time (||f - f'||_nabla = 1)",
-    Neighbour.STREAM_ENTRY: "counter input differs by at most 1 at one time (sum_t |f(t)-f'(t)| <= 1)",
+    Neighbour.STREAM_ENTRY: "counter inputs at l1 distance <= 1 (sum_t ||f(t)-f'(t)||_1 <= 1)",
     Neighbour.INDIVIDUAL_ADD_REMOVE: "one individual's whole sequence added or removed",
     Neighbour.INDIVIDUAL_SUBSTITUTE: "one individual's whole sequence substituted (n fixed)",
     Neighbour.POINT_REPLACE: "one data point replaced",

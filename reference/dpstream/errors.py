@@ -52,6 +52,9 @@ def _is_real(value: Any) -> bool:
 
 def require_finite_real(field: str, value: Any) -> float:
     """A finite real number (bool is rejected: it is not a count)."""
+    kind = type(value)
+    if (kind is float or kind is int) and math.isfinite(value):  # fast path for the common case
+        return float(value)
     if not _is_real(value):
         raise DPStreamInputError(field, "must be a real number", value)
     as_float = float(value)

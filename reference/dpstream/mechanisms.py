@@ -9,9 +9,16 @@
   low utility), while 003-thm3.10, 003-alg2 L11 and every use in the algorithms select
   high utility. The default here is the high-utility law exp(+eps u / (2 Delta)); the
   printed sign is available as ``ExponentialMechanism(..., as_printed=True)``
-  (docs/errata.md). Both are eps-DP; only accuracy differs.
+  (docs/errata.md, E-audit-1). Both are eps-DP; only accuracy differs (003-thm3.10 fails).
 
-Both draw through the NoiseSource; the exponential mechanism uses the source's
+* Discrete Gaussian mechanism (002-def2.2): q(D) + N_Z(0, sigma^2) for integer-valued
+  q of l2 sensitivity Delta; rho-zCDP with sigma^2 = Delta^2 / (2 rho) (Canonne, Kamath,
+  Steinke 2020, Thm 4). 002-def2.2 prints ``sigma^2 = Delta q / (2 rho)`` (Delta
+  unsquared): the same for Delta = 1 (all uses in 002), but for Delta > 1 it costs
+  rho * Delta instead of rho. The default squares Delta; the printed formula is
+  ``DiscreteGaussianMechanism(..., as_printed=True)`` (docs/errata/counters.md E-counters-5).
+
+All draw through the NoiseSource; the exponential mechanism uses the source's
 ``exponential_mechanism`` draw (OpenDP Gumbel noisy max in the secure source).
 """
 
@@ -24,10 +31,15 @@ import numpy as np
 import numpy.typing as npt
 
 from dpstream.claims import Neighbour, PrivacyClaim
-from dpstream.errors import DPStreamInputError, require_finite_real, require_positive_finite
+from dpstream.errors import (
+    DPStreamInputError,
+    require_finite_real,
+    require_integer_value,
+    require_positive_finite,
+)
 from dpstream.noise import NoiseSource
 
-__all__ = ["ExponentialMechanism", "LaplaceMechanism"]
+__all__ = ["DiscreteGaussianMechanism", "ExponentialMechanism", "LaplaceMechanism"]
 
 
 @dataclass(frozen=True)
@@ -88,3 +100,51 @@ class ExponentialMechanism:
         if self.as_printed:
             scores = [-u for u in scores]
         return noise.exponential_mechanism(site, scores, self.epsilon, self.sensitivity)
+
+
+@dataclass(frozen=True)
+class DiscreteGaussianMechanism:
+    """q(D) + N_Z(0, sigma^2) per coordinate, sigma^2 = sensitivity^2 / (2 rho) (002-def2.2, corrected).
+
+    ``sensitivity`` is the l2 sensitivity of the integer-valued query. ``as_printed=True``
+    uses the printed sigma^2 = sensitivity / (2 rho), which is rho-zCDP only when
+    sensitivity <= 1.
+    """
+
+    rho: float
+    sensitivity: float = 1.0
+    neighbour: Neighbour = Neighbour.STREAM_ENTRY
+    as_printed: bool = False
+
+    def __post_init__(self) -> None:
+        require_positive_finite("rho", self.rho)
+        require_positive_finite("sensitivity", self.sensitivity)
+
+    @property
+    def sigma2(self) -> float:
+        if self.as_printed:
+            return self.sensitivity / (2.0 * self.rho)
+        return self.sensitivity**2 / (2.0 * self.rho)
+
+    @property
+    def true_rho(self) -> float:
+        """The zCDP cost this instance actually has: sensitivity^2 / (2 sigma^2)."""
+        return self.sensitivity**2 / (2.0 * self.sigma2)
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        note = f"l2 sensitivity {self.sensitivity:g}"
+        if self.as_printed and self.true_rho > self.rho:
+            note += (f"; AS PRINTED sigma^2 = Delta/(2 rho): does NOT meet this claim, true rho = "
+                     f"{self.true_rho:.6g} (docs/errata/counters.md E-counters-5)")
+        return PrivacyClaim.zcdp(self.rho, self.neighbour, "002-def2.2", note=note)
+
+    def release(self, noise: NoiseSource, site: str, value: int) -> int:
+        """Release one integer value; the draw is at ``site``."""
+        x = require_integer_value("value", value)
+        return x + noise.discrete_gaussian(site, self.sigma2)
+
+    def release_vector(self, noise: NoiseSource, site: str, values: Sequence[int]) -> list[int]:
+        """Release an integer vector; coordinate i draws at ``f"{site} i={i}"``."""
+        xs = [require_integer_value("values", v) for v in values]
+        return [x + noise.discrete_gaussian(f"{site} i={i}", self.sigma2) for i, x in enumerate(xs)]

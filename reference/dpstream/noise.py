@@ -229,7 +229,8 @@ class BaseNoiseSource(ABC):
         return bool(self.draw(site, DrawKind.COIN))
 
     def choice(self, site: str, n: int, k: int) -> tuple[int, ...]:
-        return tuple(int(i) for i in self.draw(site, DrawKind.CHOICE, n=n, k=k))
+        # every source returns a tuple of Python ints already (kept cheap: k can be ~1e5)
+        return tuple(self.draw(site, DrawKind.CHOICE, n=n, k=k))
 
     def uniform_box(
         self, site: str, low: Sequence[float], high: Sequence[float], count: int = 1
@@ -360,7 +361,7 @@ class InsecureSeededNoise(BaseNoiseSource):
             return bool(rng.integers(0, 2))
         if kind is DrawKind.CHOICE:
             picked = rng.choice(int(params["n"]), size=int(params["k"]), replace=False)
-            return tuple(sorted(int(i) for i in np.asarray(picked)))
+            return tuple(np.sort(np.asarray(picked)).tolist())
         if kind is DrawKind.UNIFORM_BOX:
             low = np.asarray(params["low"], dtype=np.float64)
             high = np.asarray(params["high"], dtype=np.float64)

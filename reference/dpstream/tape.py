@@ -174,6 +174,9 @@ class Tape:
         if doc.get("version") != TAPE_VERSION:
             raise TapeFormatError(
                 f"unsupported tape version {doc.get('version')!r} (this reader: {TAPE_VERSION})")
+        unknown = set(doc) - {"format", "version", "meta", "draws"}
+        if unknown:
+            raise TapeFormatError(f"unknown top-level keys {sorted(unknown)}")
         meta = doc.get("meta", {})
         if not isinstance(meta, dict):
             raise TapeFormatError("meta must be an object")

@@ -59,6 +59,10 @@ class KnownAnswerVector:
             raise TapeFormatError(f"not a {VECTOR_FORMAT} document")
         if doc.get("version") != VECTOR_VERSION:
             raise TapeFormatError(f"unsupported vector version {doc.get('version')!r}")
+        allowed = {"format", "version", "component", "description", "params", "inputs", "expected", "meta", "tape"}
+        unknown = set(doc) - allowed
+        if unknown:
+            raise TapeFormatError(f"unknown top-level keys {sorted(unknown)}")
         for key in ("component", "params", "inputs", "expected", "tape"):
             if key not in doc:
                 raise TapeFormatError(f"known-answer vector lacks {key!r}")

@@ -1,1 +1,73 @@
-"""Audits: exact privacy loss, black-box distinguishing, calibration and accuracy checks."""
+"""Audits: exact privacy loss, black-box distinguishing, calibration and accuracy checks.
+
+The protocol and the entry points are documented in ``docs/audits.md``. In short:
+
+* the audited object: anything with ``step(x) -> release``, built by ``factory(noise)``
+  (:mod:`dpstream.audit.protocol`);
+* neighbouring inputs: :mod:`dpstream.audit.neighbours`;
+* the four checks: :mod:`~dpstream.audit.exact` (white-box loss), :mod:`~dpstream.audit.blackbox`,
+  :mod:`~dpstream.audit.calibration`, :mod:`~dpstream.audit.accuracy` (+ :mod:`~dpstream.audit.bounds`);
+* ready-made cases: :mod:`dpstream.audit.cases`; registration: :mod:`dpstream.audit.registry`
+  and one module per family in :mod:`dpstream.audit.suites`;
+* running and reporting: :mod:`~dpstream.audit.runner`, :mod:`~dpstream.audit.report`,
+  ``dpstream audit`` (:mod:`~dpstream.audit.cli`).
+"""
+
+from dpstream.audit.accuracy import AccuracyBound, accuracy_check
+from dpstream.audit.blackbox import black_box, black_box_audit
+from dpstream.audit.calibration import calibration_finite, calibration_linear
+from dpstream.audit.cases import Effort, finite_case, linear_case
+from dpstream.audit.exact import exact_loss_finite, exact_loss_linear, exact_loss_pointwise, integer_grid
+from dpstream.audit.neighbours import NeighbourPair, counter_positions, stream_entry_pairs
+from dpstream.audit.protocol import MechanismFactory, Transcript, flatten, sample_transcripts
+from dpstream.audit.registry import (
+    FAMILY_BUDGETS,
+    TOTAL_FALSE_ALARM_BUDGET,
+    AuditCase,
+    AuditContext,
+    CheckKind,
+    CheckResult,
+    ComponentReport,
+    Profile,
+    discover,
+)
+from dpstream.audit.runner import run_case, run_cases
+from dpstream.audit.scores import FiniteLLR, ModelLLR, feature_score, histogram_score
+
+__all__ = [
+    "FAMILY_BUDGETS",
+    "TOTAL_FALSE_ALARM_BUDGET",
+    "AccuracyBound",
+    "AuditCase",
+    "AuditContext",
+    "CheckKind",
+    "CheckResult",
+    "ComponentReport",
+    "Effort",
+    "FiniteLLR",
+    "MechanismFactory",
+    "ModelLLR",
+    "NeighbourPair",
+    "Profile",
+    "Transcript",
+    "accuracy_check",
+    "black_box",
+    "black_box_audit",
+    "calibration_finite",
+    "calibration_linear",
+    "counter_positions",
+    "discover",
+    "exact_loss_finite",
+    "exact_loss_linear",
+    "exact_loss_pointwise",
+    "feature_score",
+    "finite_case",
+    "flatten",
+    "histogram_score",
+    "integer_grid",
+    "linear_case",
+    "run_case",
+    "run_cases",
+    "sample_transcripts",
+    "stream_entry_pairs",
+]

@@ -1,16 +1,66 @@
-"""``dpstream audit``: placeholder until the audit engine lands (issue 3)."""
+"""``dpstream audit``: run the registered audits, print the table, write the report (``make demo``).
+
+Options: ``--out DIR`` (report folder, default ``audit-report``), ``--full`` (long profile),
+``--only SUBSTRING`` (repeatable; keep components whose family, name or anchor contains it),
+``--seed N`` (default 0), ``--no-plots``, ``--jobs N`` (worker processes, default 2; results
+do not depend on it), ``--list`` (print the registered cases and exit).
+Exit status 1 when any case fails unexpectedly (a normal case fails, or an ``expect_failure``
+case passes), 2 when the filter selects nothing, 0 otherwise.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from pathlib import Path
+
+from dpstream.audit.registry import Profile, discover
+from dpstream.audit.report import format_table, status, write_report
+from dpstream.audit.runner import run_cases, select_cases
+
+__all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", type=Path, default=Path("audit-report"), help="report folder")
-    parser.add_argument("--full", action="store_true", help="run the long profile")
+    parser.add_argument("--out", type=Path, default=Path("audit-report"), help="report folder (default: %(default)s)")
+    parser.add_argument("--full", action="store_true", help="run the long profile (with progress bars)")
+    parser.add_argument("--only", action="append", default=[], metavar="SUBSTRING",
+                        help="keep components whose family, name or anchor contains SUBSTRING (repeatable)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the whole run (default: %(default)s)")
+    parser.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                        help="worker processes (default: %(default)s; results do not depend on it)")
+    parser.add_argument("--list", action="store_true", help="list the registered cases and exit")
 
 
 def run(args: argparse.Namespace) -> int:
-    print("the audit engine is not implemented yet")
+    profile = Profile.FULL if args.full else Profile.QUICK
+    cases = select_cases(discover(), args.only)
+    if args.list:
+        for c in cases:
+            print(f"{c.family:12s} {c.component:50s} {c.anchor:14s} false_alarm={c.false_alarm:g}"
+                  f"{' expect_failure' if c.expect_failure else ''}")
+        return 0
+    if not cases:
+        print(f"no registered audit matches {args.only!r}", file=sys.stderr)
+        return 2
+    if args.seed < 0:
+        print("--seed must be >= 0", file=sys.stderr)
+        return 2
+    if args.jobs < 1:
+        print("--jobs must be >= 1", file=sys.stderr)
+        return 2
+    reports = run_cases(cases, profile, args.seed, jobs=args.jobs)
+    print(format_table(reports))
+    command = "dpstream audit" + (" --full" if args.full else "") + "".join(f" --only {s}" for s in args.only)
+    command += f" --seed {args.seed}"
+    written = write_report(reports, args.out, profile, args.seed, plots=not args.no_plots, command=command)
+    total = sum(r.seconds for r in reports)
+    bad = [r for r in reports if status(r) in ("FAIL", "UNEXPECTED PASS")]
+    print(f"\n{len(reports)} components, {total:.1f}s of audits; report: {written[0]} (+ JSON, "
+          f"{len(written) - 2} plots)")
+    if bad:
+        print("unexpected outcomes: " + ", ".join(f"{r.case.component} ({status(r)})" for r in bad))
+        return 1
     return 0

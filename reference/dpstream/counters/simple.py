@@ -9,6 +9,8 @@ independent Lap(1/eps) terms, variance 2 t / eps^2 (proof: proofs/proof_simple_c
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.counters.base import Counter
 from dpstream.errors import require_int_at_least, require_positive_finite
@@ -22,6 +24,7 @@ class SimpleCounter(Counter):
     """001-alg8. ``epsilon``: privacy budget; ``noise``: the NoiseSource (secure by default)."""
 
     anchor = "001-alg8"
+    loss_scales_with_l1 = True
 
     def __init__(self, epsilon: float, noise: NoiseSource | None = None, horizon: int | None = None) -> None:
         # [001-alg8 L1] Input: input stream f : N -> R, privacy budget eps
@@ -34,10 +37,14 @@ class SimpleCounter(Counter):
     def claim(self) -> PrivacyClaim:
         return PrivacyClaim.pure(self.epsilon, Neighbour.STREAM_ENTRY, "001-alg8")
 
-    def _step(self, x: float, t: int) -> float:
+    def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
         z = self.noise.laplace(site("001-alg8 L4", t=t), 1.0 / self.epsilon)
-        self.g = self.g + x + z  # [001-alg8 L4] g(t) <- g(t-1) + f(t) + Lap(1/eps)
-        return self.g
+        g = self.g + x + z  # [001-alg8 L4] g(t) <- g(t-1) + f(t) + Lap(1/eps)
+
+        def commit() -> None:
+            self.g = g
+
+        return g, commit
 
     def state_size(self) -> int:
         return 1

@@ -1,0 +1,239 @@
+"""The audit table, and the same report as Markdown, JSON and plots.
+
+One row per component: component, paper anchor, claimed guarantee and neighbour relation,
+exact privacy loss found, black-box eps lower bound, calibration, accuracy check, errata,
+status. Status is ``pass``, ``FAIL`` (unexpected), ``expected failure`` (an ``expect_failure``
+case whose audit caught the violation) or ``UNEXPECTED PASS`` (an ``expect_failure`` case whose
+audits all passed: the demonstration did not work).
+
+Plots (matplotlib, Agg backend) per component under ``<out>/plots/``: the privacy-loss
+distribution (the model log-likelihood-ratio histogram of the black-box runs on f and on
+f', with the exact loss bounds), and the error against the bound over time (accuracy checks).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from dpstream.audit.registry import CheckKind, CheckResult, ComponentReport, Profile
+
+__all__ = ["COLUMNS", "format_table", "report_rows", "status", "to_json", "to_markdown", "write_report"]
+
+COLUMNS = ("component", "anchor", "claim", "exact loss", "black-box eps LB", "calibration", "accuracy",
+           "errata", "time", "status")
+
+
+def status(report: ComponentReport) -> str:
+    failed = any(c.passed is False for c in report.checks)
+    if report.case.expect_failure:
+        return "expected failure" if failed else "UNEXPECTED PASS"
+    return "FAIL" if failed else "pass"
+
+
+def _mark(check: CheckResult) -> str:
+    return {True: "ok", False: "FAIL", None: "n/a"}[check.passed]
+
+
+def _fmt(x: float | None, spec: str = ".3g") -> str:
+    if x is None:
+        return "-"
+    if math.isinf(x):
+        return "inf"
+    return format(x, spec)
+
+
+def _cell(report: ComponentReport, kind: CheckKind) -> str:
+    checks = [c for c in report.checks if c.kind is kind]
+    if not checks:
+        return "-"
+    parts = []
+    for c in checks:
+        if kind is CheckKind.EXACT_LOSS:
+            parts.append(f"{_fmt(c.value)} (<= {_fmt(c.bound, 'g')}) {_mark(c)}" if c.value is not None
+                         else f"error {_mark(c)}")
+        elif kind is CheckKind.BLACK_BOX:
+            parts.append(f"{_fmt(c.value)} (<= {_fmt(c.bound)}) {_mark(c)}")
+        elif kind is CheckKind.CALIBRATION:
+            parts.append(f"p={_fmt(c.value, '.2g')} {_mark(c)}")
+        else:
+            tight = c.data.get("tightness_max")
+            if c.bound is None:
+                parts.append(f"{_fmt(c.value, '.3g')} {_mark(c)}")
+            else:
+                text = f"exceed {_fmt(c.value, '.3f')} (beta {_fmt(c.bound, 'g')})"
+                parts.append(text + (f" t={_fmt(tight, '.2f')}" if tight is not None else "") + f" {_mark(c)}")
+    return "; ".join(parts)
+
+
+def report_rows(reports: Sequence[ComponentReport]) -> list[dict[str, str]]:
+    rows = []
+    for r in reports:
+        claim = r.case.claim
+        head = {"pure-dp": f"eps={claim.parameter:g}", "zcdp": f"rho={claim.parameter:g} zCDP",
+                "not-private": "not private"}[claim.measure.value]
+        rows.append({
+            "component": r.case.component,
+            "anchor": r.case.anchor,
+            "claim": f"{head}, {claim.neighbour.value}",
+            "exact loss": _cell(r, CheckKind.EXACT_LOSS),
+            "black-box eps LB": _cell(r, CheckKind.BLACK_BOX),
+            "calibration": _cell(r, CheckKind.CALIBRATION),
+            "accuracy": _cell(r, CheckKind.ACCURACY),
+            "errata": ", ".join(r.case.errata) or "-",
+            "time": f"{r.seconds:.1f}s",
+            "status": status(r),
+        })
+    return rows
+
+
+def format_table(reports: Sequence[ComponentReport]) -> str:
+    """A plain-text table (one line per component) for the terminal."""
+    rows = report_rows(reports)
+    widths = {c: max([len(c)] + [len(row[c]) for row in rows]) for c in COLUMNS}
+    line = " | ".join(c.ljust(widths[c]) for c in COLUMNS)
+    sep = "-+-".join("-" * widths[c] for c in COLUMNS)
+    body = [" | ".join(row[c].ljust(widths[c]) for c in COLUMNS) for row in rows]
+    return "\n".join([line, sep, *body])
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def to_markdown(reports: Sequence[ComponentReport], profile: Profile, seed: int, command: str = "") -> str:
+    rows = report_rows(reports)
+    out = ["# dpstream audit report", ""]
+    out.append(f"Profile `{profile.value}`, seed {seed}" + (f", command `{command}`" if command else "") + ".")
+    out.append("Legend: exact loss = max privacy loss found by the white-box check (eps, or max D_alpha/alpha "
+               "for zCDP) vs the claim; black-box eps LB = held-out Clopper-Pearson lower bound on eps (eps(delta) "
+               "for zCDP) vs the claim; calibration = Bonferroni-adjusted smallest p-value of the noise law tests; "
+               "accuracy = largest exceedance frequency (fails only when its Clopper-Pearson lower bound "
+               "exceeds beta), t = tightness (empirical (1-beta)-quantile / bound); n/a = informational.")
+    out.append("")
+    out.append("| " + " | ".join(COLUMNS) + " |")
+    out.append("|" + "---|" * len(COLUMNS))
+    for row in rows:
+        out.append("| " + " | ".join(_md_escape(row[c]) for c in COLUMNS) + " |")
+    out.append("")
+    out.append("## Details")
+    for r in reports:
+        out.append("")
+        out.append(f"### {r.case.component} ({r.case.anchor}) — {status(r)}, {r.seconds:.1f}s")
+        out.append("")
+        out.append(f"- claim: {r.case.claim.describe()}")
+        out.append(f"- family: {r.case.family}; false-alarm share {r.case.false_alarm:g}; "
+                   f"expect_failure={r.case.expect_failure}")
+        for c in r.checks:
+            out.append(f"- **{c.kind.value}** [{_mark(c)}]: {_md_escape(c.detail)}")
+        slug = _slug(r.case.family, r.case.component)
+        out.append(f"- plot: `plots/{slug}.png`")
+    out.append("")
+    return "\n".join(out)
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, int | str | bool) or x is None:
+        return x
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return str(x)
+
+
+def to_json(reports: Sequence[ComponentReport], profile: Profile, seed: int) -> dict[str, Any]:
+    comps = []
+    for r, row in zip(reports, report_rows(reports), strict=True):
+        comps.append({
+            "component": r.case.component, "anchor": r.case.anchor, "family": r.case.family,
+            "claim": r.case.claim.to_dict(), "errata": list(r.case.errata), "expect_failure": r.case.expect_failure,
+            "false_alarm": r.case.false_alarm, "seconds": r.seconds, "status": status(r), "passed": r.passed,
+            "row": row,
+            "checks": [{"kind": c.kind.value, "passed": c.passed, "value": c.value, "bound": c.bound,
+                        "detail": c.detail, "data": dict(c.data)} for c in r.checks],
+        })
+    doc: dict[str, Any] = _jsonable({"format": "dpstream-audit-report", "version": 1, "profile": profile.value,
+                                     "seed": seed, "components": comps})
+    return doc
+
+
+def _slug(family: str, component: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", f"{family}-{component}").strip("-").lower()
+
+
+def plot_component(report: ComponentReport, path: Path) -> bool:
+    """Write the component's figure; False when it has nothing to plot."""
+    bb = next((c for c in report.checks if c.kind is CheckKind.BLACK_BOX and "scores_f" in c.data), None)
+    acc = [c for c in report.checks if c.kind is CheckKind.ACCURACY and "t" in c.data]
+    exact = next((c for c in report.checks if c.kind is CheckKind.EXACT_LOSS and "values" in c.data), None)
+    panels = (1 if bb is not None else 0) + (1 if acc else 0)
+    if panels == 0:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, panels, figsize=(6.0 * panels, 4.0), squeeze=False)
+    k = 0
+    if bb is not None:
+        ax = axes[0][k]
+        k += 1
+        for key, name in (("scores_f", "runs on f"), ("scores_f_prime", "runs on f'")):
+            h = bb.data[key]
+            edges, counts = h["edges"], h["counts"]
+            total = max(1, sum(counts))
+            centers = [(a + b) / 2 for a, b in itertools.pairwise(edges)]
+            ax.step(centers, [c / total for c in counts], where="mid", label=name)
+        if exact is not None and exact.value is not None and math.isfinite(exact.value) and exact.bound:
+            for sign in (-1, 1):
+                ax.axvline(sign * exact.bound, color="k", ls="--", lw=0.8)
+        ax.set_xlabel("log p(o|f) - log p(o|f')  (model LLR)")
+        ax.set_ylabel("fraction of runs")
+        ax.set_title(f"privacy-loss distribution\n{bb.detail[:70]}", fontsize=8)
+        ax.legend(fontsize=8)
+    if acc:
+        ax = axes[0][k]
+        for c in acc:
+            t = c.data["t"]
+            ax.plot(t, c.data["bound"], ls="--", label=f"bound: {c.data['bound_name'][:40]}")
+            ax.plot(t, c.data["quantile"], marker=".", label=f"empirical {1 - c.data['beta']:.2g}-quantile")
+        ax.plot(acc[0].data["t"], acc[0].data["mean_abs_error"], marker=".", label="mean |error|")
+        ax.set_xlabel("release t")
+        ax.set_ylabel("|error|")
+        ax.set_title("error against the bound over time", fontsize=9)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"{report.case.component} ({report.case.anchor})", fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
+def write_report(
+    reports: Sequence[ComponentReport], out: Path, profile: Profile, seed: int, *, plots: bool = True,
+    command: str = "",
+) -> list[Path]:
+    """Write ``report.md``, ``report.json`` and ``plots/*.png`` under ``out``; return the written paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / "report.md", out / "report.json"]
+    written[0].write_text(to_markdown(reports, profile, seed, command), encoding="utf-8")
+    written[1].write_text(json.dumps(to_json(reports, profile, seed), indent=1), encoding="utf-8")
+    if plots:
+        for r in reports:
+            path = out / "plots" / f"{_slug(r.case.family, r.case.component)}.png"
+            if plot_component(r, path):
+                written.append(path)
+    return written

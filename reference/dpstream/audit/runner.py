@@ -1,0 +1,147 @@
+"""Running registered cases: seeds, timing, filtering and progress.
+
+Each case gets its own seed, derived from the run's seed and the case's family and
+component name (:func:`case_seed`), so filtering with ``--only`` or adding cases never
+changes another case's result. A case that raises is reported as failed with the error
+in its detail, so one broken case does not hide the others.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+
+from dpstream.audit.protocol import derive_seed
+from dpstream.audit.registry import AuditCase, AuditContext, CheckKind, CheckResult, ComponentReport, Profile
+
+__all__ = ["case_seed", "progress_enabled", "run_case", "run_cases", "select_cases"]
+
+
+def case_seed(seed: int, case: AuditCase) -> int:
+    """The seed a case receives: derived from ``seed``, its family and its component name."""
+    return derive_seed(seed, case.family, case.component)
+
+
+def run_case(
+    case: AuditCase, profile: Profile, seed: int, progress: Callable[[str], None] | None = None
+) -> ComponentReport:
+    """Run one case and time it; an exception becomes a failed check carrying the traceback's last line."""
+    ctx = AuditContext(profile=profile, seed=case_seed(seed, case), false_alarm=case.false_alarm,
+                       progress=progress or (lambda message: None))
+    start = time.perf_counter()
+    try:
+        checks = tuple(case.run(ctx))
+    except Exception as exc:
+        last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        checks = (CheckResult(CheckKind.EXACT_LOSS, False, None, None, f"audit raised: {last}"),)
+    return ComponentReport(case=case, checks=checks, seconds=time.perf_counter() - start)
+
+
+def select_cases(cases: Sequence[AuditCase], only: Sequence[str] = ()) -> list[AuditCase]:
+    """Cases whose component, family or anchor contains any of the substrings (case-insensitive)."""
+    if not only:
+        return list(cases)
+    keys = [s.lower() for s in only]
+    return [c for c in cases if any(k in f"{c.family} {c.component} {c.anchor}".lower() for k in keys)]
+
+
+def progress_enabled() -> bool:
+    """Progress bars only for a terminal, and never when ``CI`` is set."""
+    return not os.environ.get("CI") and sys.stderr.isatty()
+
+
+def run_cases(
+    cases: Sequence[AuditCase], profile: Profile, seed: int, *, show_progress: bool | None = None, jobs: int = 1
+) -> list[ComponentReport]:
+    """Run ``cases`` (in order), in ``jobs`` worker processes when ``jobs > 1``.
+
+    With ``show_progress`` (default: :func:`progress_enabled`) a tqdm bar counts the cases. Results do not
+    depend on ``jobs``: every case's seed is derived from ``seed`` and its name (:func:`case_seed`).
+    Workers are started with ``spawn`` and rebuild the registry with :func:`discover`, so only case
+    identities and results cross process boundaries.
+    """
+    show = progress_enabled() if show_progress is None else show_progress
+    if jobs > 1 and len(cases) > 1:
+        return _run_parallel(cases, profile, seed, show, jobs)
+    reports: list[ComponentReport] = []
+    if not show:
+        for case in cases:
+            reports.append(run_case(case, profile, seed))
+        return reports
+    from tqdm import tqdm
+
+    with tqdm(total=len(cases), desc=f"audit ({profile.value})", unit="case", file=sys.stderr) as bar:
+        for case in cases:
+            name = case.component[:30]
+
+            def hook(message: str, name: str = name) -> None:
+                bar.set_postfix_str(f"{name}: {message}")
+
+            reports.append(run_case(case, profile, seed, progress=hook))
+            bar.update(1)
+    return reports
+
+
+_WORKER_CASES: dict[tuple[str, str], AuditCase] = {}
+
+
+def _worker_init(families: tuple[str, ...]) -> None:
+    """Load the cases of the given suite modules only (what discover() does, restricted)."""
+    import dataclasses
+    import importlib
+
+    from dpstream.audit.registry import discover
+
+    try:
+        for family in families:
+            module = importlib.import_module(f"dpstream.audit.suites.{family}")
+            for case in module.cases():
+                case = case if case.family else dataclasses.replace(case, family=family)
+                _WORKER_CASES[(case.family, case.component)] = case
+    except ModuleNotFoundError:  # a case declared a family other than its module's name
+        _WORKER_CASES.update({(c.family, c.component): c for c in discover()})
+
+
+def _worker_run(key: tuple[str, str], profile: Profile, seed: int) -> tuple[tuple[CheckResult, ...], float]:
+    report = run_case(_WORKER_CASES[key], profile, seed)
+    return report.checks, report.seconds
+
+
+def _run_parallel(
+    cases: Sequence[AuditCase], profile: Profile, seed: int, show: bool, jobs: int
+) -> list[ComponentReport]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from dpstream.audit.registry import discover
+
+    registered = {(c.family, c.component) for c in discover()}
+    families = tuple(sorted({c.family for c in cases if (c.family, c.component) in registered}))
+    results: dict[int, ComponentReport] = {}
+    local = [i for i, c in enumerate(cases) if (c.family, c.component) not in registered]
+    for i in local:  # cases built on the fly (not in the registry) run here
+        results[i] = run_case(cases[i], profile, seed)
+    bar = None
+    if show:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(cases), initial=len(local), desc=f"audit ({profile.value}, {jobs} jobs)",
+                   unit="case", file=sys.stderr)
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
+                             initargs=(families,)) as pool:
+        futures = {pool.submit(_worker_run, (c.family, c.component), profile, seed): i
+                   for i, c in enumerate(cases) if i not in results}
+        for future in as_completed(futures):
+            i = futures[future]
+            checks, seconds = future.result()
+            results[i] = ComponentReport(case=cases[i], checks=checks, seconds=seconds)
+            if bar is not None:
+                bar.set_postfix_str(cases[i].component[:40])
+                bar.update(1)
+    if bar is not None:
+        bar.close()
+    return [results[i] for i in range(len(cases))]

@@ -1,0 +1,175 @@
+"""Binary Tree counter (Chan et al.'s Binary Mechanism) — 001-alg10.
+
+At time t with lowest set bit j, the counter forms the p-sum alpha_j of the dyadic
+interval (t - 2^j, t] (L7), releases it once with fresh noise as alpha_hat_j (L8), and
+answers g(t) with the noisy p-sums of the set bits of t (L10). Every time t creates
+exactly one noisy node, so over a horizon T there are T nodes; an input f(tau) lies in
+the nodes tau, tau + lsb(tau), ... <= T, i.e. in at most ``floor(log2 T) + 1`` of them
+(tau = 1: nodes 1, 2, 4, ..., 2^floor(log2 T)).
+
+Noise scale (erratum E-counters-1, docs/errata/counters.md): the printed L8 draws
+``Lap(log_2 T / eps)``. Since one input enters up to floor(log2 T) + 1 nodes, the
+printed scale gives a worst-case loss of eps (floor(log2 T) + 1) / log2 T > eps (and a
+zero scale at T = 1). The default follows the claim: scale ``(floor(log2 T) + 1) / eps``
+(= ``T.bit_length() / eps``). ``as_printed=True`` keeps the printed scale (T >= 2).
+
+``discrete=True`` is the same tree on integer inputs with discrete Laplace noise
+Lap_Z(scale) (004-sec2.4): the Binary Mechanism used by 004-alg2 (004-lem3.1).
+
+Claim: eps-DP (pure) under ``Neighbour.STREAM_ENTRY`` (001-def4.1). Error at t: the
+sum of the popcount(t) node noises of the set bits of t; variance
+``popcount(t) * 2 b^2`` (Laplace, b the scale) or ``popcount(t) * 2p/(1-p)^2`` with
+p = exp(-1/b) (discrete Laplace). State: 2 (floor(log2 t) + 1) numbers (O(log t)).
+Proof: proofs/proof_binary_tree_counter.py.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.counters.base import Counter
+from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
+from dpstream.linear_model import LinearReleaseModel, NoiseLaw
+from dpstream.noise import NoiseSource, site
+
+__all__ = [
+    "BinaryTreeCounter",
+    "binary_tree_counter_model",
+    "binary_tree_nodes_per_input",
+    "binary_tree_scale",
+]
+
+ANCHOR = "001-alg10"
+
+
+def binary_tree_nodes_per_input(T: int) -> int:
+    """Most noisy nodes one input enters over horizon T: floor(log2 T) + 1 (= T.bit_length())."""
+    return require_int_at_least("T", T, 1).bit_length()
+
+
+def binary_tree_scale(epsilon: float, T: int, *, as_printed: bool = False) -> float:
+    """Noise scale of 001-alg10 L8: (floor(log2 T)+1)/eps by default, the printed log2(T)/eps if asked."""
+    epsilon = require_positive_finite("epsilon", epsilon)
+    T = require_int_at_least("T", T, 1)
+    if as_printed:
+        if T < 2:
+            raise DPStreamInputError(
+                "T", "as_printed needs T >= 2: the printed scale log_2(T)/eps is 0 at T = 1 (no noise)", T)
+        return math.log2(T) / epsilon
+    return binary_tree_nodes_per_input(T) / epsilon
+
+
+class BinaryTreeCounter(Counter):
+    """001-alg10. ``epsilon``: budget; ``T``: horizon; ``discrete``: integer inputs and Lap_Z noise.
+
+    ``as_printed=True`` draws with the printed scale log_2(T)/eps (NOT eps-DP, see module doc);
+    its :attr:`claim` still states the paper's eps and says in its note that it does not hold.
+    """
+
+    anchor = ANCHOR
+    loss_scales_with_l1 = True
+
+    def __init__(
+        self,
+        epsilon: float,
+        T: int,
+        noise: NoiseSource | None = None,
+        *,
+        discrete: bool = False,
+        as_printed: bool = False,
+    ) -> None:
+        # [001-alg10 L1] Input: input stream f : N -> R, privacy budget eps, time horizon T
+        # [001-alg10 L2] Output: output stream g : N -> R
+        self.epsilon = require_positive_finite("epsilon", epsilon)
+        T = require_int_at_least("T", T, 1)
+        if not isinstance(discrete, bool):
+            raise DPStreamInputError("discrete", "must be a bool", discrete)
+        if not isinstance(as_printed, bool):
+            raise DPStreamInputError("as_printed", "must be a bool", as_printed)
+        self.discrete = discrete
+        self.as_printed = as_printed
+        self.scale = binary_tree_scale(self.epsilon, T, as_printed=as_printed)
+        super().__init__(noise, T)
+        self.T = T
+        self.integer_input = discrete
+        # [001-alg10 L3] alpha_i, alpha_hat_i <- 0 for all i in N. Stored lazily: index i exists
+        # once some t >= 2^i was seen (absent entries are the printed zeros).
+        self.alpha: list[float] = []
+        self.alpha_hat: list[float] = []
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        law = "Lap_Z" if self.discrete else "Lap"
+        if self.as_printed:
+            worst = self.epsilon * binary_tree_nodes_per_input(self.T) / math.log2(self.T)
+            note = (f"AS PRINTED ({law}(log2 T/eps)): does NOT meet this claim; an input enters up to "
+                    f"floor(log2 T)+1 = {binary_tree_nodes_per_input(self.T)} nodes, worst-case loss "
+                    f"{worst:.6g} (docs/errata/counters.md E-counters-1)")
+        else:
+            note = f"{law}((floor(log2 T)+1)/eps) per node, T = {self.T}"
+        return PrivacyClaim.pure(self.epsilon, Neighbour.STREAM_ENTRY, "001-alg10", note=note)
+
+    def _draw(self, t: int) -> float:
+        where = site("001-alg10 L8", t=t)
+        if self.discrete:
+            return float(self.noise.discrete_laplace(where, self.scale))
+        return self.noise.laplace(where, self.scale)
+
+    def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
+        # [001-alg10 L4] for t = 1, 2, ... (one call per t; the horizon is checked by the base class)
+        # [001-alg10 L5] b_n ... b_1 b_0: the (n+1)-bit binary representation of t
+        n = t.bit_length() - 1
+        b = [(t >> i) & 1 for i in range(n + 1)]
+        j = min(i for i in range(n + 1) if b[i] != 0)  # [001-alg10 L6] j <- min{i : b_i != 0}
+        alpha = self.alpha + [0.0] * (n + 1 - len(self.alpha))
+        alpha_hat = self.alpha_hat + [0.0] * (n + 1 - len(self.alpha_hat))
+        alpha[j] = sum(alpha[i] for i in range(j)) + x  # [001-alg10 L7]
+        alpha_hat[j] = alpha[j] + self._draw(t)  # [001-alg10 L8] alpha_hat_j <- alpha_j + Lap(scale)
+        for i in range(j):  # [001-alg10 L9] alpha_i, alpha_hat_i <- 0 for all i < j
+            alpha[i] = 0.0
+            alpha_hat[i] = 0.0
+        g = sum(alpha_hat[i] for i in range(n + 1) if b[i] == 1)  # [001-alg10 L10]
+
+        def commit() -> None:
+            self.alpha = alpha
+            self.alpha_hat = alpha_hat
+
+        return g, commit
+
+    def state_size(self) -> int:
+        return len(self.alpha) + len(self.alpha_hat)
+
+
+def _lowest_bit(t: int) -> int:
+    return t & -t
+
+
+def binary_tree_counter_model(
+    epsilon: float, T: int, *, discrete: bool = False, as_printed: bool = False, releases: int | None = None
+) -> LinearReleaseModel:
+    """The paper's model of 001-alg10 over horizon T (first ``releases`` releases, default T).
+
+    Derived from the tree, not from the streaming code: node t (one per time step) is the
+    noisy p-sum of the dyadic interval (t - lsb(t), t]; release t is the sum of the nodes
+    of the greedy dyadic cover of [1, t]: t, t - lsb(t), ... (> 0).
+    """
+    scale = binary_tree_scale(epsilon, T, as_printed=as_printed)
+    n_rel = T if releases is None else require_int_at_least("releases", releases, 0)
+    if n_rel > T:
+        raise DPStreamInputError("releases", f"must be <= T = {T}", releases)
+    law = NoiseLaw.discrete_laplace(scale) if discrete else NoiseLaw.laplace(scale)
+    terms = [
+        (site("001-alg10 L8", t=u), law, {i - 1: 1.0 for i in range(u - _lowest_bit(u) + 1, u + 1)})
+        for u in range(1, n_rel + 1)
+    ]
+    rows: list[dict[int, float]] = []
+    for t in range(1, n_rel + 1):
+        row: dict[int, float] = {}
+        u = t
+        while u > 0:
+            row[u - 1] = 1.0
+            u -= _lowest_bit(u)
+        rows.append(row)
+    return LinearReleaseModel.build(terms, rows, n_rel)

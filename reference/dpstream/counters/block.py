@@ -1,0 +1,101 @@
+"""Block counter with block size B (Chan et al.'s "Two-Level" counter) — 001-alg9.
+
+Inside a block, every input is released once with fresh Lap(2/eps) noise and the noisy
+values are accumulated in alpha (L10). At a block end t = kB the true block sum, kept in
+beta (L5), is released once with fresh Lap(2/eps) noise (L7) and becomes the new base
+beta_lastblock (L8); alpha restarts (L7). g(t) = beta_lastblock + alpha (L12).
+
+Privacy: an input f(tau) enters at most two noisy statistics: its own in-block value
+(only if tau is not a multiple of B) and the sum of its block (released at the end of
+the block, if reached). Each has sensitivity 1 and scale 2/eps, so the loss is at most
+2 * eps/2 = eps: Lap(2/eps) at both levels is exactly what the claim needs (checked,
+no erratum; for tau = kB, and for every input when B = 1, the loss is only eps/2).
+
+Behaviour at t = kB (checked): g(kB) = beta_lastblock = sum_{t<=kB} f(t) + k block
+noises; the in-block noisy values of that block are discarded (they were released
+before, and were paid for). Nothing is drawn for f(kB) at L10.
+
+Claim: eps-DP under ``Neighbour.STREAM_ENTRY``. Error at t: the floor(t/B) block noises
+plus the (t mod B) in-block noises of the current block; variance
+``8 (floor(t/B) + t mod B) / eps^2``. State: 3 numbers (O(1)).
+Proof: proofs/proof_block_counter.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.counters.base import Counter
+from dpstream.errors import require_int_at_least, require_positive_finite
+from dpstream.linear_model import LinearReleaseModel, NoiseLaw
+from dpstream.noise import NoiseSource, site
+
+__all__ = ["BlockCounter", "block_counter_model"]
+
+
+class BlockCounter(Counter):
+    """001-alg9. ``epsilon``: budget; ``B``: block size (>= 1); ``horizon``: optional finite T."""
+
+    anchor = "001-alg9"
+    loss_scales_with_l1 = True
+
+    def __init__(
+        self, epsilon: float, B: int, noise: NoiseSource | None = None, horizon: int | None = None
+    ) -> None:
+        # [001-alg9 L1] Input: input stream f : N -> R, privacy budget eps, block size B
+        # [001-alg9 L2] Output: output stream g : N -> R
+        self.epsilon = require_positive_finite("epsilon", epsilon)
+        self.B = require_int_at_least("B", B, 1)
+        super().__init__(noise, horizon)
+        self.alpha, self.beta, self.beta_lastblock = 0.0, 0.0, 0.0  # [001-alg9 L3]
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        return PrivacyClaim.pure(self.epsilon, Neighbour.STREAM_ENTRY, "001-alg9",
+                                 note=f"B = {self.B}; Lap(2/eps) at both levels")
+
+    def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
+        # [001-alg9 L4] for t = 1, 2, ... (one call per t)
+        scale = 2.0 / self.epsilon
+        alpha, beta, beta_lastblock = self.alpha, self.beta, self.beta_lastblock
+        beta = beta + x  # [001-alg9 L5] beta <- beta + f(t)
+        if t % self.B == 0:  # [001-alg9 L6] t = k B for some k in N
+            alpha, beta = 0.0, beta + self.noise.laplace(site("001-alg9 L7", t=t), scale)  # [001-alg9 L7]
+            beta_lastblock = beta  # [001-alg9 L8]
+        else:
+            alpha = alpha + x + self.noise.laplace(site("001-alg9 L10", t=t), scale)  # [001-alg9 L10]
+        g = beta_lastblock + alpha  # [001-alg9 L12]
+
+        def commit() -> None:
+            self.alpha, self.beta, self.beta_lastblock = alpha, beta, beta_lastblock
+
+        return g, commit
+
+    def state_size(self) -> int:
+        return 3
+
+
+def block_counter_model(epsilon: float, B: int, T: int) -> LinearReleaseModel:
+    """The model of 001-alg9 over T steps: a block statistic at each t = kB (sum over ((k-1)B, kB]),
+    an in-block statistic f(t) at every other t, all Lap(2/eps); release t = all block statistics
+    up to floor(t/B) B plus the in-block statistics after it."""
+    epsilon = require_positive_finite("epsilon", epsilon)
+    B = require_int_at_least("B", B, 1)
+    T = require_int_at_least("T", T, 1)
+    law = NoiseLaw.laplace(2.0 / epsilon)
+    terms: list[tuple[str, NoiseLaw, dict[int, float]]] = []
+    index: dict[int, int] = {}
+    for t in range(1, T + 1):
+        index[t] = len(terms)
+        if t % B == 0:
+            terms.append((site("001-alg9 L7", t=t), law, {i - 1: 1.0 for i in range(t - B + 1, t + 1)}))
+        else:
+            terms.append((site("001-alg9 L10", t=t), law, {t - 1: 1.0}))
+    rows: list[dict[int, float]] = []
+    for t in range(1, T + 1):
+        last = (t // B) * B
+        row = {index[k * B]: 1.0 for k in range(1, t // B + 1)}
+        row.update({index[j]: 1.0 for j in range(last + 1, t + 1)})
+        rows.append(row)
+    return LinearReleaseModel.build(terms, rows, T)

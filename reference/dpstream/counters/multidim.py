@@ -1,0 +1,186 @@
+"""Multi-dimensional counter — 001-sec4.3: d independent counters, one per coordinate.
+
+g(t) = (C_1(f(t)_1), ..., C_d(f(t)_d)). 001-sec4.3 states its privacy under the norm
+||f|| = sum_t ||f(t)||_1, i.e. neighbours f, f' with sum_t ||f(t) - f'(t)||_1 <= 1: the
+unit change may be *split across coordinates* (D_i = sum_t |f(t)_i - f'(t)_i|,
+sum_i D_i <= 1).
+
+What composition gives (proofs/proof_multidimensional_counter.py)
+-----------------------------------------------------------------
+* For arbitrary eps_i-DP component counters nothing better than sequential composition
+  holds: a change of l1 size D_i < 1 in coordinate i is itself a neighbour of C_i, so
+  C_i may lose its whole eps_i on it, and the total is sum_i eps_i (e.g. d * eps). Parallel
+  composition ("max_i eps_i") is *not* automatic.
+* It does hold for counters whose loss scales with the l1 distance, i.e. loss
+  <= D_i * eps_i (pure DP; true for every counter adding independent Laplace noise to
+  linear statistics, as all of ours do: the loss is sum_j |(S (f - f'))_j| / b_j, linear
+  in the change) or <= D_i^2 * rho_i (zCDP with discrete Gaussian noise). Then the total is
+  sum_i D_i eps_i <= max_i eps_i (resp. sum_i D_i^2 rho_i <= max_i rho_i).
+
+The claim below uses max_i when every component declares
+``Counter.loss_scales_with_l1`` and sum_i otherwise, and says which in its note.
+Components must share the measure (all pure DP or all zCDP).
+
+Steps are atomic across coordinates when every component supports two-phase steps
+(``Counter.prepare``): all coordinates are validated, then all are drawn, then all are
+committed. Sites: build the components with :meth:`MultiDimensionalCounter.build`, which
+scopes coordinate i as ``"001-sec4.3 i=<i>"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from dpstream.claims import Measure, Neighbour, PrivacyClaim
+from dpstream.counters.base import Counter, PreparedStep
+from dpstream.errors import DPStreamInputError, require_int_at_least
+from dpstream.linear_model import LinearReleaseModel, NoiseLaw
+from dpstream.noise import NoiseSource, default_noise, scoped, site
+
+__all__ = ["MULTIDIM_ANCHOR", "MultiDimensionalCounter", "PreparedVectorStep", "multidimensional_model"]
+
+MULTIDIM_ANCHOR = "001-sec4.3"
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def _scope(i: int) -> str:
+    return site(MULTIDIM_ANCHOR, i=i)
+
+
+@dataclass(frozen=True)
+class PreparedVectorStep:
+    """A drawn but not committed step of every coordinate; :meth:`commit` applies all of them."""
+
+    counter: MultiDimensionalCounter
+    t: int
+    release: FloatArray
+    parts: tuple[PreparedStep, ...]
+
+    def commit(self) -> FloatArray:
+        """Apply the prepared coordinate steps (no draws, cannot fail) and return g(t)."""
+        if self.counter.t != self.t - 1:
+            raise RuntimeError(f"stale prepared step for t={self.t} (counter is at t={self.counter.t})")
+        for part in self.parts:
+            part.commit()
+        self.counter.t = self.t
+        self.counter.releases.append(self.release)
+        return self.release
+
+
+class MultiDimensionalCounter:
+    """001-sec4.3: ``step(vector) -> np.ndarray`` with one independent counter per coordinate."""
+
+    anchor = MULTIDIM_ANCHOR
+
+    def __init__(self, counters: Sequence[Counter]) -> None:
+        counters = list(counters)
+        if not counters:
+            raise DPStreamInputError("counters", "must hold at least one counter (d >= 1)", counters)
+        for c in counters:
+            if not isinstance(c, Counter):
+                raise DPStreamInputError("counters", "every component must be a Counter", c)
+        if len({id(c) for c in counters}) != len(counters):
+            raise DPStreamInputError("counters", "must be d distinct counter objects", counters)
+        if any(c.t != 0 for c in counters):
+            raise DPStreamInputError("counters", "every component must be fresh (t = 0)", [c.t for c in counters])
+        measures = {c.claim.measure for c in counters}
+        if len(measures) != 1 or Measure.NOT_PRIVATE in measures:
+            raise DPStreamInputError("counters", "components must share one privacy measure (pure DP or zCDP)",
+                                     sorted(m.value for m in measures))
+        self.counters = counters
+        self.d = len(counters)
+        self.t = 0
+        self.releases: list[FloatArray] = []
+
+    @classmethod
+    def build(
+        cls, factory: Callable[[float, NoiseSource], Counter], d: int, parameter: float,
+        noise: NoiseSource | None = None,
+    ) -> MultiDimensionalCounter:
+        """d counters ``factory(parameter, scoped(noise, "001-sec4.3 i=<i>"))``."""
+        d = require_int_at_least("d", d, 1)
+        source = default_noise() if noise is None else noise
+        return cls([factory(parameter, scoped(source, _scope(i))) for i in range(d)])
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        claims = [c.claim for c in self.counters]
+        measure = claims[0].measure
+        scales = all(c.loss_scales_with_l1 for c in self.counters)
+        value = max(cl.parameter for cl in claims) if scales else sum(cl.parameter for cl in claims)
+        how = ("max over coordinates: every component's loss scales with the l1 change" if scales else
+               "SUM over coordinates: some component does not declare loss_scales_with_l1")
+        note = f"d = {self.d}; neighbours under sum_t ||f(t)-f'(t)||_1 <= 1; {how}"
+        if measure is Measure.PURE_DP:
+            return PrivacyClaim.pure(value, Neighbour.STREAM_ENTRY, MULTIDIM_ANCHOR, note=note)
+        return PrivacyClaim.zcdp(value, Neighbour.STREAM_ENTRY, MULTIDIM_ANCHOR, note=note)
+
+    def _values(self, x: object) -> list[float]:
+        try:
+            arr = np.asarray(x, dtype=object)
+        except Exception as exc:  # pragma: no cover - numpy accepts almost anything as object
+            raise DPStreamInputError("f(t)", f"must be a vector of length d = {self.d}", x) from exc
+        if arr.ndim != 1 or arr.shape[0] != self.d:
+            raise DPStreamInputError("f(t)", f"must be a vector of length d = {self.d}", x)
+        # validate every coordinate before any draw (each counter's own rule: finite, integer, horizon)
+        return [c.validate_input(v) for c, v in zip(self.counters, arr.tolist(), strict=True)]
+
+    @property
+    def supports_prepare(self) -> bool:
+        """Whether every component can be stepped in two phases (then :meth:`step` is atomic)."""
+        return all(c.supports_prepare for c in self.counters)
+
+    def prepare(self, x: Sequence[float] | FloatArray) -> PreparedVectorStep:
+        """Validate f(t) and draw every coordinate's noise without changing state; ``.commit()`` applies it."""
+        values = self._values(x)
+        if not self.supports_prepare:
+            raise TypeError("some component counter does not implement two-phase steps (_prepare)")
+        parts = tuple(c.prepare(v) for c, v in zip(self.counters, values, strict=True))
+        release = np.array([p.release for p in parts], dtype=np.float64)
+        return PreparedVectorStep(self, self.t + 1, release, parts)
+
+    def step(self, x: Sequence[float] | FloatArray) -> FloatArray:
+        """Consume f(t) in R^d and release g(t) in R^d (atomic across coordinates, see module doc)."""
+        if self.supports_prepare:
+            return self.prepare(x).commit()
+        # components without two-phase steps: sequential (not atomic if a later draw fails)
+        values = self._values(x)
+        out = np.array([c.step(v) for c, v in zip(self.counters, values, strict=True)], dtype=np.float64)
+        self.t += 1
+        self.releases.append(out)
+        return out
+
+    def state_size(self) -> int:
+        return sum(c.state_size() for c in self.counters)
+
+
+def multidimensional_model(models: Sequence[LinearReleaseModel]) -> LinearReleaseModel:
+    """Block-diagonal model of d independent counters with models ``models`` (same length T),
+    sites scoped as by :meth:`MultiDimensionalCounter.build`. Input and releases are flattened
+    time-major: index (t - 1) * d + i is coordinate i at time t."""
+    models = list(models)
+    if not models:
+        raise DPStreamInputError("models", "must be non-empty", models)
+    T = models[0].input_length
+    if any(m.input_length != T or m.n_releases != T for m in models):
+        raise DPStreamInputError("models", "must all have input length and release count T", T)
+    d = len(models)
+    m_total = sum(len(m.sites) for m in models)
+    S = np.zeros((m_total, T * d))
+    W = np.zeros((T * d, m_total))
+    sites: list[str] = []
+    laws: list[NoiseLaw] = []
+    offset = 0
+    for i, m in enumerate(models):
+        k = len(m.sites)
+        sites.extend(f"{_scope(i)} / {s}" for s in m.sites)
+        laws.extend(m.laws)
+        S[offset:offset + k, i::d] = m.statistics
+        W[i::d, offset:offset + k] = m.combination
+        offset += k
+    return LinearReleaseModel(tuple(sites), tuple(laws), S, W)

@@ -1,0 +1,155 @@
+"""Unbounded block counter — 003-alg4 (= 000-alg4).
+
+Time is cut into partitions of lengths 4, 9, 16, ... (T = B^2); inside the partition
+with block size B the counter runs the block counter of 001-alg9: an in-block value
+f(t) + Lap(2/eps) at every t that does not end a block (003 L21), a block sum
+alpha_trueInBlock + Lap(2/eps) at every block end (003 L14). alpha_lastBlock carries
+all block sums of all partitions so far.
+
+003-alg4 and 000-alg4 are the same algorithm: 000 prints ``end if``/``end for`` lines
+(so its numbering shifts: 003 L20-L23 = 000 L21-L23, L25), and typos in L1/L2/L7
+("privacy budget a", "q : N -> R", "sunthInBlock"); both print the typo
+``alpha_tueInBlock`` in L14 (read as alpha_trueInBlock). Every printed line carries
+both tags below.
+
+Privacy (003-thm8.1 / 000-thm4.2, checked in proofs/proof_unbounded_block_counter.py):
+an input enters its in-block statistic (unless its time ends a block) and the sum of
+its block, each Lap(2/eps) with sensitivity 1, so the printed algorithm is eps-DP under
+``Neighbour.STREAM_ENTRY``; no correction is needed. ``as_printed`` is accepted for the
+agreed API and changes nothing.
+
+Accuracy (finding, no claim in the papers): alpha_lastBlock accumulates one noise per
+block of *every* past partition. After m full partitions (t = sum_{B=2}^{m+1} B^2 ~ m^3/3)
+there are sum_{B=2}^{m+1} B ~ m^2/2 block noises, so the error standard deviation grows
+like t^{1/3}, not like the t^{1/4} of a bounded block counter with B = sqrt(T).
+Exact variance at t: 8 (blocks completed so far + in-block steps since the last block
+end) / eps^2. State: 6 numbers (O(1)). docs/counters.md gives the numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.counters.base import Counter
+from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
+from dpstream.linear_model import LinearReleaseModel, NoiseLaw
+from dpstream.noise import NoiseSource, site
+
+__all__ = ["UnboundedBlockCounter", "unbounded_block_model", "unbounded_block_schedule"]
+
+
+@dataclass(frozen=True)
+class _State:
+    T: int
+    B: int
+    alpha_lastBlock: float
+    alpha_trueInBlock: float
+    alpha_synthInBlock: float
+    t_atPartition: int
+
+
+class UnboundedBlockCounter(Counter):
+    """003-alg4 / 000-alg4. ``epsilon``: budget. Unbounded (no horizon)."""
+
+    anchor = "003-alg4"
+    loss_scales_with_l1 = True
+
+    def __init__(self, epsilon: float, noise: NoiseSource | None = None, *, as_printed: bool = False) -> None:
+        # [003-alg4 L1] [000-alg4 L1] Input: input stream f : N -> R, the privacy budget eps
+        # [003-alg4 L2] [000-alg4 L2] Output: a synthetic stream g : N -> R
+        self.epsilon = require_positive_finite("epsilon", epsilon)
+        if not isinstance(as_printed, bool):
+            raise DPStreamInputError("as_printed", "must be a bool", as_printed)
+        self.as_printed = as_printed  # the printed algorithm meets its claim: nothing to switch
+        super().__init__(noise, None)
+        self.state = _State(
+            T=4,  # [003-alg4 L3] [000-alg4 L3] partition size T <- 4
+            B=2,  # [003-alg4 L4] [000-alg4 L4] block size B <- 2
+            alpha_lastBlock=0.0,  # [003-alg4 L5] [000-alg4 L5]
+            alpha_trueInBlock=0.0,  # [003-alg4 L6] [000-alg4 L6]
+            alpha_synthInBlock=0.0,  # [003-alg4 L7] [000-alg4 L7]
+            t_atPartition=0,  # [003-alg4 L8] [000-alg4 L8]
+        )
+        self.g0 = 0.0  # [003-alg4 L9] [000-alg4 L9] g(0) = 0
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        return PrivacyClaim.pure(self.epsilon, Neighbour.STREAM_ENTRY, "003-thm8.1",
+                                 note="= 000-thm4.2; Lap(2/eps) at both levels")
+
+    @property
+    def B(self) -> int:
+        return self.state.B
+
+    def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
+        # [003-alg4 L10] [000-alg4 L10] for t = 1, 2, ... (one call per t)
+        s = self.state
+        T, B, t_atPartition = s.T, s.B, s.t_atPartition
+        alpha_lastBlock, alpha_synthInBlock = s.alpha_lastBlock, s.alpha_synthInBlock
+        scale = 2.0 / self.epsilon
+        delta = t - t_atPartition  # [003-alg4 L11] [000-alg4 L11]
+        alpha_trueInBlock = s.alpha_trueInBlock + x  # [003-alg4 L12] [000-alg4 L12]
+        if delta % B == 0:  # [003-alg4 L13] [000-alg4 L13] delta = kB for some k in Z
+            # [003-alg4 L14] [000-alg4 L14] (printed "alpha_tueInBlock": a typo for alpha_trueInBlock)
+            alpha_lastBlock = alpha_lastBlock + alpha_trueInBlock + self.noise.laplace(
+                site("003-alg4 L14", t=t), scale)
+            alpha_trueInBlock, alpha_synthInBlock = 0.0, 0.0  # [003-alg4 L15] [000-alg4 L15]
+            g = alpha_lastBlock  # [003-alg4 L16] [000-alg4 L16]
+            if delta == T:  # [003-alg4 L17] [000-alg4 L17]
+                t_atPartition = t  # [003-alg4 L18] [000-alg4 L18]
+                B = B + 1  # [003-alg4 L19] [000-alg4 L19] B <- B + 1 and T <- B^2 (in this order)
+                T = B * B
+        else:  # 003 L20 / 000 L21: else
+            alpha_synthInBlock = alpha_synthInBlock + x + self.noise.laplace(
+                site("003-alg4 L21", t=t), scale)  # [003-alg4 L21] [000-alg4 L22]
+            g = alpha_lastBlock + alpha_synthInBlock  # [003-alg4 L22] [000-alg4 L23]
+        new = _State(T, B, alpha_lastBlock, alpha_trueInBlock, alpha_synthInBlock, t_atPartition)
+
+        def commit() -> None:
+            self.state = new
+
+        return g, commit  # [003-alg4 L23] [000-alg4 L25] release g(t)
+
+    def state_size(self) -> int:
+        return 6
+
+
+def unbounded_block_schedule(T: int) -> list[tuple[bool, int]]:
+    """For t = 1..T: (is t a block end, start time of its block), from the partition rule alone:
+    partitions of lengths 4, 9, 16, ... with block sizes 2, 3, 4, ..."""
+    T = require_int_at_least("T", T, 1)
+    out: list[tuple[bool, int]] = []
+    start, size = 1, 2
+    while len(out) < T:
+        for k in range(size):  # the size blocks of this partition
+            block_start = start + k * size
+            for offset in range(size):
+                out.append((offset == size - 1, block_start))
+        start += size * size
+        size += 1
+    return out[:T]
+
+
+def unbounded_block_model(epsilon: float, T: int) -> LinearReleaseModel:
+    """The model of 003-alg4 over T steps: at a block end a Lap(2/eps) block-sum statistic
+    (site L14), elsewhere an in-block statistic f(t) + Lap(2/eps) (site L21); release t = all
+    block sums so far + the in-block statistics of the current block up to t."""
+    epsilon = require_positive_finite("epsilon", epsilon)
+    law = NoiseLaw.laplace(2.0 / epsilon)
+    schedule = unbounded_block_schedule(T)
+    terms: list[tuple[str, NoiseLaw, dict[int, float]]] = []
+    blocks: list[int] = []
+    rows: list[dict[int, float]] = []
+    for t, (is_end, block_start) in enumerate(schedule, start=1):
+        if is_end:
+            blocks.append(len(terms))
+            terms.append((site("003-alg4 L14", t=t), law, {i - 1: 1.0 for i in range(block_start, t + 1)}))
+            rows.append(dict.fromkeys(blocks, 1.0))
+        else:
+            terms.append((site("003-alg4 L21", t=t), law, {t - 1: 1.0}))
+            row = dict.fromkeys(blocks, 1.0)
+            row.update({j - 1: 1.0 for j in range(block_start, t + 1)})  # term of time j has index j - 1
+            rows.append(row)
+    return LinearReleaseModel.build(terms, rows, T)

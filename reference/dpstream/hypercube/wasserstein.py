@@ -1,0 +1,78 @@
+"""Exact 1-Wasserstein distance between two empirical measures of equal size (004-sec2.3).
+
+W_1(mu_X, mu_Y) = inf over couplings of E rho(x, y), with rho the l_inf metric of [0,1]^d
+(004-thm1.1). For two empirical measures with n atoms each (weights 1/n), an optimal
+coupling can be taken to be a permutation (Birkhoff-von Neumann: the couplings form the
+Birkhoff polytope scaled by 1/n, a linear objective is minimised at a vertex), so
+
+    W_1 = (1/n) min_sigma sum_i ||x_i - y_sigma(i)||_inf,
+
+an assignment problem, solved exactly by ``scipy.optimize.linear_sum_assignment`` on the
+n x n cost matrix (O(n^3) time, O(n^2) memory; measured in docs/hypercube.md: 1.26 s of CPU and a
+32 MB matrix at n = 2000).
+For d = 1 the sorted samples are matched in order: W_1 = (1/n) sum |x_(i) - y_(i)|.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+from scipy.optimize import linear_sum_assignment
+
+from dpstream.errors import DPStreamInputError
+
+__all__ = ["linf_cost_matrix", "wasserstein1", "wasserstein1_assignment", "wasserstein1_sorted"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def _points(values: npt.ArrayLike, field: str) -> FloatArray:
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr.reshape(-1, 1)
+    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise DPStreamInputError(field, "must be a non-empty (n, d) array of points", np.shape(values))
+    if not np.all(np.isfinite(arr)):
+        raise DPStreamInputError(field, "must be finite (no NaN or inf)", values)
+    return arr
+
+
+def _pair(x: npt.ArrayLike, y: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+    X, Y = _points(x, "X"), _points(y, "Y")
+    if X.shape != Y.shape:
+        raise DPStreamInputError("Y", f"must have the same shape as X {X.shape} (equal sizes and dimension)",
+                                 Y.shape)
+    return X, Y
+
+
+def linf_cost_matrix(x: npt.ArrayLike, y: npt.ArrayLike) -> FloatArray:
+    """C[i, k] = ||x_i - y_k||_inf."""
+    X, Y = _points(x, "X"), _points(y, "Y")
+    if X.shape[1] != Y.shape[1]:
+        raise DPStreamInputError("Y", f"must have dimension {X.shape[1]}", Y.shape)
+    cost = np.zeros((X.shape[0], Y.shape[0]), dtype=np.float64)
+    for c in range(X.shape[1]):  # one coordinate at a time keeps memory at one n x n matrix
+        np.maximum(cost, np.abs(X[:, c][:, None] - Y[:, c][None, :]), out=cost)
+    return cost
+
+
+def wasserstein1_assignment(x: npt.ArrayLike, y: npt.ArrayLike) -> float:
+    """Exact W_1 under l_inf by the assignment problem (any d, equal sizes)."""
+    X, Y = _pair(x, y)
+    cost = linf_cost_matrix(X, Y)
+    rows, cols = linear_sum_assignment(cost)
+    return float(cost[rows, cols].sum() / X.shape[0])
+
+
+def wasserstein1_sorted(x: npt.ArrayLike, y: npt.ArrayLike) -> float:
+    """Exact W_1 for d = 1 (equal sizes): mean absolute difference of the sorted samples."""
+    X, Y = _pair(x, y)
+    if X.shape[1] != 1:
+        raise DPStreamInputError("X", "the sorted-sample formula needs d = 1", X.shape)
+    return float(np.mean(np.abs(np.sort(X[:, 0]) - np.sort(Y[:, 0]))))
+
+
+def wasserstein1(x: npt.ArrayLike, y: npt.ArrayLike) -> float:
+    """Exact W_1(mu_X, mu_Y) under the l_inf metric: sorted formula for d = 1, assignment otherwise."""
+    X, Y = _pair(x, y)
+    return wasserstein1_sorted(X, Y) if X.shape[1] == 1 else wasserstein1_assignment(X, Y)

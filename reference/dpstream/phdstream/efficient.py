@@ -1,0 +1,170 @@
+"""Compute-efficient PHDStream (001-alg6) with the modified PrivTree subroutine (001-alg7).
+
+Algorithm 1/3 keep G on all of V(T); Algorithm 6/7 touch only the vertices of the selected
+subtree T(t). Three maps on V(T) (0 when absent; 001-eq10-11) replace G:
+
+* C_n(v): the total of the counts assigned to v while v was a leaf (the output of v's counter);
+* C_a(v) = (C_a(parent) + C_n(parent)) / beta: what v received from its ancestors (10);
+* C_d(v) = sum over children w of (C_d(w) + C_n(w)): what v received from its descendants (11);
+
+and G(v, t) = C_a(v) + C_n(v) + C_d(v) on the vertices of T(t). Per step the work is
+O(|T(t)|) plus O(n_t D) to bucket the n_t points of the batch by their leaf paths (L10).
+
+Equivalence with the naive algorithm (section C.1, proofs/proof_efficient_equivalence.py):
+fed the same stream and the same noise tape, this class releases the same trees and node
+values as :class:`~dpstream.phdstream.counters_tree.PHDStreamTreeWithCounters` wrapped by
+:class:`~dpstream.phdstream.phdstream.PHDStream` with the same counter factory (a property
+test checks it). For that the draws share their sites: Algorithm 7 L15 draws at
+``"001-alg5 L11 t=<t> v=<v>"`` (the PrivTree draw it replaces) and L20 steps the same
+per-vertex counter, scoped ``"001-alg3 L7 v=<v>"``; rule (5) samples at ``"001-eq5 t=<t> v=<v>"``.
+
+L20 with counters: C_n(v) is the running output of C_v, so C_n(v) <- C_v(H(v)); with the
+Simple counter of budget e this is C_n(v) + H(v) + Lap(1/e), the printed line.
+
+Defaults vs. as printed (E-phdstream-6):
+
+* default: lambda, delta from PrivTree at eps/2 under ``lambda_rule`` (as Algorithm 1 L5 calls it)
+  and counters with budget eps/2 (Lap(2/eps) for Simple, as Algorithm 1 L6 and the Appendix C
+  text): the naive algorithm's exact behaviour;
+* ``as_printed=True``: L3 computes lambda = (2b-1)/(b-1) * 2/eps with the full eps and L20 adds
+  Lap(2/eps') with eps' = eps/2, i.e. Lap(4/eps) (counters with budget eps/4): not the same
+  algorithm as Algorithm 1 as printed, contrary to section C.1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Mapping
+
+from dpstream.claims import PrivacyClaim
+from dpstream.counters import PreparedStep
+from dpstream.errors import require_positive_finite
+from dpstream.noise import NoiseSource, default_noise
+from dpstream.phdstream.counters_tree import CounterFactory, NodeCounters, simple_counter_factory
+from dpstream.phdstream.guarantees import phdstream_claim
+from dpstream.phdstream.partition import Node, Partition
+from dpstream.phdstream.privtree import LambdaRule, Subtree, privtree_scales, privtree_site, require_theta
+from dpstream.phdstream.stream import PointEvents, SyntheticRelease, TrueStream, sample_rule5
+
+__all__ = ["EfficientPHDStream"]
+
+
+class EfficientPHDStream:
+    """001-alg6/alg7. ``step(PointEvents) -> SyntheticRelease``; per-step work O(|T(t)|)."""
+
+    anchor = "001-alg6"
+
+    def __init__(self, partition: Partition, epsilon: float, theta: float = 0.0, noise: NoiseSource | None = None,
+                 *, counter: CounterFactory = simple_counter_factory,
+                 lambda_rule: LambdaRule = LambdaRule.GENERAL, as_printed: bool = False) -> None:
+        # [001-alg6 L1] Input: stream f, a fixed known tree T, privacy budget eps, threshold count theta
+        # [001-alg6 L2] Output: a synthetic data stream g
+        self.partition = partition
+        self.epsilon = require_positive_finite("epsilon", epsilon)
+        self.theta = require_theta(theta)
+        self.lambda_rule = LambdaRule(lambda_rule)
+        self.as_printed = as_printed
+        self.noise: NoiseSource = default_noise() if noise is None else noise
+        beta = partition.beta
+        if as_printed:
+            self.lam = (2 * beta - 1) / (beta - 1) * (2.0 / self.epsilon)  # [001-alg6 L3] as printed (full eps)
+            self.delta = self.lam * math.log(beta)  # [001-alg6 L3]
+        else:
+            self.lam, self.delta = privtree_scales(partition, self.epsilon / 2.0, self.lambda_rule)  # [001-alg6 L3]
+        self.epsilon_prime = self.epsilon / 2.0  # eps' of Algorithm 7, passed by [001-alg6 L6]
+        counter_budget = self.epsilon_prime / 2.0 if as_printed else self.epsilon / 2.0
+        self.counters = NodeCounters(counter, counter_budget, self.noise)
+        # [001-alg6 L4] C_a, C_n, C_d: 0 on every vertex (absent keys), shared with Algorithm 7
+        self.C_a: dict[Node, float] = {}
+        self.C_n: dict[Node, float] = {}
+        self.C_d: dict[Node, float] = {}
+        self.t = 0
+        self.releases: list[SyntheticRelease] = []
+        self.visited_per_step: list[int] = []
+        self._true = TrueStream(partition)
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        if self.as_printed:
+            return phdstream_claim(self.partition, self.epsilon, LambdaRule.PROOF, source="001-alg6",
+                                   count_scale=4.0 / self.epsilon)
+        return phdstream_claim(self.partition, self.epsilon, self.lambda_rule, source="001-alg6")
+
+    def s(self, v: Node) -> float:
+        """The synthetic count s(v) = C_a(v) + C_n(v) + C_d(v) (valid for v in the last T(t))."""
+        return self.C_a.get(v, 0.0) + self.C_n.get(v, 0.0) + self.C_d.get(v, 0.0)
+
+    def step(self, batch: PointEvents) -> SyntheticRelease:
+        """One time step; a bad batch raises before any draw, a failing draw leaves the state unchanged."""
+        prepared = self._true.prepare(batch)
+        t = self.t + 1  # [001-alg6 L5] for every time t
+        T_t, C_a, C_n, C_d, counter_steps = self._algorithm7(  # [001-alg6 L6] T(t) <- Algorithm 7(nabla f, delta, ...)
+            prepared.dF, self.delta, self.theta, self.lam, self.epsilon_prime, t)
+
+        def s_new(v: Node) -> float:
+            return (C_a.get(v, self.C_a.get(v, 0.0)) + C_n.get(v, self.C_n.get(v, 0.0))
+                    + C_d.get(v, self.C_d.get(v, 0.0)))
+
+        G = {v: s_new(v) for v in T_t.leaves}  # [001-alg6 L7] G(v) <- C_a + C_n + C_d on leaves(T(t))
+        counts, points = sample_rule5(self.partition, G, self.noise, t)  # [001-alg6 L8] g(., t) by (5)
+        release = SyntheticRelease(t, T_t, G, counts, points, {v: s_new(v) for v in T_t.nodes})
+        # commit (no draws below)
+        for p in counter_steps:
+            p.commit()
+        self.C_a.update(C_a)
+        self.C_n.update(C_n)
+        self.C_d.update(C_d)
+        self._true.commit(prepared)
+        self.t = t
+        self.visited_per_step.append(len(T_t))
+        self.releases.append(release)
+        return release
+
+    def _algorithm7(self, h: Mapping[Node, float], delta: float, theta: float, lam: float, eps_prime: float, t: int
+                    ) -> tuple[Subtree, dict[Node, float], dict[Node, float], dict[Node, float], list[PreparedStep]]:
+        """001-alg7 into local overlays of C_a, C_n, C_d (committed by the caller)."""
+        # [001-alg7 L1] Input: h (counts in Omega: here nabla f(., t) by (4)), delta, theta, lambda, eps'
+        # [001-alg7 L2] Output: a subtree T* of T
+        # (eps' fixes the counters' budget, set at construction: see the module docstring)
+        part = self.partition
+        C_a: dict[Node, float] = {}
+        C_n: dict[Node, float] = {}
+        C_d: dict[Node, float] = {}
+
+        def get(local: dict[Node, float], shared: dict[Node, float], v: Node) -> float:
+            return local.get(v, shared.get(v, 0.0))
+
+        counter_steps: list[PreparedStep] = []
+        T_star: list[Node] = []  # [001-alg7 L3]
+        Q: deque[Node] = deque()  # [001-alg7 L4] queue (FIFO) of un-visited vertices
+        Q.append(part.root)  # [001-alg7 L5]
+        S: list[Node] = []  # [001-alg7 L6] stack (LIFO)
+        while Q:  # [001-alg7 L7]
+            v = Q.popleft()  # [001-alg7 L8]
+            T_star.append(v)  # [001-alg7 L9]
+            H = h.get(v, 0.0)  # [001-alg7 L10] H(v) by (4): h is bucketed by leaf path once per step
+            if v:  # [001-alg7 L11] ancestor consistency; the root has no parent: C_a(root) stays 0
+                p = v[:-1]
+                C_a[v] = (get(C_a, self.C_a, p) + get(C_n, self.C_n, p)) / part.beta
+            s = get(C_a, self.C_a, v) + get(C_n, self.C_n, v) + get(C_d, self.C_d, v)  # [001-alg7 L12]
+            b = s + H - part.depth(v) * delta  # [001-alg7 L13]
+            b = max(b, theta - delta)  # [001-alg7 L14]
+            b_hat = b + self.noise.laplace(privtree_site(v, t), lam)  # [001-alg7 L15] (the site of 001-alg5 L11)
+            children = part.children(v)
+            if b_hat > theta and children:  # [001-alg7 L16]
+                Q.extend(children)  # [001-alg7 L17]
+                S.append(v)  # [001-alg7 L18]
+            else:
+                step = self.counters.get(v).prepare(H)  # [001-alg7 L20] C_n(v) <- C_n(v) + H(v) + Lap(.)
+                counter_steps.append(step)
+                C_n[v] = step.release
+        while S:  # [001-alg7 L23]
+            v = S.pop()  # [001-alg7 L24]
+            C_d[v] = sum(get(C_d, self.C_d, w) + get(C_n, self.C_n, w)  # [001-alg7 L25] descendant consistency
+                         for w in part.children(v))
+        return Subtree.from_nodes(part, T_star), C_a, C_n, C_d, counter_steps
+
+    def work_log(self) -> list[int]:
+        """Vertices visited per step (= |T(t)|): the per-step work, independent of |V(T)|."""
+        return list(self.visited_per_step)

@@ -1,0 +1,67 @@
+"""PHDStream (001-alg2): the point stream f -> F by (4), PHDStreamTree, G -> synthetic points g by (5).
+
+``PHDStream(partition, eps, theta)`` runs Algorithm 1 (:class:`PHDStreamTree`); with a
+``counter`` factory it runs Algorithm 3 (:class:`PHDStreamTreeWithCounters`, e.g.
+``counter=lambda e, n: BlockCounter(e, 8, n)``). Both are naive (all of V(T)); the
+compute-efficient equivalent for deep trees is :class:`dpstream.phdstream.efficient.EfficientPHDStream`.
+
+``step(PointEvents) -> SyntheticRelease``: the batch is validated against Omega and the true
+multiset before anything is drawn; rule (5) samples ceil(G(v)) uniform points in every leaf
+of T(t) through the noise source (post-processing, so the claim is the tree algorithm's).
+"""
+
+from __future__ import annotations
+
+from dpstream.claims import PrivacyClaim
+from dpstream.errors import require_positive_finite
+from dpstream.noise import NoiseSource, default_noise
+from dpstream.phdstream.counters_tree import CounterFactory, PHDStreamTreeWithCounters
+from dpstream.phdstream.partition import Partition
+from dpstream.phdstream.phdstream_tree import PHDStreamTree
+from dpstream.phdstream.privtree import LambdaRule, require_theta
+from dpstream.phdstream.stream import PointEvents, SyntheticRelease, TrueStream, sample_rule5
+
+__all__ = ["PHDStream"]
+
+
+class PHDStream:
+    """001-alg2 around Algorithm 1 (``counter=None``) or Algorithm 3 (a counter factory)."""
+
+    anchor = "001-alg2"
+
+    def __init__(self, partition: Partition, epsilon: float, theta: float = 0.0, noise: NoiseSource | None = None,
+                 *, counter: CounterFactory | None = None, lambda_rule: LambdaRule = LambdaRule.GENERAL,
+                 as_printed: bool = False) -> None:
+        # [001-alg2 L1] Input: data stream f, the privacy budget eps, the threshold count theta
+        # [001-alg2 L2] Output: data stream g
+        self.partition = partition
+        self.epsilon = require_positive_finite("epsilon", epsilon)
+        self.theta = require_theta(theta)
+        self.noise: NoiseSource = default_noise() if noise is None else noise
+        self.tree: PHDStreamTree | PHDStreamTreeWithCounters
+        if counter is None:
+            self.tree = PHDStreamTree(partition, self.epsilon, self.theta, self.noise, lambda_rule=lambda_rule)
+        else:
+            self.tree = PHDStreamTreeWithCounters(partition, self.epsilon, self.theta, self.noise, counter=counter,
+                                                  lambda_rule=lambda_rule, as_printed=as_printed)
+        self.t = 0
+        self.releases: list[SyntheticRelease] = []
+        self._true = TrueStream(partition)
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        return self.tree.claim
+
+    def step(self, batch: PointEvents) -> SyntheticRelease:
+        prepared = self._true.prepare(batch)
+        # [001-alg2 L3] F from f by (4), PHDStreamTree on F, G converted into g by (5)
+        tree_release, commit_tree = self.tree.prepare(prepared.dF)
+        leaf_values = tree_release.leaf_values
+        counts, points = sample_rule5(self.partition, leaf_values, self.noise, tree_release.t)
+        node_values = {v: tree_release.values[v] for v in tree_release.tree.nodes}
+        release = SyntheticRelease(tree_release.t, tree_release.tree, leaf_values, counts, points, node_values)
+        commit_tree()
+        self._true.commit(prepared)
+        self.t = tree_release.t
+        self.releases.append(release)
+        return release

@@ -1,0 +1,83 @@
+"""PHDStreamTree (001-alg1): a DP stream G in C(T) from a stream F in C(T).
+
+At every time t: T(t) <- PrivTree_T(G(., t-1) + nabla F(., t), eps/2, theta) (L5); the
+leaves of T(t) get their differential count plus Lap(2/eps) (L6); the consistent extension
+of these leaf values is added to G (L7). This is the *naive* algorithm: it keeps G on all
+of V(T) (beta^(D+1) vertices), so it is meant for small trees and as the ground truth of
+the compute-efficient Algorithm 6/7 (:mod:`dpstream.phdstream.efficient`).
+
+Claim (001-thm3.2): eps-DP under the EVENT relation, exactly for the default PrivTree scale
+(``LambdaRule.GENERAL``, E-phdstream-3); :func:`dpstream.phdstream.guarantees.phdstream_claim`.
+
+Sites: PrivTree ``"001-alg5 L11 t=<t> v=<v>"``, leaf noise ``"001-alg1 L6 t=<t> v=<v>"``.
+Input: ``step(nabla_F)`` with nabla F(., t) a consistent tree function (absent vertices 0),
+validated before any draw (:class:`dpstream.phdstream.stream.TrueTreeCounts`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from dpstream.claims import PrivacyClaim
+from dpstream.errors import require_positive_finite
+from dpstream.noise import NoiseSource, default_noise, site
+from dpstream.phdstream.guarantees import phdstream_claim
+from dpstream.phdstream.partition import Node, Partition, node_label
+from dpstream.phdstream.privtree import LambdaRule, privtree, require_theta
+from dpstream.phdstream.stream import TreeRelease, TrueTreeCounts
+from dpstream.phdstream.tree_function import consistent_extension
+
+__all__ = ["PHDStreamTree"]
+
+LEAF_NOISE = "001-alg1 L6"
+
+
+class PHDStreamTree:
+    """001-alg1 (naive, all of V(T)). ``step(nabla_F) -> TreeRelease`` with G(., t) on V(T)."""
+
+    anchor = "001-alg1"
+
+    def __init__(self, partition: Partition, epsilon: float, theta: float = 0.0, noise: NoiseSource | None = None,
+                 *, lambda_rule: LambdaRule = LambdaRule.GENERAL) -> None:
+        # [001-alg1 L1] Input: F in C(T), the privacy budget eps, the threshold count theta
+        # [001-alg1 L2] Output: a stream G in C(T)
+        self.partition = partition
+        self.epsilon = require_positive_finite("epsilon", epsilon)
+        self.theta = require_theta(theta)
+        self.lambda_rule = LambdaRule(lambda_rule)
+        self.noise: NoiseSource = default_noise() if noise is None else noise
+        self.G: dict[Node, float] = {v: 0.0 for v in partition.nodes()}  # [001-alg1 L3] G(v, 0) = 0
+        self.t = 0
+        self.releases: list[TreeRelease] = []
+        self._true = TrueTreeCounts(partition)
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        return phdstream_claim(self.partition, self.epsilon, self.lambda_rule)
+
+    def prepare(self, nabla_F: Mapping[Node, float]) -> tuple[TreeRelease, Callable[[], None]]:
+        """Validate, draw and compute step t into locals; returns the release and its commit."""
+        dF, true_after = self._true.prepare(nabla_F)
+        t = self.t + 1  # [001-alg1 L4] for every time t
+        eps = self.epsilon
+        inputs = {v: g + dF.get(v, 0.0) for v, g in self.G.items()}
+        T_t = privtree(self.partition, inputs, eps / 2.0, self.theta, self.noise, t=t,  # [001-alg1 L5]
+                       lambda_rule=self.lambda_rule, check_input=False)
+        d = {v: dF.get(v, 0.0) + self.noise.laplace(site(LEAF_NOISE, t=t, v=node_label(v)), 2.0 / eps)
+             for v in T_t.leaves}  # [001-alg1 L6] (0 on every other vertex)
+        extension = consistent_extension(self.partition, d)
+        G_new = {v: g + extension[v] for v, g in self.G.items()}  # [001-alg1 L7] G(., t) = G(., t-1) + Ext_T(d)
+        release = TreeRelease(t, T_t, G_new)
+
+        def commit() -> None:
+            self.G = G_new
+            self._true.commit(true_after)
+            self.t = t
+            self.releases.append(release)
+
+        return release, commit
+
+    def step(self, nabla_F: Mapping[Node, float]) -> TreeRelease:
+        release, commit = self.prepare(nabla_F)
+        commit()
+        return release

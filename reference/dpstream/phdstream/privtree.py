@@ -1,0 +1,209 @@
+"""PrivTree_T (001-alg5, Appendix A) and the choice of its noise scale lambda.
+
+``privtree(partition, F, epsilon, theta, noise)`` grows a subtree S of T breadth first:
+every visited vertex v gets the biased count b(v) = max(F(v) - depth(v) delta, theta - delta)
+plus Lap(lambda), and its children are visited iff the noisy value exceeds theta.
+
+The scale lambda (001-alg5 L3) -- three rules, see docs/errata/phdstream.md E-phdstream-3/4
+--------------------------------------------------------------------------------------------
+The Appendix A proof bounds the loss by (1/lambda) (2 e^{delta/lambda} - 1)/(e^{delta/lambda} - 1)
+= (2 beta - 1) / ((beta - 1) lambda) (with delta = lambda ln beta), using
+F(child) <= F(parent) along the path of the changed point ("path-monotone" F, true when
+F counts points, f >= 0). Three scales:
+
+* ``LambdaRule.PRINTED`` -- L3 as printed: lambda = (2b-1)/(b-1) * 2/eps. By the proof's own
+  algebra this is eps/2-DP on path-monotone inputs: the printed lambda is twice what the
+  proof needs (E-phdstream-4).
+* ``LambdaRule.PROOF`` -- lambda = (2b-1)/((b-1) eps): what the proof needs for eps on
+  path-monotone inputs (what Algorithm 6 L3 and the authors' code use for eps/2).
+* ``LambdaRule.GENERAL`` (default) -- lambda = D/eps (D = max depth of T, at least 1). Theorem
+  3.1 states eps-DP in the C(T) norm for *every* F in C(T); consistent functions need not be
+  path-monotone (negative values, e.g. G(., t-1) + nabla F(., t) in PHDStream: noisy G,
+  deletions in nabla F), and then each of the <= D split decisions on the changed path can
+  lose 1/lambda, and this is attained (exact-loss audit, proofs/proof_privtree.py). With
+  lambda = D/eps the theorem holds as stated. (delta = lambda ln beta in every rule.)
+
+Sites: the draw of L11 at vertex v is ``site("001-alg5 L11", t=t, v=node_label(v))`` (``t``
+omitted for a one-off run). Algorithm 7 L15 draws at the same site, so that a tape of the
+naive PHDStream replays through the compute-efficient one (001-alg6, section C.1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.errors import DPStreamInputError, require_finite_real, require_positive_finite
+from dpstream.noise import NoiseSource, default_noise, site
+from dpstream.phdstream.partition import Node, Partition, node_label
+from dpstream.phdstream.tree_function import consistency_violations, require_tree_function
+
+__all__ = [
+    "LambdaRule",
+    "PrivTree",
+    "Subtree",
+    "privtree",
+    "privtree_claim",
+    "privtree_scales",
+    "privtree_site",
+    "require_theta",
+]
+
+PRIVTREE_DRAW = "001-alg5 L11"
+
+
+class LambdaRule(StrEnum):
+    """How 001-alg5 L3 turns the budget eps into the scale lambda (module docstring)."""
+
+    GENERAL = "general"
+    """lambda = D / eps: eps-DP for every F in C(T) (default)."""
+    PROOF = "proof"
+    """lambda = (2 beta - 1) / ((beta - 1) eps): eps-DP for path-monotone F only (Appendix A)."""
+    PRINTED = "printed"
+    """lambda = (2 beta - 1) / (beta - 1) * 2 / eps: 001-alg5 L3 as printed."""
+
+
+def privtree_scales(partition: Partition, epsilon: float, rule: LambdaRule = LambdaRule.GENERAL) -> tuple[float, float]:
+    """(lambda, delta) of 001-alg5 L3 for budget ``epsilon`` under ``rule``; delta = lambda ln beta."""
+    epsilon = require_positive_finite("epsilon", epsilon)
+    beta = partition.beta
+    if rule is LambdaRule.PRINTED:
+        lam = (2 * beta - 1) / (beta - 1) * (2.0 / epsilon)
+    elif rule is LambdaRule.PROOF:
+        lam = (2 * beta - 1) / ((beta - 1) * epsilon)
+    elif rule is LambdaRule.GENERAL:
+        lam = max(partition.max_depth, 1) / epsilon
+    else:  # pragma: no cover
+        raise DPStreamInputError("lambda_rule", "must be a LambdaRule", rule)
+    return lam, lam * math.log(beta)
+
+
+def require_theta(theta: object) -> float:
+    """theta >= 0 (Theorem 3.1 is stated for theta >= 0)."""
+    value = require_finite_real("theta", theta)
+    if value < 0.0:
+        raise DPStreamInputError("theta", "must be >= 0", theta)
+    return value
+
+
+def privtree_claim(partition: Partition, epsilon: float, rule: LambdaRule = LambdaRule.GENERAL) -> PrivacyClaim:
+    """The claim of PrivTree_T(., eps, theta) under ``rule`` (the paper's eps; the note says where it holds)."""
+    epsilon = require_positive_finite("epsilon", epsilon)
+    notes = {
+        LambdaRule.GENERAL: "in the C(T) norm, for every F in C(T): lambda = D/eps (E-phdstream-3)",
+        LambdaRule.PROOF: ("App. A scale; holds only for path-monotone F (F(child) <= F(parent), e.g. counts); "
+                           "fails for general F in C(T) when D > (2b-1)/(b-1) (E-phdstream-3)"),
+        LambdaRule.PRINTED: ("001-alg5 L3 as printed (E-phdstream-4): eps/2 on path-monotone F; "
+                             "on general F in C(T) the loss reaches D (b-1) eps / (2 (2b-1))"),
+    }
+    return PrivacyClaim.pure(epsilon, Neighbour.EVENT, "001-thm3.1", note=notes[rule])
+
+
+def privtree_site(v: Node, t: int | None = None) -> str:
+    """The site of the L11 draw at vertex v (at time t inside a stream)."""
+    if t is None:
+        return site(PRIVTREE_DRAW, v=node_label(v))
+    return site(PRIVTREE_DRAW, t=t, v=node_label(v))
+
+
+@dataclass(frozen=True)
+class Subtree:
+    """A subtree S of T that contains the root and, with every vertex it splits, all its children."""
+
+    nodes: frozenset[Node]
+    leaves: tuple[Node, ...]
+
+    @classmethod
+    def from_nodes(cls, partition: Partition, nodes: Iterable[Node]) -> Subtree:
+        node_set = frozenset(nodes)
+        leaves = tuple(sorted((v for v in node_set if not any(c in node_set for c in partition.children(v))),
+                              key=lambda u: (len(u), u)))
+        return cls(node_set, leaves)
+
+    def is_valid(self, partition: Partition) -> bool:
+        """Root present, parents present, and every vertex has either all its children in S or none."""
+        if () not in self.nodes or not all(partition.is_node(v) for v in self.nodes):
+            return False
+        for v in self.nodes:
+            if v and v[:-1] not in self.nodes:
+                return False
+            inside = [c in self.nodes for c in partition.children(v)]
+            if any(inside) and not all(inside):
+                return False
+        return True
+
+    def internal(self) -> list[Node]:
+        leaf_set = set(self.leaves)
+        return sorted((v for v in self.nodes if v not in leaf_set), key=lambda u: (len(u), u))
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+def privtree(
+    partition: Partition,
+    F: Mapping[Node, float],
+    epsilon: float,
+    theta: float,
+    noise: NoiseSource | None = None,
+    *,
+    t: int | None = None,
+    lambda_rule: LambdaRule = LambdaRule.GENERAL,
+    check_input: bool = True,
+) -> Subtree:
+    """001-alg5: PrivTree_T(F, eps, theta) -> subtree S. Absent vertices of F count as 0.
+
+    ``check_input`` validates F (vertices, finite values, consistency (6)); callers that built
+    F themselves from consistent pieces may skip the O(|F|) check.
+    """
+    # [001-alg5 L1] Input: F in C(T), the privacy budget eps, the threshold count theta
+    # [001-alg5 L2] Output: a subset S of the tree T
+    theta = require_theta(theta)
+    if check_input:
+        F = require_tree_function(partition, F)
+        bad = consistency_violations(partition, F)
+        if bad:
+            raise DPStreamInputError("F", "must be consistent (6): F(v) = sum of F over children(v)", bad[0])
+    noise = default_noise() if noise is None else noise
+    lam, delta = privtree_scales(partition, epsilon, lambda_rule)  # [001-alg5 L3]
+    S: list[Node] = []  # [001-alg5 L4]
+    U: deque[Node] = deque([partition.root])  # [001-alg5 L5] U: the un-visited vertices
+    while U:  # [001-alg5 L6] for v in U
+        v = U.popleft()
+        S.append(v)  # [001-alg5 L7]
+        # [001-alg5 L8] U <- U \ {v}: done by popleft
+        b = F.get(v, 0.0) - partition.depth(v) * delta  # [001-alg5 L9]
+        b = max(b, theta - delta)  # [001-alg5 L10]
+        b_tilde = b + noise.laplace(privtree_site(v, t), lam)  # [001-alg5 L11]
+        if b_tilde > theta:  # [001-alg5 L12]
+            U.extend(partition.children(v))  # [001-alg5 L13] (none at depth D)
+    return Subtree.from_nodes(partition, S)
+
+
+@dataclass(frozen=True)
+class PrivTree:
+    """PrivTree_T with fixed parameters: ``run(F, noise)`` and the instance's :attr:`claim`."""
+
+    partition: Partition
+    epsilon: float
+    theta: float = 0.0
+    lambda_rule: LambdaRule = LambdaRule.GENERAL
+
+    def __post_init__(self) -> None:
+        require_positive_finite("epsilon", self.epsilon)
+        require_theta(self.theta)
+
+    @property
+    def scales(self) -> tuple[float, float]:
+        return privtree_scales(self.partition, self.epsilon, self.lambda_rule)
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        return privtree_claim(self.partition, self.epsilon, self.lambda_rule)
+
+    def run(self, F: Mapping[Node, float], noise: NoiseSource | None = None, t: int | None = None) -> Subtree:
+        return privtree(self.partition, F, self.epsilon, self.theta, noise, t=t, lambda_rule=self.lambda_rule)

@@ -1,0 +1,134 @@
+"""The contract every counter shares (dpstream.counters.base): bad input before any draw and any
+state change, two-phase steps, and that the exact-error-law check catches deliberately broken counters."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from dpstream.counters import (
+    BinaryTreeCounter,
+    BlockCounter,
+    Counter,
+    HybridCounter,
+    SimpleCounter,
+    TreeAggregationCounter,
+    UnboundedBlockCounter,
+    binary_tree_counter_model,
+    block_counter_model,
+)
+from dpstream.counters.loss import stream_entry_epsilon
+from dpstream.errors import DPStreamInputError
+from dpstream.linear_model import LinearReleaseModel
+from dpstream.noise import InsecureSeededNoise, NoiseSource
+from dpstream.tape import TapeMismatchError, TapeRecorder
+from dpstream.testing import record_run, replay_run
+
+FACTORIES: dict[str, Callable[[NoiseSource], Counter]] = {
+    "simple": lambda n: SimpleCounter(0.5, n),
+    "block": lambda n: BlockCounter(0.5, 3, n),
+    "binary-tree": lambda n: BinaryTreeCounter(0.5, 64, n),
+    "binary-tree-discrete": lambda n: BinaryTreeCounter(0.5, 64, n, discrete=True),
+    "tree-aggregation": lambda n: TreeAggregationCounter(0.5, 64, n),
+    "unbounded-block": lambda n: UnboundedBlockCounter(0.5, n),
+    "hybrid": lambda n: HybridCounter(0.5, n),
+}
+
+
+@pytest.mark.parametrize("name", FACTORIES)
+@pytest.mark.parametrize("x", [math.nan, math.inf, -math.inf, "1", None, True, [1], 1 + 0j])
+def test_bad_input_no_draw_no_state_change(name: str, x: object) -> None:
+    recorder = TapeRecorder(InsecureSeededNoise(0))
+    counter = FACTORIES[name](recorder)
+    counter.run([1, 1, 1])
+    drawn, state = len(recorder.tape), counter.state_size()
+    with pytest.raises(DPStreamInputError) as info:
+        counter.step(x)  # type: ignore[arg-type]
+    assert info.value.field == "f(t)"
+    assert counter.t == 3 and len(counter.releases) == 3 and len(recorder.tape) == drawn
+    assert counter.state_size() == state
+    counter.step(1)  # still usable
+    assert counter.t == 4
+
+
+@pytest.mark.parametrize("name", FACTORIES)
+def test_two_phase_step_equals_step(name: str) -> None:
+    f = [1, 0, 2, 1, 1, 0, 3]
+    direct, tape = record_run(FACTORIES[name], f, seed=3)
+    counter = FACTORIES[name](InsecureSeededNoise(3))
+    assert counter.supports_prepare
+    two_phase = []
+    for x in f:
+        prepared = counter.prepare(x)
+        assert counter.t == prepared.t - 1  # nothing committed yet
+        two_phase.append(prepared.commit())
+    assert two_phase == direct == counter.releases
+    with pytest.raises(RuntimeError):
+        prepared.commit()  # a prepared step commits once
+    assert replay_run(FACTORIES[name], f, tape) == direct
+
+
+# --- the checks catch deliberately broken counters ----------------------------------------
+
+
+class _ForgetsL9(BinaryTreeCounter):
+    """Broken 001-alg10: skips L9 (no reset of the lower nodes) AND drops the bit indicator of L10.
+
+    (Either slip alone is harmless: with L9 the alpha_hat of the unset bits are already 0, and with
+    the indicator the stale nodes are never read; together, stale nodes leak into g(t).)
+    """
+
+    def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
+        n = t.bit_length() - 1
+        j = (t & -t).bit_length() - 1
+        alpha = self.alpha + [0.0] * (n + 1 - len(self.alpha))
+        alpha_hat = self.alpha_hat + [0.0] * (n + 1 - len(self.alpha_hat))
+        alpha[j] = sum(alpha[:j]) + x
+        alpha_hat[j] = alpha[j] + self.noise.laplace(f"001-alg10 L8 t={t}", self.scale)
+        g = sum(alpha_hat)
+
+        def commit() -> None:
+            self.alpha, self.alpha_hat = alpha, alpha_hat
+
+        return g, commit
+
+
+def test_error_law_check_catches_a_broken_binary_tree() -> None:
+    f = [1, 2, 3, 4, 5, 6, 7, 8]
+    releases, tape = record_run(lambda n: _ForgetsL9(1.0, 8, n), f, seed=0)
+    model = binary_tree_counter_model(1.0, 8)
+    noise = {d.site: d.value for d in tape}
+    gap = np.abs(np.asarray(releases) - model.mean(f) - model.error(noise)).max()
+    assert gap > 1.0  # the true sums diverge; the test of the real counter demands 1e-12
+
+
+def _loss_with_scale(model: LinearReleaseModel, factor: float) -> float:
+    from dpstream.linear_model import NoiseLaw
+
+    laws = tuple(NoiseLaw(law.kind, law.parameter * factor) for law in model.laws)
+    return stream_entry_epsilon(LinearReleaseModel(model.sites, laws, model.statistics, model.combination))
+
+
+@pytest.mark.parametrize("T", [8, 100])
+def test_calibration_check_catches_broken_variants(T: int) -> None:
+    """Wrong noise scale (halved), wrong sensitivity (statistics doubled) and missing noise are all
+    caught by the exact loss; the margins are stated in the report."""
+    eps = 1.0
+    good = binary_tree_counter_model(eps, T)
+    assert stream_entry_epsilon(good) == pytest.approx(eps)
+    assert _loss_with_scale(good, 0.5) == pytest.approx(2 * eps)  # wrong scale
+    doubled = LinearReleaseModel(good.sites, good.laws, 2 * good.statistics, good.combination)
+    assert stream_entry_epsilon(doubled) == pytest.approx(2 * eps)  # wrong sensitivity
+    assert _loss_with_scale(good, 1e-9) == pytest.approx(1e9 * eps)  # (almost) missing noise: scale -> 0
+    block = block_counter_model(eps, 4, 20)
+    assert _loss_with_scale(block, 0.5) == pytest.approx(2 * eps)  # e.g. Lap(1/eps) instead of Lap(2/eps)
+
+
+def test_replay_catches_a_wrong_scale() -> None:
+    f = [1, 1, 1, 1]
+    _, tape = record_run(lambda n: BinaryTreeCounter(1.0, 4, n), f, seed=0)
+    with pytest.raises(TapeMismatchError):
+        replay_run(lambda n: BinaryTreeCounter(1.0, 4, n, as_printed=True), f, tape)

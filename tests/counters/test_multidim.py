@@ -1,0 +1,134 @@
+"""Multi-dimensional counter (001-sec4.3): error law, l1 claim, atomic steps, vectors, bad input."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpstream.claims import Measure
+from dpstream.counters import (
+    BlockCounter,
+    Counter,
+    MultiDimensionalCounter,
+    SimpleCounter,
+    TreeAggregationCounter,
+    block_counter_model,
+    multidimensional_model,
+    simple_counter_model,
+)
+from dpstream.counters.loss import stream_entry_epsilon
+from dpstream.errors import DPStreamInputError
+from dpstream.noise import InsecureSeededNoise, NoiseSource, scoped
+from dpstream.tape import TapeRecorder, TapeReplay, TapeSiteMissingError
+from dpstream.testing import record_run, replay_vector
+from dpstream.vectors import KnownAnswerVector
+
+VECTORS = sorted((Path(__file__).resolve().parents[1] / "vectors").glob("multidim-*.json"))
+
+
+def blocks(noise: NoiseSource, d: int = 3, eps: float = 0.8, B: int = 2) -> MultiDimensionalCounter:
+    return MultiDimensionalCounter.build(lambda e, n: BlockCounter(e, B, n), d, eps, noise)
+
+
+def test_exact_error_law() -> None:
+    f = [[1, 0, 2], [0, 1, 1], [2, 2, 0], [1, -1, 0.5], [0, 0, 3]]
+    releases, tape = record_run(blocks, f, seed=2)
+    noise = {d.site: d.value for d in tape}
+    truth = np.cumsum(np.asarray(f, dtype=float), axis=0)
+    for i in range(3):  # coordinate i: its own block counter's draws, in scope "001-sec4.3 i=<i>"
+        for t in range(1, len(f) + 1):
+            k = t // 2
+            err = (sum(noise[f"001-sec4.3 i={i} / 001-alg9 L7 t={2 * j}"] for j in range(1, k + 1))
+                   + sum(noise[f"001-sec4.3 i={i} / 001-alg9 L10 t={j}"] for j in range(2 * k + 1, t + 1)))
+            assert releases[t - 1][i] - truth[t - 1, i] == pytest.approx(err, abs=1e-12)
+    model = multidimensional_model([block_counter_model(0.8, 2, len(f))] * 3)
+    flat = np.asarray(f, dtype=float).ravel()
+    assert np.allclose(model.mean(flat), truth.ravel())
+    assert np.allclose(np.asarray(releases).ravel() - truth.ravel(), model.error(noise), atol=1e-12)
+    assert model.injective
+
+
+def test_l1_claim_is_max_for_linear_laplace_counters() -> None:
+    """Changes split across coordinates: exact loss = max_i eps_i (each counter's loss scales with l1)."""
+    models = [simple_counter_model(0.3, 6), block_counter_model(0.7, 2, 6), simple_counter_model(0.5, 6)]
+    assert stream_entry_epsilon(multidimensional_model(models)) == pytest.approx(0.7, rel=1e-12)
+    counter = MultiDimensionalCounter([SimpleCounter(0.3, InsecureSeededNoise(0)),
+                                       BlockCounter(0.7, 2, InsecureSeededNoise(1)),
+                                       SimpleCounter(0.5, InsecureSeededNoise(2))])
+    assert counter.claim.parameter == pytest.approx(0.7) and counter.claim.measure is Measure.PURE_DP
+
+
+class _OpaqueCounter(SimpleCounter):
+    """A counter that does not declare that its loss scales with the l1 change."""
+
+    loss_scales_with_l1 = False
+
+
+def test_l1_claim_falls_back_to_sum() -> None:
+    counter = MultiDimensionalCounter([_OpaqueCounter(0.25, InsecureSeededNoise(0)),
+                                       SimpleCounter(0.5, InsecureSeededNoise(1))])
+    assert counter.claim.parameter == pytest.approx(0.75)
+    assert "SUM" in counter.claim.note
+
+
+def test_zcdp_components_and_mixed_measures() -> None:
+    counter = MultiDimensionalCounter.build(lambda r, n: TreeAggregationCounter(r, 8, n), 2, 0.1,
+                                            InsecureSeededNoise(0))
+    assert counter.claim.measure is Measure.ZCDP and counter.claim.parameter == pytest.approx(0.1)
+    with pytest.raises(DPStreamInputError) as info:
+        MultiDimensionalCounter([SimpleCounter(1.0, InsecureSeededNoise(0)),
+                                 TreeAggregationCounter(1.0, 8, InsecureSeededNoise(0))])
+    assert info.value.field == "counters"
+
+
+def test_step_is_atomic_across_coordinates() -> None:
+    recorder = TapeRecorder(InsecureSeededNoise(0))
+    MultiDimensionalCounter([SimpleCounter(1.0, scoped(recorder, "a")), SimpleCounter(1.0, scoped(recorder, "b"))]
+                            ).step([1, 1])
+    replay = TapeReplay(recorder.tape)
+    components: list[Counter] = [SimpleCounter(1.0, scoped(replay, "a")), SimpleCounter(1.0, scoped(replay, "c"))]
+    counter = MultiDimensionalCounter(components)
+    with pytest.raises(TapeSiteMissingError):  # coordinate 1 draws at a site the tape lacks
+        counter.step([1, 1])
+    assert counter.t == 0 and all(c.t == 0 and c.releases == [] for c in components)
+    assert isinstance(components[0], SimpleCounter) and components[0].g == 0.0
+
+
+@pytest.mark.parametrize("x", [[1, 2], [1, 2, 3, 4], [1, math.nan, 2], "abc", 5, [[1, 2, 3]], [1, True, 0]])
+def test_bad_input_no_draw_no_state_change(x: object) -> None:
+    recorder = TapeRecorder(InsecureSeededNoise(0))
+    counter = blocks(recorder)
+    counter.step([1, 1, 1])
+    drawn = len(recorder.tape)
+    with pytest.raises(DPStreamInputError) as info:
+        counter.step(x)  # type: ignore[arg-type]
+    assert info.value.field == "f(t)"
+    assert len(recorder.tape) == drawn and counter.t == 1 and all(c.t == 1 for c in counter.counters)
+
+
+def test_bad_construction() -> None:
+    with pytest.raises(DPStreamInputError):
+        MultiDimensionalCounter([])
+    c = SimpleCounter(1.0, InsecureSeededNoise(0))
+    with pytest.raises(DPStreamInputError):
+        MultiDimensionalCounter([c, c])
+    with pytest.raises(DPStreamInputError) as info:
+        MultiDimensionalCounter.build(lambda e, n: SimpleCounter(e, n), 0, 1.0, InsecureSeededNoise(0))
+    assert info.value.field == "d"
+
+
+@pytest.mark.parametrize("path", VECTORS, ids=[p.stem for p in VECTORS])
+def test_known_answer_vectors(path: Path) -> None:
+    vector = KnownAnswerVector.load(path)
+    p = vector.params
+    got = replay_vector(lambda n: blocks(n, p["d"], p["epsilon"], p["B"]), vector)
+    assert np.allclose(np.asarray(got), np.asarray(vector.expected), atol=1e-12)
+    noise = {d.site: d.value for d in vector.tape}
+    T = len(vector.inputs)
+    model = multidimensional_model([block_counter_model(p["epsilon"], p["B"], T)] * p["d"])
+    flat = np.asarray(vector.inputs, dtype=float).ravel()
+    closed = (model.mean(flat) + model.error(noise)).reshape(T, p["d"])
+    assert np.allclose(closed, np.asarray(vector.expected), atol=1e-9)

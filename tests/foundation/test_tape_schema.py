@@ -1,0 +1,117 @@
+"""docs/tape-schema.json: our tapes and known-answer vectors validate; broken ones are rejected
+(by the schema, and, for the same mutations, by Tape.from_json / KnownAnswerVector.from_json)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from dpstream.counters import BinaryTreeCounter, TreeAggregationCounter
+from dpstream.noise import InsecureSeededNoise
+from dpstream.tape import Tape, TapeFormatError, TapeRecorder
+from dpstream.testing import record_run
+from dpstream.vectors import KnownAnswerVector
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((ROOT / "docs" / "tape-schema.json").read_text(encoding="utf-8"))
+VECTORS = sorted((ROOT / "tests" / "vectors").glob("*.json"))
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+
+
+def _all_kinds_tape() -> dict[str, Any]:
+    recorder = TapeRecorder(InsecureSeededNoise(3), meta={"seed": 3})
+    recorder.laplace("001-alg8 L4 t=1", 0.5)
+    recorder.discrete_laplace("001-alg10 L8 t=1", 2.0)
+    recorder.discrete_gaussian("002-alg3 u8 t=1", 4.0)
+    recorder.exponential_mechanism("003-alg2 L11 t=1", [1.0, 2.5, -1.0], 0.7, 1.0)
+    recorder.coin("002-alg1 u9 t=1")
+    recorder.choice("002-alg1 u12 t=1", 9, 3)
+    recorder.uniform_box("004-alg1 u20 t=1", [0.0, 0.0], [1.0, 2.0], 3)
+    doc: dict[str, Any] = json.loads(recorder.tape.dumps())
+    return doc
+
+
+def test_schema_is_a_valid_2020_12_schema() -> None:
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+
+
+def test_tape_with_every_kind_validates() -> None:
+    doc = _all_kinds_tape()
+    VALIDATOR.validate(doc)
+    assert Tape.from_json(doc).dumps() == json.dumps(doc, indent=1)
+
+
+@pytest.mark.parametrize("path", VECTORS, ids=[p.stem for p in VECTORS])
+def test_shipped_vectors_validate(path: Path) -> None:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    VALIDATOR.validate(doc)
+    VALIDATOR.validate(doc["tape"])
+    KnownAnswerVector.from_json(doc)
+
+
+def test_counter_tapes_validate() -> None:
+    _, tape = record_run(lambda n: BinaryTreeCounter(1.0, 8, n, discrete=True), [1, 0, 2, 1], seed=0)
+    VALIDATOR.validate(tape.to_json())
+    _, tape = record_run(lambda n: TreeAggregationCounter(1.0, 8, n), [1, 0, 2, 1], seed=0)
+    VALIDATOR.validate(tape.to_json())
+
+
+Mutation = Callable[[dict[str, Any]], None]
+TAPE_MUTATIONS: dict[str, Mutation] = {
+    "format": lambda d: d.update(format="other"),
+    "version": lambda d: d.update(version=2),
+    "missing draws": lambda d: d.pop("draws"),
+    "extra key": lambda d: d.update(extra=1),
+    "unknown kind": lambda d: d["draws"][0].update(kind="gauss"),
+    "negative scale": lambda d: d["draws"][0]["params"].update(scale=-1.0),
+    "zero sigma2": lambda d: d["draws"][2]["params"].update(sigma2=0),
+    "extra param": lambda d: d["draws"][0]["params"].update(extra=1),
+    "missing param": lambda d: d["draws"][1]["params"].pop("scale"),
+    "float for integer kind": lambda d: d["draws"][1].update(value=1.5),
+    "string value": lambda d: d["draws"][0].update(value="0.3"),
+    "bool for laplace": lambda d: d["draws"][0].update(value=True),
+    "int for coin": lambda d: d["draws"][4].update(value=1),
+    "choice not unique": lambda d: d["draws"][5].update(value=[3, 3, 1]),
+    "empty site": lambda d: d["draws"][0].update(site=""),
+    "missing value": lambda d: d["draws"][0].pop("value"),
+    "empty scores": lambda d: d["draws"][3]["params"].update(scores=[]),
+    "coin with params": lambda d: d["draws"][4]["params"].update(p=0.5),
+}
+
+
+
+
+@pytest.mark.parametrize("name", TAPE_MUTATIONS)
+def test_broken_tapes_are_rejected(name: str) -> None:
+    doc = _all_kinds_tape()
+    TAPE_MUTATIONS[name](doc)
+    assert not VALIDATOR.is_valid(doc)
+    with pytest.raises(TapeFormatError):
+        Tape.from_json(doc)
+
+
+VECTOR_MUTATIONS: dict[str, Mutation] = {
+    "format": lambda d: d.update(format="dpstream-noise-tape"),
+    "version": lambda d: d.update(version=7),
+    "missing expected": lambda d: d.pop("expected"),
+    "missing tape": lambda d: d.pop("tape"),
+    "broken inner tape": lambda d: d["tape"]["draws"][0].update(kind="normal"),
+    "empty component": lambda d: d.update(component=""),
+}
+
+
+@pytest.mark.parametrize("name", VECTOR_MUTATIONS)
+def test_broken_vectors_are_rejected(name: str) -> None:
+    doc = json.loads((ROOT / "tests" / "vectors" / "binary-tree-eps1-T8.json").read_text(encoding="utf-8"))
+    broken = copy.deepcopy(doc)
+    VECTOR_MUTATIONS[name](broken)
+    assert not VALIDATOR.is_valid(broken)
+    if name != "empty component":  # the reader accepts any string as component; the schema is stricter
+        with pytest.raises((TapeFormatError, KeyError)):
+            KnownAnswerVector.from_json(broken)
