@@ -207,14 +207,21 @@ class BaseNoiseSource(ABC):
             raise DPStreamInputError("site", "must be a non-empty string", site)
         return self._draw(site, kind, validated_params(kind, raw))
 
+    def _additive(self, site: str, kind: DrawKind, name: str, value: float) -> Any:
+        # Fast path for the most frequent draws (one per node and step in the tree algorithms):
+        # the same rules as validated_params, checked without building the generic call.
+        if type(site) is str and site and type(value) is float and 0.0 < value < math.inf:
+            return self._draw(site, kind, {name: value})
+        return self.draw(site, kind, **{name: value})
+
     def laplace(self, site: str, scale: float) -> float:
-        return float(self.draw(site, DrawKind.LAPLACE, scale=scale))
+        return float(self._additive(site, DrawKind.LAPLACE, "scale", scale))
 
     def discrete_laplace(self, site: str, scale: float) -> int:
-        return int(self.draw(site, DrawKind.DISCRETE_LAPLACE, scale=scale))
+        return int(self._additive(site, DrawKind.DISCRETE_LAPLACE, "scale", scale))
 
     def discrete_gaussian(self, site: str, sigma2: float) -> int:
-        return int(self.draw(site, DrawKind.DISCRETE_GAUSSIAN, sigma2=sigma2))
+        return int(self._additive(site, DrawKind.DISCRETE_GAUSSIAN, "sigma2", sigma2))
 
     def exponential_mechanism(
         self, site: str, scores: Sequence[float], epsilon: float, sensitivity: float

@@ -14,7 +14,9 @@ from dpstream.counters import (
     BlockCounter,
     Counter,
     HybridCounter,
+    InhomogeneousSparseCounter,
     SimpleCounter,
+    SparseCounter,
     TreeAggregationCounter,
     UnboundedBlockCounter,
     binary_tree_counter_model,
@@ -36,13 +38,19 @@ FACTORIES: dict[str, Callable[[NoiseSource], Counter]] = {
     "unbounded-block": lambda n: UnboundedBlockCounter(0.5, n),
     "hybrid": lambda n: HybridCounter(0.5, n),
 }
+# The sparse counters of 004 take Boolean streams (004-alg2, 004-alg3).
+BOOLEAN_FACTORIES: dict[str, Callable[[NoiseSource], Counter]] = {
+    "sparse": lambda n: SparseCounter(1.0, 32, n),
+    "inhomogeneous-sparse": lambda n: InhomogeneousSparseCounter(1.0, 0, lambda r: 0.5 / (r + 1) ** 2, n),
+}
+ALL_FACTORIES = {**FACTORIES, **BOOLEAN_FACTORIES}
 
 
-@pytest.mark.parametrize("name", FACTORIES)
+@pytest.mark.parametrize("name", ALL_FACTORIES)
 @pytest.mark.parametrize("x", [math.nan, math.inf, -math.inf, "1", None, True, [1], 1 + 0j])
 def test_bad_input_no_draw_no_state_change(name: str, x: object) -> None:
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    counter = FACTORIES[name](recorder)
+    counter = ALL_FACTORIES[name](recorder)
     counter.run([1, 1, 1])
     drawn, state = len(recorder.tape), counter.state_size()
     with pytest.raises(DPStreamInputError) as info:
@@ -54,11 +62,11 @@ def test_bad_input_no_draw_no_state_change(name: str, x: object) -> None:
     assert counter.t == 4
 
 
-@pytest.mark.parametrize("name", FACTORIES)
+@pytest.mark.parametrize("name", ALL_FACTORIES)
 def test_two_phase_step_equals_step(name: str) -> None:
-    f = [1, 0, 2, 1, 1, 0, 3]
-    direct, tape = record_run(FACTORIES[name], f, seed=3)
-    counter = FACTORIES[name](InsecureSeededNoise(3))
+    f = [1, 0, 1, 1, 1, 0, 1] if name in BOOLEAN_FACTORIES else [1, 0, 2, 1, 1, 0, 3]
+    direct, tape = record_run(ALL_FACTORIES[name], f, seed=3)
+    counter = ALL_FACTORIES[name](InsecureSeededNoise(3))
     assert counter.supports_prepare
     two_phase = []
     for x in f:
@@ -68,7 +76,7 @@ def test_two_phase_step_equals_step(name: str) -> None:
     assert two_phase == direct == counter.releases
     with pytest.raises(RuntimeError):
         prepared.commit()  # a prepared step commits once
-    assert replay_run(FACTORIES[name], f, tape) == direct
+    assert replay_run(ALL_FACTORIES[name], f, tape) == direct
 
 
 # --- the checks catch deliberately broken counters ----------------------------------------
