@@ -47,6 +47,19 @@ slightly above the printed lambda = (sqrt(2 sigma^2) + 1/sqrt 2) sqrt(log(2^k R 
 also applies a one-sided tail to |.|). Erratum E-longitudinal-4. The audits find the printed
 lambda holding with a wide margin in every setting tried (docs/longitudinal.md).
 
+Categorical extension (alphabet A, dpstream.longitudinal.categorical; not in the paper)
+------------------------------------------------------------------------------------
+The deficit D_z = sum_a p_{az}^{t-1} - sum_c C^_{zc}^t is spread as D_z / A plus a rounding term
+rho_{zc} = 1[c rounds up] - m/A (m = D_z mod A), so the error obeys
+e_{zc}^t = G_{zc} - (1/A) sum_c' G_{zc'} + (1/A) sum_a e_{az}^{t-1} + rho_{zc} (A = 2: eq (8)).
+Exact coefficients (dpstream.longitudinal.propagation, checked below against the binary derivation
+of this note): the squared Gaussian coefficients sum to 1 for every A (Var G = sigma^2, as for
+A = 2), and the rounding part is at most min(r, k) (A-1)/A after r update steps (k/2 for A = 2).
+Hence, with probability >= 1 - beta, for every bin and step,
+|p - (C + n_pad)| <= k (A-1)/A + sqrt(2 sigma^2 log(2 A^k R / beta))
+(two-sided subgaussian tail, union bound over A^k R bins): ``propagation.window_error_bound``,
+audited by tests/longitudinal/test_categorical.py::test_categorical_accuracy_bound.
+
 Padding (002-npad, Corollary 3.3)
 ---------------------------------
 Solving 2^k R exp(-lambda^2 / (2 (sigma + 1/2)^2)) = beta for lambda gives the printed eq (5) with
@@ -70,6 +83,7 @@ import numpy as np
 import sympy as sp
 
 from dpstream.longitudinal.bounds import fixed_window_sigma2, n_pad_section_3_1, theorem_3_2_lambda
+from dpstream.longitudinal.propagation import error_propagation, rounding_sup, window_error_bound
 
 
 def test_discrete_gaussian_square_completion() -> None:
@@ -174,6 +188,29 @@ def test_rounding_term_exceeds_one_half() -> None:
     # the corrected lambda is above the printed one
     assert theorem_3_2_lambda(1000.0, 12, 3, 0.05) < (math.sqrt(2000.0) + math.sqrt(1 - 2**-3)) * math.sqrt(
         math.log(2 ** (3 + 1) * 10 / 0.05))
+
+
+def test_general_propagation_matches_the_binary_derivation() -> None:
+    """propagation.error_propagation(k, R, 2) has the Gaussian coefficients and rounding sup of eq (8) above."""
+    for k in (1, 2, 3):
+        for R in range(1, 6):
+            gauss, coins = _propagation(k, R)
+            last = error_propagation(k, R, 2)[-1]
+            for s in range(2**k):
+                assert last[s].gauss == {key: w for key, w in gauss[s].items() if w != 0}
+                # b_z enters p_{z0} as +b and p_{z1} as -b: rho_{z0} = b, rho_{z1} = -b
+                assert rounding_sup(last[s], 2) == sum(abs(w) for w in coins[s].values()) / 2
+
+
+def test_categorical_variance_identity_and_rounding() -> None:
+    """Every alphabet: sum of squared Gaussian coefficients = 1; rounding part <= min(r, k) (A-1)/A, attained."""
+    for A, k in ((3, 1), (3, 2), (3, 3), (4, 1), (4, 2), (5, 2)):
+        for r, row in enumerate(error_propagation(k, 5, A)):
+            assert all(e.gauss_square_sum() == 1 for e in row)
+            assert max(rounding_sup(e, A) for e in row) == Fraction(min(r, k) * (A - 1), A)
+    # the bound: k (A-1)/A + sqrt(2 sigma^2 log(2 A^k R / beta)), e.g. A = 3, k = 2, T = 6, sigma^2 = 5
+    want = Fraction(4, 3) + math.sqrt(2 * 5.0 * math.log(2 * 9 * 5 / 0.05))
+    assert math.isclose(window_error_bound(5.0, 6, 2, 0.05, 3), float(want), rel_tol=1e-12)
 
 
 def test_lambda_solves_the_union_bound() -> None:

@@ -38,7 +38,7 @@ changes by at most e^{eps/2}, and Algorithm 3 is eps-DP -- given that M is eps/2
 which needs the PrivTree scale of E-phdstream-3 (proofs/proof_phdstream.py).
 
 The checks below verify the factorisation numerically on a two-counter example with Laplace
-selector and Simple counters (exact densities, a grid of outputs), and the exponent algebra.
+selector and Simple counters (exact densities, a grid of outputs), and the selector's own bound.
 """
 
 from __future__ import annotations
@@ -91,9 +91,29 @@ def test_factorised_density_respects_eps_m_plus_eps_c() -> None:
     assert worst > eps_c  # the bound is not vacuous: both parts contribute
 
 
-def test_exponents_add() -> None:
-    a, b = sp.symbols("epsilon_M epsilon_C", positive=True)
-    assert sp.simplify(sp.exp(a) * sp.exp(b) - sp.exp(a + b)) == 0
+def test_threshold_selector_is_eps_m_dp() -> None:
+    """The selector of the check above (and each PrivTree split decision): l = 1 iff x + Lap(b) > c.
+
+    In the upper tail (x + 1 <= c) moving x by 1 multiplies P[l = 1] by exactly e^{1/b} (sympy); everywhere
+    the log-ratio of P[l = 1] and of P[l = 0] stays within 1/b (exact tails on a grid across both branches).
+    This is the per-decision loss that E-phdstream-3 adds up along a path.
+    """
+    x, c = sp.symbols("x c", real=True)
+    b = sp.symbols("b", positive=True)
+    upper = sp.Rational(1, 2) * sp.exp(-(c - x) / b)       # P[x + Lap(b) > c] for x <= c
+    assert sp.simplify(sp.log(upper.subs(x, x + 1) / upper) - 1 / b) == 0
+
+    def log_tail(a: float, scale: float) -> float:  # log P[Lap(scale) > a], without cancellation
+        return -a / scale - math.log(2.0) if a >= 0 else math.log1p(-0.5 * math.exp(a / scale))
+
+    for scale in (0.5, 1.0, 2.5):
+        worst = 0.0
+        for i in range(-400, 401):
+            v = i / 40.0  # P[l = 1] = P[Lap > 0.5 - v], P[l = 0] = P[Lap > v - 0.5]
+            worst = max(worst, abs(log_tail(0.5 - v - 1.0, scale) - log_tail(0.5 - v, scale)),
+                        abs(log_tail(v + 1.0 - 0.5, scale) - log_tail(v - 0.5, scale)))
+        assert worst <= 1.0 / scale + 1e-12
+        assert abs(worst - 1.0 / scale) < 1e-9  # attained in the tails
 
 
 def test_leaf_counters_one_vertex_changes() -> None:

@@ -35,6 +35,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from dpstream.noise import data_rng
+
 n, A, qf, qh, m = sp.symbols("n A q_f q_h m", real=True)
 
 
@@ -67,7 +69,7 @@ def test_partition_function_expansion() -> None:
 
 def test_jensen_telescoping_and_final_bound() -> None:
     """Step 5 on numbers: avg sqrt <= sqrt avg, and sqrt(a + b) <= sqrt(a) + sqrt(b)."""
-    rng = np.random.default_rng(0)
+    rng = data_rng(0)
     for _ in range(200):
         xs = rng.random(7) * 10
         assert np.mean(np.sqrt(xs)) <= np.sqrt(np.mean(xs)) + 1e-12

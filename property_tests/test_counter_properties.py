@@ -1,14 +1,30 @@
-"""Hypothesis properties shared by every continual counter: causality, linearity, state size."""
+"""Hypothesis properties of the foundation (family "counters").
+
+* every continual counter: causality, linearity under a fixed tape, state size, the exact error law
+  against its paper model over random parameters and streams, the finite horizon;
+* the Laplace, discrete Gaussian and exponential mechanisms (dpstream.mechanisms);
+* the noise sources and tapes (validation before any draw, reproducibility, scoping, round trip,
+  replay in any order and its failures);
+* the audit engine's Clopper-Pearson bounds and neighbour generators.
+
+No property is statistical: every assertion is exact (up to floating-point slack) for every example.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpstream.audit.exact import finite_sup_loss
+from dpstream.audit.models import exponential_mechanism_law
+from dpstream.audit.neighbours import counter_positions, is_neighbour, stream_entry_pairs
+from dpstream.audit.stats import clopper_pearson_lower, clopper_pearson_upper, eps_lower_bound
 from dpstream.counters import (
     BinaryTreeCounter,
     BlockCounter,
@@ -18,8 +34,18 @@ from dpstream.counters import (
     SimpleCounter,
     TreeAggregationCounter,
     UnboundedBlockCounter,
+    binary_tree_counter_model,
+    block_counter_model,
+    hybrid_counter_model,
+    simple_counter_model,
+    tree_aggregation_model,
+    unbounded_block_model,
 )
-from dpstream.noise import InsecureSeededNoise, NoiseSource
+from dpstream.errors import DPStreamInputError, HorizonExceededError
+from dpstream.linear_model import LinearReleaseModel
+from dpstream.mechanisms import DiscreteGaussianMechanism, ExponentialMechanism, LaplaceMechanism
+from dpstream.noise import BaseNoiseSource, DrawKind, InsecureSeededNoise, InsecureZeroNoise, NoiseSource, scoped
+from dpstream.tape import Tape, TapeMismatchError, TapeRecorder, TapeReplay, TapeUnusedSitesError
 from dpstream.testing import record_run, replay_run
 
 # name -> (factory(noise), state-size bound as a function of t)
@@ -93,3 +119,318 @@ def test_multidimensional_causality_and_linearity(f: list[int], g: list[int], se
     for t, (x, y) in enumerate(zip(a, moved, strict=True), start=1):
         assert abs((y[0] - x[0]) - shift * t) <= 1e-9 * (1 + abs(x[0]) + abs(y[0]))
         assert y[1] == x[1]
+
+
+# --- every counter against its paper model, over random parameters -------------------------------
+
+
+KINDS = ["simple", "block", "binary-tree", "binary-tree-printed", "binary-tree-discrete", "tree-aggregation",
+         "tree-aggregation-printed", "unbounded-block", "hybrid"]
+
+
+@st.composite
+def counter_runs(
+    draw: st.DrawFn, kind: str
+) -> tuple[str, Callable[[NoiseSource], Counter], LinearReleaseModel, list[float]]:
+    """A counter of ``kind`` with random parameters, its independent model (``*_model``) and a stream of
+    length <= T. Real-valued inputs for the Laplace counters, integers where the noise is integer
+    (E-counters-4)."""
+    eps = draw(st.floats(min_value=0.05, max_value=5.0))
+    T = draw(st.integers(min_value=1, max_value=70))
+    if kind in ("binary-tree-printed", "tree-aggregation-printed"):
+        T = max(T, 2)  # the printed scale is 0 at T = 1 (refused)
+    length = draw(st.integers(min_value=(T + 1) // 2, max_value=T))  # long enough to reach later partitions
+    integer = kind in ("binary-tree-discrete", "tree-aggregation")
+    values = st.integers(-5, 5) if integer else st.floats(min_value=-5.0, max_value=5.0, allow_nan=False)
+    f = [float(v) for v in draw(st.lists(values, min_size=length, max_size=length))]
+    B = draw(st.integers(min_value=1, max_value=6))
+    factory: Callable[[NoiseSource], Counter]
+    if kind == "simple":
+        factory, model = (lambda n: SimpleCounter(eps, n, horizon=T)), simple_counter_model(eps, T)
+    elif kind == "block":
+        factory, model = (lambda n: BlockCounter(eps, B, n, horizon=T)), block_counter_model(eps, B, T)
+    elif kind.startswith("binary-tree"):
+        printed, discrete = kind.endswith("printed"), kind.endswith("discrete")
+        factory = lambda n: BinaryTreeCounter(eps, T, n, discrete=discrete, as_printed=printed)  # noqa: E731
+        model = binary_tree_counter_model(eps, T, discrete=discrete, as_printed=printed)
+    elif kind.startswith("tree-aggregation"):
+        printed = kind.endswith("printed")
+        factory = lambda n: TreeAggregationCounter(eps, T, n, as_printed=printed)  # noqa: E731
+        model = tree_aggregation_model(eps, T, as_printed=printed)
+    elif kind == "unbounded-block":
+        factory, model = (lambda n: UnboundedBlockCounter(eps, n)), unbounded_block_model(eps, T)
+    else:
+        factory, model = (lambda n: HybridCounter(eps, n)), hybrid_counter_model(eps, T)
+    return kind, factory, model, f
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@settings(max_examples=15, deadline=None)
+@given(data=st.data(), seed=st.integers(0, 2**32 - 1))
+def test_release_minus_prefix_sum_is_the_models_noise(kind: str, data: st.DataObject, seed: int) -> None:
+    """Exact error law for random parameters and streams: g(t) - S(t) = (W z)_t with z read off the tape
+    by site (the model is written from the pseudocode, not from the streaming code); the tape holds
+    exactly the model's sites for the first len(f) releases, with the model's laws."""
+    _, factory, model, f = data.draw(counter_runs(kind))
+    releases, tape = record_run(factory, f, seed=seed)
+    n = len(f)
+    prefix = np.cumsum(f)
+    assert np.allclose(model.mean(f + [0.0] * (model.input_length - n))[:n], prefix, rtol=0, atol=1e-9)
+    noise = {d.site: float(d.value) for d in tape}
+    full = {s: noise.get(s, 0.0) for s in model.sites}  # sites not drawn yet enter no release <= n
+    err = np.asarray(releases) - prefix
+    assert np.allclose(err, model.error(full)[:n], rtol=0, atol=1e-9 * (1 + float(np.abs(prefix).max()))), kind
+    used = [j for j in range(len(model.sites)) if np.any(model.combination[:n, j] != 0)]
+    assert {d.site for d in tape} == {model.sites[j] for j in used}, kind
+    for d in tape:
+        law = model.laws[model.sites.index(d.site)]
+        assert d.kind is law.kind and next(iter(d.params.values())) == law.parameter, kind
+
+
+@settings(max_examples=30, deadline=None)
+@given(T=st.integers(min_value=1, max_value=20), eps=st.floats(min_value=0.1, max_value=4.0),
+       kind=st.sampled_from(["simple", "block", "binary-tree", "tree-aggregation"]))
+def test_finite_horizon_refused_before_any_draw(T: int, eps: float, kind: str) -> None:
+    """Stepping to T + 1 raises HorizonExceededError (field t), draws nothing and changes nothing."""
+    recorder = TapeRecorder(InsecureSeededNoise(0))
+    makers: dict[str, Callable[[], Counter]] = {
+        "simple": lambda: SimpleCounter(eps, recorder, horizon=T),
+        "block": lambda: BlockCounter(eps, 3, recorder, horizon=T),
+        "binary-tree": lambda: BinaryTreeCounter(eps, T, recorder),
+        "tree-aggregation": lambda: TreeAggregationCounter(eps, T, recorder),
+    }
+    counter = makers[kind]()
+    counter.run([1] * T)
+    drawn, releases = len(recorder.tape), list(counter.releases)
+    with pytest.raises(HorizonExceededError) as info:
+        counter.step(1)
+    assert info.value.field == "t" and counter.t == T
+    assert len(recorder.tape) == drawn and counter.releases == releases
+
+
+# --- the basic mechanisms ---------------------------------------------------------------------------
+
+finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
+
+
+@settings(max_examples=40, deadline=None)
+@given(q=st.lists(finite, min_size=1, max_size=5), c=finite, eps=st.floats(min_value=0.01, max_value=10.0),
+       delta=st.floats(min_value=0.01, max_value=10.0), seed=st.integers(0, 2**32 - 1))
+def test_laplace_mechanism_adds_exactly_its_draws(q: list[float], c: float, eps: float, delta: float,
+                                                   seed: int) -> None:
+    """000-def3.1: release = q + Lap(Delta/eps) per coordinate; under one tape, shifting q shifts the release."""
+    mech = LaplaceMechanism(eps, delta)
+    recorder = TapeRecorder(InsecureSeededNoise(seed))
+    out = mech.release_vector(recorder, "m", q)
+    draws = recorder.tape.draws
+    assert [d.site for d in draws] == [f"m i={i}" for i in range(len(q))]
+    assert all(d.params == {"scale": delta / eps} for d in draws)
+    assert np.array_equal(out, np.array(q) + np.array([d.value for d in draws]))
+    moved = mech.release_vector(TapeReplay(recorder.tape), "m", [x + c for x in q])
+    assert np.allclose(moved - out, c, rtol=0, atol=1e-9 * (1 + abs(c) + float(np.abs(out).max())))
+
+
+@settings(max_examples=40, deadline=None)
+@given(q=st.lists(st.integers(-10**6, 10**6), min_size=1, max_size=5),
+       rho=st.floats(min_value=0.01, max_value=10.0), delta=st.integers(1, 5), seed=st.integers(0, 2**32 - 1))
+def test_discrete_gaussian_mechanism_integer_release_and_calibration(q: list[int], rho: float, delta: int,
+                                                                      seed: int) -> None:
+    """002-def2.2: q + N_Z(0, Delta^2/(2 rho)) (integers); the printed Delta/(2 rho) costs rho * Delta."""
+    mech = DiscreteGaussianMechanism(rho, delta)
+    recorder = TapeRecorder(InsecureSeededNoise(seed))
+    out = mech.release_vector(recorder, "m", q)
+    assert all(isinstance(v, int) for v in out)
+    assert out == [x + int(d.value) for x, d in zip(q, recorder.tape.draws, strict=True)]
+    assert {d.params["sigma2"] for d in recorder.tape} == {delta**2 / (2 * rho)}
+    assert mech.true_rho == pytest.approx(rho, rel=1e-12)
+    printed = DiscreteGaussianMechanism(rho, delta, as_printed=True)
+    assert printed.true_rho == pytest.approx(rho * delta, rel=1e-12)
+
+
+@st.composite
+def em_neighbours(draw: st.DrawFn) -> tuple[list[float], list[float], float, float]:
+    """Utility vectors u, u' with ||u - u'||_inf <= Delta (003-def3.8's sensitivity)."""
+    k = draw(st.integers(1, 6))
+    delta = draw(st.floats(min_value=0.1, max_value=5.0))
+    u = draw(st.lists(st.floats(min_value=-50.0, max_value=50.0), min_size=k, max_size=k))
+    moves = draw(st.lists(st.floats(min_value=-1.0, max_value=1.0), min_size=k, max_size=k))
+    eps = draw(st.floats(min_value=0.05, max_value=5.0))
+    return u, [x + delta * m for x, m in zip(u, moves, strict=True)], delta, eps
+
+
+@settings(max_examples=80, deadline=None)
+@given(case=em_neighbours())
+def test_exponential_mechanism_law_is_eps_dp_for_either_sign(case: tuple[list[float], list[float], float, float]
+                                                             ) -> None:
+    """003-thm3.9 numerically: the selection law exp(+-eps u/(2 Delta)) moves by at most e^eps between
+    utilities at l_inf distance Delta (both signs: E-audit-1 concerns accuracy, not privacy)."""
+    u, v, delta, eps = case
+    for printed in (False, True):
+        p = exponential_mechanism_law(u, eps, delta, as_printed=printed)
+        q = exponential_mechanism_law(v, eps, delta, as_printed=printed)
+        assert finite_sup_loss(p, q) <= eps * (1 + 1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(u=st.lists(st.floats(min_value=-1e3, max_value=1e3), min_size=1, max_size=6),
+       eps=st.floats(min_value=0.05, max_value=5.0), seed=st.integers(0, 2**32 - 1))
+def test_exponential_mechanism_draw_and_sign(u: list[float], eps: float, seed: int) -> None:
+    """select() hands the source exactly the utilities (negated as printed); noiseless it picks arg max
+    (arg min as printed); the selected index is in range."""
+    for printed in (False, True):
+        mech = ExponentialMechanism(eps, 2.0, as_printed=printed)
+        recorder = TapeRecorder(InsecureSeededNoise(seed))
+        i = mech.select(recorder, "s", u)
+        (d,) = recorder.tape.draws
+        assert d.params == {"scores": [-x if printed else x for x in u], "epsilon": eps, "sensitivity": 2.0}
+        assert 0 <= i < len(u) and d.value == i
+        best = mech.select(InsecureZeroNoise(), "s", u)
+        assert u[best] == (min(u) if printed else max(u))
+
+
+# --- the noise sources and tapes ---------------------------------------------------------------------
+
+bad_positive = st.one_of(st.floats(max_value=0.0), st.just(math.inf), st.just(-math.inf), st.just(math.nan))
+SOURCES: list[Callable[[], NoiseSource]] = [lambda: InsecureSeededNoise(0), InsecureZeroNoise]
+
+
+@settings(max_examples=40, deadline=None)
+@given(bad=bad_positive, which=st.integers(0, len(SOURCES) - 1),
+       call=st.sampled_from(["laplace", "discrete_laplace", "discrete_gaussian", "em_eps", "em_delta"]))
+def test_invalid_parameters_raise_before_any_draw(bad: float, which: int, call: str) -> None:
+    """Every source refuses non-positive or non-finite scales, variances, eps and Delta with the field name,
+    before drawing (the recorder around it records nothing)."""
+    recorder = TapeRecorder(SOURCES[which]())
+    draw: dict[str, tuple[Callable[[], object], str]] = {
+        "laplace": (lambda: recorder.laplace("s", bad), "scale"),
+        "discrete_laplace": (lambda: recorder.discrete_laplace("s", bad), "scale"),
+        "discrete_gaussian": (lambda: recorder.discrete_gaussian("s", bad), "sigma2"),
+        "em_eps": (lambda: recorder.exponential_mechanism("s", [0.0, 1.0], bad, 1.0), "epsilon"),
+        "em_delta": (lambda: recorder.exponential_mechanism("s", [0.0, 1.0], 1.0, bad), "sensitivity"),
+    }
+    fn, field = draw[call]
+    with pytest.raises(DPStreamInputError) as info:
+        fn()
+    assert info.value.field == field and len(recorder.tape) == 0
+
+
+@st.composite
+def draw_programs(draw: st.DrawFn) -> list[tuple[str, dict[str, Any]]]:
+    """A random sequence of draws (kind, parameters) of every kind."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for _ in range(draw(st.integers(1, 12))):
+        kind = draw(st.sampled_from([k.value for k in DrawKind]))
+        pos = st.floats(min_value=1e-3, max_value=1e3)
+        if kind in ("laplace", "discrete_laplace"):
+            params: dict[str, Any] = {"scale": draw(pos)}
+        elif kind == "discrete_gaussian":
+            params = {"sigma2": draw(pos)}
+        elif kind == "exponential_mechanism":
+            params = {"scores": draw(st.lists(st.floats(-100, 100), min_size=1, max_size=5)),
+                      "epsilon": draw(pos), "sensitivity": draw(pos)}
+        elif kind == "coin":
+            params = {}
+        elif kind == "choice":
+            n = draw(st.integers(0, 12))
+            params = {"n": n, "k": draw(st.integers(0, n))}
+        else:
+            d = draw(st.integers(1, 3))
+            low = draw(st.lists(st.floats(-10, 10), min_size=d, max_size=d))
+            width = draw(st.lists(st.floats(0.5, 10), min_size=d, max_size=d))
+            params = {"low": low, "high": [a + w for a, w in zip(low, width, strict=True)],
+                      "count": draw(st.integers(0, 3))}
+        out.append((kind, params))
+    return out
+
+
+def _as_json(value: object) -> object:
+    return value.tolist() if isinstance(value, np.ndarray) else list(value) if isinstance(value, tuple) else value
+
+
+@settings(max_examples=40, deadline=None)
+@given(program=draw_programs(), seed=st.integers(0, 2**32 - 1), order=st.randoms(use_true_random=False))
+def test_tape_round_trip_and_replay_in_any_order(program: list[tuple[str, dict[str, Any]]], seed: int,
+                                                 order: Any) -> None:
+    """Record any draw sequence, serialise, parse, replay in a shuffled order: the same values; values
+    lie in their kind's support; a missing draw is reported as unused, a changed parameter as a mismatch."""
+    recorder = TapeRecorder(InsecureSeededNoise(seed))
+    values = {}
+    for i, (kind, params) in enumerate(program):
+        values[f"s{i}"] = recorder.draw(f"s{i}", DrawKind(kind), **params)
+    tape = Tape.loads(recorder.tape.dumps())
+    assert tape.dumps() == recorder.tape.dumps()
+    for d in tape:
+        if d.kind is DrawKind.EXPONENTIAL_MECHANISM:
+            assert 0 <= d.value < len(d.params["scores"])
+        elif d.kind is DrawKind.CHOICE:
+            assert list(d.value) == sorted(set(d.value)) and all(0 <= j < d.params["n"] for j in d.value)
+        elif d.kind is DrawKind.UNIFORM_BOX:
+            arr = np.asarray(d.value)
+            assert arr.shape == (d.params["count"], len(d.params["low"]))
+            assert np.all((arr >= d.params["low"]) & (arr <= d.params["high"]))
+    indices = list(range(len(program)))
+    order.shuffle(indices)
+    with TapeReplay(tape) as replay:
+        for i in indices:
+            kind, params = program[i]
+            assert _as_json(replay.draw(f"s{i}", DrawKind(kind), **params)) == _as_json(values[f"s{i}"])
+    if len(program) > 1:
+        partial = TapeReplay(tape)
+        kind, params = program[0]
+        partial.draw("s0", DrawKind(kind), **params)
+        with pytest.raises(TapeUnusedSitesError):
+            partial.assert_exhausted()
+    kind, params = program[0]
+    if kind in ("laplace", "discrete_laplace"):
+        with pytest.raises(TapeMismatchError):
+            TapeReplay(tape).draw("s0", DrawKind(kind), scale=params["scale"] * 2)
+
+
+@settings(max_examples=30, deadline=None)
+@given(program=draw_programs(), seed=st.integers(0, 2**32 - 1), prefix=st.text(min_size=1, max_size=8))
+def test_seeded_source_reproducible_and_scopes_prefix_sites(program: list[tuple[str, dict[str, Any]]], seed: int,
+                                                            prefix: str) -> None:
+    """The seeded source gives the same values for the same seed and draw sequence; ``scoped`` only renames
+    the sites (prefix + ' / ' + site) and changes no value."""
+    a, b = TapeRecorder(InsecureSeededNoise(seed)), TapeRecorder(InsecureSeededNoise(seed))
+    inner = scoped(b, prefix)
+    for i, (kind, params) in enumerate(program):
+        x = a.draw(f"s{i}", DrawKind(kind), **params)
+        y = scoped_draw(inner, f"s{i}", DrawKind(kind), params)
+        assert _as_json(x) == _as_json(y)
+    assert [f"{prefix} / {d.site}" for d in a.tape] == [d.site for d in b.tape]
+
+
+def scoped_draw(source: NoiseSource, name: str, kind: DrawKind, params: dict[str, Any]) -> object:
+    assert isinstance(source, BaseNoiseSource)
+    return source.draw(name, kind, **params)
+
+
+# --- audit statistics and neighbours -----------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 3000), frac=st.floats(0.0, 1.0), a=st.floats(min_value=1e-9, max_value=0.5))
+def test_clopper_pearson_brackets_the_frequency(n: int, frac: float, a: float) -> None:
+    """0 <= CP_lower(k) <= k/n <= CP_upper(k) <= 1, monotone in k; eps_lb(k, k) < 0 (equal counts show nothing)."""
+    k = round(frac * n)
+    lo, hi = clopper_pearson_lower(k, n, a), clopper_pearson_upper(k, n, a)
+    assert 0.0 <= lo <= k / n <= hi <= 1.0
+    if k < n:
+        assert clopper_pearson_lower(k + 1, n, a) >= lo and clopper_pearson_upper(k + 1, n, a) >= hi
+    assert eps_lower_bound(k, n, k, n, a) < 0.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(base=st.lists(st.integers(-3, 3), min_size=1, max_size=30), data=st.data())
+def test_generated_counter_pairs_are_legal_neighbours(base: list[int], data: st.DataObject) -> None:
+    """Every pair from counter_positions/stream_entry_pairs is a STREAM_ENTRY neighbour at the named time."""
+    T = len(base)
+    block = data.draw(st.one_of(st.none(), st.integers(1, T)))
+    delta = data.draw(st.sampled_from([1.0, -1.0, 0.5]))
+    pairs = stream_entry_pairs(base, counter_positions(T, block=block, every=data.draw(st.booleans())), delta)
+    assert pairs and all(is_neighbour(p) for p in pairs)
+    for p in pairs:
+        t = int(p.label.split()[0][2:].rstrip(","))
+        diff = [i + 1 for i, (x, y) in enumerate(zip(p.f, p.f_prime, strict=True)) if x != y]
+        assert diff == [t]

@@ -68,10 +68,15 @@ def test_categorical_consistency(X: np.ndarray, seed: int) -> None:
     T = X.shape[1]
     k = min(2, T)
     synth = CategoricalFixedWindowSynthesizer(T, k, 5.0, 3, InsecureSeededNoise(seed), n_pad=15)
-    try:
-        synth.run(X)
-    except PaddingExhaustedError:
-        return
+    before = synth.synthetic.copy()
+    for t in range(1, T + 1):
+        try:
+            synth.step(X[:, t - 1])
+        except PaddingExhaustedError:
+            return
+        if t > k:
+            assert np.array_equal(synth.synthetic[:, : t - 1], before)  # records extended, never rewritten
+        before = synth.synthetic.copy()
     O = 3 ** (k - 1)
     for t, p in enumerate(synth.p_history, start=k):
         assert window_histogram(synth.synthetic, t, k, 3).tolist() == p.tolist()

@@ -8,6 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpstream.counters import BinaryTreeCounter, BlockCounter, CounterFactory
 from dpstream.noise import InsecureSeededNoise
 from dpstream.phdstream import (
     EfficientPHDStream,
@@ -108,18 +109,31 @@ def event_streams(draw: st.DrawFn) -> list[PointEvents]:
     return out
 
 
-@settings(max_examples=50, deadline=None)
-@given(batches=event_streams(), seed=st.integers(0, 2**31), depth=st.integers(1, 4),
-       theta=st.sampled_from([0.0, 2.0]), rule=st.sampled_from([LambdaRule.GENERAL, LambdaRule.PROOF]))
+COUNTERS: dict[str, CounterFactory] = {
+    "simple": simple_counter_factory,
+    "block-2": lambda e, n: BlockCounter(e, 2, n),
+    "binary-tree-8": lambda e, n: BinaryTreeCounter(e, 8, n),
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(batches=event_streams(), seed=st.integers(0, 2**31), depth=st.integers(1, 4), fanout=st.sampled_from([2, 3]),
+       theta=st.sampled_from([0.0, 2.0]), rule=st.sampled_from([LambdaRule.GENERAL, LambdaRule.PROOF]),
+       counter=st.sampled_from(sorted(COUNTERS)), eps=st.sampled_from([0.5, 1.0, 4.0]))
 def test_efficient_and_naive_release_identical_trees_and_values(
-        batches: list[PointEvents], seed: int, depth: int, theta: float, rule: LambdaRule) -> None:
-    """001 section C.1: same stream, same noise tape -> same T(t) and same G(v, t) on T(t), at every t."""
-    P = HypercubePartition(2, depth)
+        batches: list[PointEvents], seed: int, depth: int, fanout: int, theta: float, rule: LambdaRule,
+        counter: str, eps: float) -> None:
+    """001 section C.1: same stream, same noise tape -> same T(t) and same G(v, t) on T(t), at every t.
+
+    Over fanouts 2 and 3, several budgets, and counters with memory (Block, Binary Tree) as well as Simple:
+    the efficient algorithm steps each vertex's counter exactly when the naive Algorithm 3 does.
+    """
+    P = HypercubePartition(2, depth, fanout=fanout)
     recorder = TapeRecorder(InsecureSeededNoise(seed))
-    naive = PHDStream(P, 1.0, theta, recorder, counter=simple_counter_factory, lambda_rule=rule)
+    naive = PHDStream(P, eps, theta, recorder, counter=COUNTERS[counter], lambda_rule=rule)
     a = [naive.step(b) for b in batches]
     with TapeReplay(recorder.tape) as replay:
-        efficient = EfficientPHDStream(P, 1.0, theta, replay, counter=simple_counter_factory, lambda_rule=rule)
+        efficient = EfficientPHDStream(P, eps, theta, replay, counter=COUNTERS[counter], lambda_rule=rule)
         b = [efficient.step(x) for x in batches]
     for ra, rb in zip(a, b, strict=True):
         assert ra.tree == rb.tree

@@ -18,7 +18,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpstream.noise import InsecureZeroNoise
+from dpstream.noise import InsecureZeroNoise, data_rng
 from dpstream.tabular.datasets import ExplicitDataset, UniformDataset, answer
 from dpstream.tabular.domain import Domain
 from dpstream.tabular.fitting import InformationProjection, Measurement, MultiplicativeWeights
@@ -63,7 +63,7 @@ def test_marginals_sum_to_the_size(data: tuple[Domain, np.ndarray], pick: st.Dat
        workload=st.booleans())
 def test_mw_keeps_a_distribution_of_the_stated_total(dom: Domain, total: float, m: float, seed: int,
                                                      workload: bool) -> None:
-    rng = np.random.default_rng(seed)
+    rng = data_rng(seed)
     init = ExplicitDataset(dom, rng.random(dom.sizes) + 1e-3)
     q: Query
     if workload:

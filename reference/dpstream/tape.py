@@ -88,8 +88,8 @@ def _value_to_json(kind: DrawKind, value: Any) -> Any:
 
 def _value_from_json(kind: DrawKind, value: Any, params: Params) -> Any:
     if kind is DrawKind.LAPLACE:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise TapeFormatError(f"laplace value must be a number, got {value!r}")
+        if not _is_finite_number(value):
+            raise TapeFormatError(f"laplace value must be a finite number, got {value!r}")
         return float(value)
     if kind in (DrawKind.DISCRETE_LAPLACE, DrawKind.DISCRETE_GAUSSIAN, DrawKind.EXPONENTIAL_MECHANISM):
         if isinstance(value, bool) or not isinstance(value, int):
@@ -108,9 +108,18 @@ def _value_from_json(kind: DrawKind, value: Any, params: Params) -> Any:
             raise TapeFormatError(f"choice value must be sorted distinct indices in range(n), got {value!r}")
         return tuple(value)
     if kind is DrawKind.UNIFORM_BOX:
-        arr = np.asarray(value, dtype=np.float64).reshape(params["count"], len(params["low"]))
-        return arr
+        d = len(params["low"])
+        if (not isinstance(value, list) or len(value) != params["count"]
+                or any(not isinstance(row, list) or len(row) != d or not all(_is_finite_number(x) for x in row)
+                       for row in value)):
+            raise TapeFormatError(f"uniform_box value must be count={params['count']} lists of {d} finite numbers, "
+                                  f"got {value!r}")
+        return np.asarray(value, dtype=np.float64).reshape(params["count"], d)
     raise AssertionError(kind)  # pragma: no cover
+
+
+def _is_finite_number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
 
 
 @dataclass(frozen=True)

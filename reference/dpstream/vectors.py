@@ -66,6 +66,15 @@ class KnownAnswerVector:
         for key in ("component", "params", "inputs", "expected", "tape"):
             if key not in doc:
                 raise TapeFormatError(f"known-answer vector lacks {key!r}")
+        # the same types as docs/tape-schema.json ("vector")
+        if not isinstance(doc["component"], str) or not doc["component"]:
+            raise TapeFormatError("component must be a non-empty string (the algorithm's anchor)")
+        for key, kind, name in (("params", dict, "an object"), ("inputs", list, "a list"),
+                                ("expected", list, "a list"), ("meta", dict, "an object")):
+            if key in doc and not isinstance(doc[key], kind):
+                raise TapeFormatError(f"{key} must be {name}")
+        if not isinstance(doc.get("description", ""), str):
+            raise TapeFormatError("description must be a string")
         if len(doc["inputs"]) != len(doc["expected"]):
             raise TapeFormatError("inputs and expected must have one entry per time step")
         return cls(

@@ -85,6 +85,20 @@ def _dg_pmf(s2: float) -> tuple[np.ndarray, np.ndarray]:
     return z, np.exp(law.log_pdf(z.astype(np.float64)))
 
 
+def _sum_tails(s2: float, k_max: int, width: float) -> list[tuple[int, int, float]]:
+    """(k, a, P(|sum of k i.i.d. N_Z(0, s2)| >= a)) for k <= k_max and integers 1 <= a <= width sqrt(k s2),
+    by exact convolution of the pmfs."""
+    _, p = _dg_pmf(s2)
+    q = p.copy()
+    out: list[tuple[int, int, float]] = []
+    for k in range(1, k_max + 1):
+        if k > 1:
+            q = np.convolve(q, p)
+        zz = np.arange(len(q)) - len(q) // 2
+        out.extend((k, a, float(q[np.abs(zz) >= a].sum())) for a in range(1, int(width * math.sqrt(k * s2)) + 1))
+    return out
+
+
 def test_002_appendix_b_printed_tail_bound_counterexample() -> None:
     """E-audit-2: P(|N_Z(0, 1/2)| >= 1) = 0.4359 > exp(-1/(2 * 1/2)) = e^-1 = 0.3679 (one node, k = 1)."""
     z, p = _dg_pmf(0.5)
@@ -93,17 +107,20 @@ def test_002_appendix_b_printed_tail_bound_counterexample() -> None:
     assert tail > math.exp(-1.0)
 
 
+@pytest.mark.parametrize("s2", [1.0, 2.5, 5.0, 10.0])
+def test_002_appendix_b_printed_tail_bound_holds_on_the_grid_for_sigma2_at_least_1(s2: float) -> None:
+    """E-audit-2's other half: for sigma^2 >= 1 the printed one-sided form exp(-a^2/(2 k sigma^2)) held at
+    every integer a >= 1 for sums of k <= 6 discrete Gaussians (exact convolution; largest ratio tail/bound
+    0.991, at sigma^2 = 1). A grid check, not a proof; sigma^2 = 1/2 is the counterexample above."""
+    for k, a, tail in _sum_tails(s2, k_max=6, width=10.0):
+        assert tail <= math.exp(-a * a / (2 * k * s2))
+
+
 @pytest.mark.parametrize("s2", [0.5, 1.0, 2.5, 5.0])
 def test_two_sided_subgaussian_bound_holds_exactly(s2: float) -> None:
     """P(|sum of k N_Z(0, s2)| >= a) <= 2 exp(-a^2/(2 k s2)) for k <= 5, integer a (exact convolution)."""
-    _, p = _dg_pmf(s2)
-    q = p.copy()
-    for k in range(1, 6):
-        if k > 1:
-            q = np.convolve(q, p)
-        zz = np.arange(len(q)) - len(q) // 2
-        for a in range(1, int(8 * math.sqrt(k * s2)) + 1):
-            assert float(q[np.abs(zz) >= a].sum()) <= 2 * math.exp(-a * a / (2 * k * s2)) + 1e-15
+    for k, a, tail in _sum_tails(s2, k_max=5, width=8.0):
+        assert tail <= 2 * math.exp(-a * a / (2 * k * s2)) + 1e-15
 
 
 def test_tree_aggregation_bounds_shapes() -> None:

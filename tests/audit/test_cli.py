@@ -72,7 +72,20 @@ def test_a_raising_case_is_a_failure() -> None:
 
     case = AuditCase("raises", "x", PrivacyClaim.pure(1.0, Neighbour.EVENT, "x"), run, 1e-6, family="counters")
     report = run_case(case, Profile.QUICK, 0)
-    assert status(report) == "FAIL" and "boom" in report.checks[0].detail
+    assert status(report) == "ERROR" and "boom" in report.checks[0].detail and not report.passed
+
+
+def test_a_raising_expect_failure_case_is_not_a_caught_violation() -> None:
+    """A crash of an ``expect_failure`` case must not read as "expected failure" (it proves nothing)."""
+    def run(ctx: AuditContext) -> list[CheckResult]:
+        raise ValueError("boom")
+
+    case = AuditCase("raises", "x", PrivacyClaim.pure(1.0, Neighbour.EVENT, "x"), run, 1e-6,
+                     expect_failure=True, family="counters")
+    report = run_case(case, Profile.QUICK, 0)
+    assert status(report) == "ERROR" and not report.passed
+    assert "ERROR" in format_table([report])
+    assert to_json([report], Profile.QUICK, 0)["components"][0]["status"] == "ERROR"
 
 
 def test_case_seed_independent_of_selection() -> None:

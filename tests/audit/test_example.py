@@ -10,11 +10,12 @@ import pytest
 
 from dpstream.counters import Counter
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "third_party_counter.py"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLE = EXAMPLES / "third_party_counter.py"
 
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("third_party_counter", EXAMPLE)
+def _load(path: Path = EXAMPLE) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(path.stem, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -33,3 +34,22 @@ def test_worked_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert "MyCounter(scale x0.5): caught by" in out
     assert module.MyCounter.__module__ == "third_party_counter"
     assert not issubclass(module.MyCounter, Counter)  # nothing of the library is subclassed
+
+
+def test_own_model_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/audits.md, "Your own counter": a counter with no library model, audited against a model written
+    from its pseudocode and model-free; the correct scale T/eps passes both routes, the mistaken 1/eps (true
+    guarantee T eps = 8) is caught by both.
+
+    False-alarm probability of the passes: 1e-4 (linear case share) + 1e-4 (model-free level); fixed seed 0.
+    """
+    module = _load(EXAMPLES / "own_model_counter.py")
+    assert module.main() == 0
+    out = capsys.readouterr().out
+    assert "FreshNoiseCounter(scale=8): all checks pass" in out
+    assert "FreshNoiseCounter(scale=1): caught by black-box, calibration" in out
+    model = module.fresh_noise_model()
+    assert model.injective and model.n_releases == module.T
+    assert not issubclass(module.FreshNoiseCounter, Counter)
+    bad = module.model_free(1.0)
+    assert bad.passed is False and bad.value is not None and bad.value > 1.0

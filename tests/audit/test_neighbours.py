@@ -80,3 +80,10 @@ def test_point_replace() -> None:
     assert pair.f_prime[1] == (0.0, 0.0) and is_neighbour(pair)
     both = NeighbourPair(pair.f, ((0.0, 0.0), (0.0, 0.0), (0.9, 0.1)), "two points", Neighbour.POINT_REPLACE)
     assert not is_neighbour(both)
+    shorter = NeighbourPair(pair.f, pair.f[:2], "one point dropped", Neighbour.POINT_REPLACE)
+    assert not is_neighbour(shorter)  # a different length is not a replacement (and must not raise)
+
+
+def test_stream_entry_shapes_must_match() -> None:
+    wider = NeighbourPair(((0.0,),), ((0.0, 0.0),), "other dimension", Neighbour.STREAM_ENTRY)
+    assert not is_neighbour(wider)

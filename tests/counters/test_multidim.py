@@ -120,6 +120,20 @@ def test_bad_construction() -> None:
     assert info.value.field == "d"
 
 
+def test_components_sharing_one_site_namespace_are_refused() -> None:
+    """Two coordinates on one unscoped source would both draw at '001-alg8 L4 t=1': sites must be unique."""
+    shared = InsecureSeededNoise(0)
+    with pytest.raises(DPStreamInputError) as info:
+        MultiDimensionalCounter([SimpleCounter(1.0, shared), SimpleCounter(1.0, shared)])
+    assert info.value.field == "counters"
+    recorder = TapeRecorder(InsecureSeededNoise(0))
+    with pytest.raises(DPStreamInputError):
+        MultiDimensionalCounter([SimpleCounter(1.0, scoped(recorder, "a")), SimpleCounter(1.0, scoped(recorder, "a"))])
+    ok = MultiDimensionalCounter([SimpleCounter(1.0, scoped(recorder, "a")), SimpleCounter(1.0, scoped(recorder, "b"))])
+    ok.step([1, 1])
+    assert sorted(d.site for d in recorder.tape) == ["a / 001-alg8 L4 t=1", "b / 001-alg8 L4 t=1"]
+
+
 @pytest.mark.parametrize("path", VECTORS, ids=[p.stem for p in VECTORS])
 def test_known_answer_vectors(path: Path) -> None:
     vector = KnownAnswerVector.load(path)

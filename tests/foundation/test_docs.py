@@ -19,3 +19,27 @@ def test_errata_md_is_assembled_from_fragments() -> None:
             if line.startswith("## E-") and "<" not in line:
                 entry_id = line[3:].split(":")[0]
                 assert f"[{entry_id}](#{entry_id.lower()})" in current
+
+
+def test_counters_page_quotes_the_claims_the_code_states() -> None:
+    """docs/counters.md quotes claim.describe() verbatim; a changed claim text must change the page too."""
+    from dpstream.counters import BinaryTreeCounter, SimpleCounter
+    from dpstream.noise import InsecureZeroNoise
+
+    text = (ROOT / "docs" / "counters.md").read_text(encoding="utf-8")
+    assert SimpleCounter(1.0, InsecureZeroNoise()).claim.describe() in text
+    assert BinaryTreeCounter(1.0, 16, InsecureZeroNoise()).claim.describe() in text
+
+
+def test_tape_format_example_is_the_shipped_vector() -> None:
+    """The tape shown in docs/tape-format.md is the start of tests/vectors/binary-tree-eps1-T8.json."""
+    import json
+
+    from dpstream.vectors import KnownAnswerVector
+
+    vector = KnownAnswerVector.load(ROOT / "tests" / "vectors" / "binary-tree-eps1-T8.json")
+    text = (ROOT / "docs" / "tape-format.md").read_text(encoding="utf-8")
+    for draw in vector.tape.draws[:2]:
+        assert json.dumps(draw.to_json()) in text
+    assert f"\"inputs\": {json.dumps(vector.inputs)}" in text
+    assert all(repr(x) in text for x in vector.expected[:3])

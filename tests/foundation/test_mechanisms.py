@@ -59,7 +59,9 @@ def test_discrete_gaussian_mechanism_calibration() -> None:
     assert good.sigma2 == 9.0 and good.true_rho == pytest.approx(0.5)
     printed = DiscreteGaussianMechanism(0.5, sensitivity=3.0, as_printed=True)
     assert printed.sigma2 == 3.0 and printed.true_rho == pytest.approx(1.5)  # rho * Delta
-    assert "does NOT meet" in printed.claim.note and "NOT" not in good.claim.note
+    assert printed.claim.parameter == pytest.approx(1.5) and printed.paper_claim.parameter == 0.5
+    assert "AS PRINTED" in printed.claim.note and "PRINTED" not in good.claim.note
+    assert good.claim == good.paper_claim
     unit = DiscreteGaussianMechanism(0.5, as_printed=True)
     assert unit.sigma2 == DiscreteGaussianMechanism(0.5).sigma2 == 1.0  # Delta = 1: the two agree
     assert good.claim.measure is Measure.ZCDP and good.claim.neighbour is Neighbour.STREAM_ENTRY

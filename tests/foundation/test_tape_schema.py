@@ -82,7 +82,24 @@ TAPE_MUTATIONS: dict[str, Mutation] = {
     "missing value": lambda d: d["draws"][0].pop("value"),
     "empty scores": lambda d: d["draws"][3]["params"].update(scores=[]),
     "coin with params": lambda d: d["draws"][4]["params"].update(p=0.5),
+    "uniform_box flat value": lambda d: d["draws"][6].update(value=[0.1, 0.2, 0.3, 0.4, 0.5, 0.6]),
 }
+# Rules the schema cannot state (docs/tape-format.md): only the reader can reject these.
+READER_ONLY_MUTATIONS: dict[str, Mutation] = {
+    "uniform_box short row": lambda d: d["draws"][6]["value"][0].pop(),
+    "uniform_box row count": lambda d: d["draws"][6]["value"].pop(),
+    "choice value out of range": lambda d: d["draws"][5].update(value=[1, 4, 9]),
+    "em index out of range": lambda d: d["draws"][3].update(value=3),
+    "duplicate site": lambda d: d["draws"][1].update(site=d["draws"][0]["site"]),
+}
+
+
+@pytest.mark.parametrize("name", READER_ONLY_MUTATIONS)
+def test_reader_enforces_rules_beyond_the_schema(name: str) -> None:
+    doc = _all_kinds_tape()
+    READER_ONLY_MUTATIONS[name](doc)
+    with pytest.raises(TapeFormatError):
+        Tape.from_json(doc)
 
 
 
@@ -103,6 +120,13 @@ VECTOR_MUTATIONS: dict[str, Mutation] = {
     "missing tape": lambda d: d.pop("tape"),
     "broken inner tape": lambda d: d["tape"]["draws"][0].update(kind="normal"),
     "empty component": lambda d: d.update(component=""),
+    "extra key": lambda d: d.update(extra=1),
+    "params not an object": lambda d: d.update(params=[1.0, 8]),
+    "inputs not a list": lambda d: d.update(inputs="10110011"),
+    "expected not a list": lambda d: d.update(expected={"1": 2.0}),
+    "meta not an object": lambda d: d.update(meta=[]),
+    "description not a string": lambda d: d.update(description=3),
+    "inputs shorter than expected": lambda d: d["inputs"].pop(),
 }
 
 
@@ -111,7 +135,22 @@ def test_broken_vectors_are_rejected(name: str) -> None:
     doc = json.loads((ROOT / "tests" / "vectors" / "binary-tree-eps1-T8.json").read_text(encoding="utf-8"))
     broken = copy.deepcopy(doc)
     VECTOR_MUTATIONS[name](broken)
-    assert not VALIDATOR.is_valid(broken)
-    if name != "empty component":  # the reader accepts any string as component; the schema is stricter
-        with pytest.raises((TapeFormatError, KeyError)):
-            KnownAnswerVector.from_json(broken)
+    if name != "inputs shorter than expected":  # a rule the schema cannot state (the reader checks it)
+        assert not VALIDATOR.is_valid(broken)
+    with pytest.raises(TapeFormatError):
+        KnownAnswerVector.from_json(broken)
+
+
+def test_non_finite_values_are_rejected_by_the_reader() -> None:
+    """Python's json accepts the non-standard NaN / Infinity tokens; the reader must not (the schema
+    never sees them, as they are not JSON)."""
+    text = json.dumps(_all_kinds_tape())
+    for token in ("NaN", "Infinity", "-Infinity"):
+        doc = json.loads(text)
+        doc["draws"][0]["value"] = json.loads(token)
+        with pytest.raises(TapeFormatError):
+            Tape.from_json(doc)
+        doc = json.loads(text)
+        doc["draws"][6]["value"][0][0] = json.loads(token)
+        with pytest.raises(TapeFormatError):
+            Tape.from_json(doc)

@@ -12,7 +12,15 @@ import numpy as np
 import pytest
 
 from dpstream.experiments import discover
-from dpstream.experiments.hypercube_rate import fit_exponent, normalised_ratio, offline_shape, theorem_shape
+from dpstream.experiments.hypercube_rate import (
+    FULL,
+    activation_level,
+    c_epsilon,
+    fit_exponent,
+    normalised_ratio,
+    offline_shape,
+    theorem_shape,
+)
 
 
 def test_fit_exponent_of_a_power_law() -> None:
@@ -46,3 +54,33 @@ def test_tiny_run_writes_outputs(tmp_path: Path) -> None:
     assert set(report["w1_rates"]) == {"uniform d=1", "uniform d=2", "clustered d=1", "clustered d=2"}
     assert report["grid"]["noise"].startswith("InsecureSeededNoise")
     assert (tmp_path / "hypercube_rate.png").stat().st_size > 0
+
+
+def test_c_epsilon_by_hand() -> None:
+    """004-rem1.2 at eps = 1: exp(log(2)^2) + e for d >= 2, e for d = 1; eps = 0.5, d = 3: exp(log(3)^2) + 2e."""
+    assert c_epsilon(1.0, 2) == pytest.approx(math.exp(math.log(2) ** 2) + math.e)
+    assert c_epsilon(1.0, 3) == pytest.approx(1.61680 + 2.71828, abs=1e-4)  # exp(0.480453) + e
+    assert c_epsilon(1.0, 1) == pytest.approx(math.e)
+    assert c_epsilon(0.5, 3) == pytest.approx(math.exp(math.log(3) ** 2) + 2 * math.e)
+
+
+def _reaches_threshold(r: int, d: int) -> bool:
+    """eps = 1: does some depth-j region (j <= r) get at least T_0 uniform points during level r? (printed formulas)."""
+    H = 2 ** (r + 1) - 2**r  # t_r = ceil(2^r / 1)
+    for j in range(1, r + 1):
+        if d >= 2:
+            C1 = (1 - 2 ** (-(1 - 1 / d) / 2)) / 2
+            eps_jr = C1 * 2 ** ((j - r) * (1 - 1 / d) / 2)  # (4.1)
+        else:
+            eps_jr = 3 / math.pi**2 / (j + 1) ** 2  # (5.1)
+        if H / 2**j >= 9 * math.log(H) / (eps_jr / 2):  # 004-alg2: T_0 = 9 log T / eps', eps' = eps_jr / 2
+            return True
+    return False
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_activation_level_from_the_printed_formulas(d: int) -> None:
+    r, t_r = activation_level(1.0, d)
+    assert t_r == 2**r
+    assert _reaches_threshold(r, d) and not any(_reaches_threshold(q, d) for q in range(1, r))
+    assert t_r > FULL.t_max  # the experiment's whole grid lies before sparse counting can start (docs/hypercube.md)

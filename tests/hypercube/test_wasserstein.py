@@ -1,4 +1,5 @@
-"""Exact W_1 under l_inf (004-sec2.3): brute force over permutations, d = 1 formula, hand values, bad input."""
+"""Exact W_1 under l_inf (004-sec2.3): brute force over permutations, d = 1 formula, hand values, bad input;
+004-lem4.2's deterministic transport bound on every release of 004-alg1, and a broken output it catches."""
 
 from __future__ import annotations
 
@@ -9,13 +10,17 @@ import numpy as np
 import pytest
 
 from dpstream.errors import DPStreamInputError
+from dpstream.hypercube.online import OnlineSyntheticData
+from dpstream.hypercube.partition import BinaryPartition
+from dpstream.hypercube.streams import make_stream
 from dpstream.hypercube.wasserstein import (
     linf_cost_matrix,
+    partition_transport_bound,
     wasserstein1,
     wasserstein1_assignment,
     wasserstein1_sorted,
 )
-from dpstream.noise import data_rng
+from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise, data_rng
 
 
 def _brute_force(x: np.ndarray, y: np.ndarray) -> float:
@@ -68,3 +73,54 @@ def test_cost_matrix() -> None:
 def test_bad_input(x: object, y: object) -> None:
     with pytest.raises(DPStreamInputError):
         wasserstein1(x, y)  # type: ignore[arg-type]
+
+
+# --- 004-lem4.2, deterministic form: W_1 <= transport bound from the counts ----------------------------
+
+
+def test_partition_transport_bound_by_hand() -> None:
+    """d = 1, X = (0.1, 0.2, 0.3, 0.9), depth 2; true counts [4], [3, 1], [2, 1, 0, 1]; m = [4], [2, 2], [1, 1, 1, 1].
+
+    (1/4) [1 (0 + 1 + 1)/2 + 1/2 ((1 + 1 + 0)/2 + (1 + 1 + 0)/2)] + 1/4 = 0.75.
+    """
+    X = np.array([[0.1], [0.2], [0.3], [0.9]])
+    m = [[4], [2, 2], [1, 1, 1, 1]]
+    assert partition_transport_bound(X, m, BinaryPartition(1)) == pytest.approx(0.75, abs=1e-15)
+    with pytest.raises(DPStreamInputError):
+        partition_transport_bound(X, [[3], [2, 1]], BinaryPartition(1))  # the root must be t
+
+
+class _OutputIgnoresCounts(OnlineSyntheticData):
+    """BROKEN: Y_t uniform in the whole cube (t points), ignoring the consistent counts m_theta."""
+
+    def _output(self, t: int, r: int, m: np.ndarray) -> np.ndarray:
+        return self.noise.uniform_box(f"broken u8 t={t}", [0.0] * self.d, [1.0] * self.d, int(m.sum()))
+
+
+@pytest.mark.parametrize("zero_noise", [False, True])
+@pytest.mark.parametrize(("d", "eps"), [(1, 1.0), (1, 4.0), (2, 1.0), (2, 4.0), (3, 1.0)])
+def test_w1_within_the_transport_bound(d: int, eps: float, zero_noise: bool) -> None:
+    """Every release of 004-alg1 satisfies Lemma 4.2's deterministic inequality (no statistics: cannot false-alarm)."""
+    P = BinaryPartition(d)
+    for kind in ("uniform", "clustered"):
+        X = make_stream(kind, 48, d, seed=d + 10)
+        alg = OnlineSyntheticData(eps, d, InsecureZeroNoise() if zero_noise else InsecureSeededNoise(d))
+        for t, x in enumerate(X, start=1):
+            rel = alg.step(x)
+            assert rel.points is not None
+            assert wasserstein1(X[:t], rel.points) <= partition_transport_bound(X[:t], rel.consistent, P) + 1e-12
+
+
+def test_transport_bound_catches_output_that_ignores_the_counts() -> None:
+    """The same inequality fails for a broken output step (d = 1, where the noiseless counts are informative)."""
+    P = BinaryPartition(1)
+    violations = 0
+    for kind in ("uniform", "clustered"):
+        X = make_stream(kind, 48, 1, seed=11)
+        alg = _OutputIgnoresCounts(4.0, 1, InsecureZeroNoise())
+        for t, x in enumerate(X, start=1):
+            rel = alg.step(x)
+            assert rel.points is not None
+            violations += wasserstein1(X[:t], rel.points) > partition_transport_bound(X[:t], rel.consistent, P)
+    print(f"\nbroken output (uniform in the cube): {violations} of 96 releases violate Lemma 4.2's bound")
+    assert violations >= 1

@@ -1,18 +1,25 @@
-"""Categorical extension of 002-alg1: A = 2 replays Algorithm 1; consistency and realisation for A = 3."""
+"""Categorical extension of 002-alg1: A = 2 replays Algorithm 1; consistency and realisation for A = 3;
+accuracy against our bound (dpstream.longitudinal.propagation) and a broken variant it catches."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pytest
 
+from dpstream.audit.protocol import derive_seed, sample_transcripts
 from dpstream.claims import Neighbour
 from dpstream.errors import DPStreamInputError
+from dpstream.longitudinal.bounds import fixed_window_sigma2, theorem_3_2_lambda
 from dpstream.longitudinal.categorical import CategoricalFixedWindowSynthesizer
+from dpstream.longitudinal.checks import theorem_3_2_accuracy
 from dpstream.longitudinal.data import window_histogram
 from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer
 from dpstream.longitudinal.generators import random_matrix
+from dpstream.longitudinal.propagation import window_error_bound
 from dpstream.longitudinal.testing import ScriptedNoise
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise
+from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise, NoiseSource
 from dpstream.tape import TapeRecorder
 
 
@@ -78,3 +85,54 @@ def test_bad_input() -> None:
     with pytest.raises(DPStreamInputError):
         synth.step([0, 1, 3])
     assert synth.t == 0
+
+
+# --- accuracy of the categorical extension (our bound: dpstream.longitudinal.propagation) -------------
+
+A3, T3, K3, RHO3, BETA3, N_PAD3 = 3, 6, 2, 1.0, 0.05, 40
+X3 = random_matrix(30, T3, seed=33, alphabet=A3)
+RUNS3 = 400
+LEVEL3 = 1e-4  # false-alarm probability of each accuracy assertion on a correct implementation (fixed seeds)
+
+
+class _QuadrupledNoise(CategoricalFixedWindowSynthesizer):
+    """BROKEN: draws N_Z(0, 4 sigma^2) (noise scale doubled) while the bound is computed for sigma^2."""
+
+    def noise_variance(self) -> float:
+        return 4.0 * self.sigma2
+
+
+def _accuracy(factory: Any, lam: float, name: str) -> Any:
+    runs = sample_transcripts(factory, [tuple(int(v) for v in X3[:, j]) for j in range(T3)], RUNS3,
+                              derive_seed(3, "categorical-accuracy"))
+    return theorem_3_2_accuracy(runs, X3, T3, K3, N_PAD3, lam, BETA3, LEVEL3, name=name, alphabet=A3)
+
+
+def test_categorical_accuracy_bound() -> None:
+    """P[max_{s,t} |p - (C + n_pad)| > bound] <= beta for A = 3 (our rigorous bound and the printed form over A^k bins).
+
+    n_pad = 40 is far above both bounds (about 10), so no run can stop with PaddingExhaustedError.
+    A correct implementation fails an assertion below with probability <= LEVEL3 each.
+    """
+    sigma2 = fixed_window_sigma2(T3, K3, RHO3)
+    ours = window_error_bound(sigma2, T3, K3, BETA3, A3)
+    printed_form = theorem_3_2_lambda(sigma2, T3, K3, BETA3, A3)
+
+    def factory(n: NoiseSource) -> CategoricalFixedWindowSynthesizer:
+        return CategoricalFixedWindowSynthesizer(T3, K3, RHO3, A3, n, n_pad=N_PAD3)
+
+    for lam, name in ((ours, "propagation.window_error_bound (A = 3)"),
+                      (printed_form, "eq (5) with A^k R bins (A = 3)")):
+        result = _accuracy(factory, lam, name)
+        print(f"\n{result.detail}")
+        assert result.passed is True, result.detail
+        assert result.data["runs"] == RUNS3
+
+
+def test_categorical_accuracy_catches_doubled_noise_scale() -> None:
+    """The same check with the same level fails when the noise scale is doubled (broken variant)."""
+    sigma2 = fixed_window_sigma2(T3, K3, RHO3)
+    lam = window_error_bound(sigma2, T3, K3, BETA3, A3)
+    result = _accuracy(lambda n: _QuadrupledNoise(T3, K3, RHO3, A3, n, n_pad=N_PAD3), lam, "broken: 4 sigma^2")
+    print(f"\nbroken (noise scale doubled): {result.detail}")
+    assert result.passed is False

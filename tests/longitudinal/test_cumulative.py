@@ -110,6 +110,8 @@ def test_allocation_and_claims() -> None:
     assert default.claim.neighbour is Neighbour.INDIVIDUAL_SUBSTITUTE
     assert default.claim.parameter == pytest.approx(rho)
     assert printed.claim.parameter == pytest.approx(2 * rho) and "AS PRINTED" in printed.claim.note
+    assert printed.paper_claim.parameter == rho == default.paper_claim.parameter
+    assert printed.paper_claim.neighbour is Neighbour.INDIVIDUAL_SUBSTITUTE
     assert default.claims[Neighbour.INDIVIDUAL_ADD_REMOVE].measure is Measure.NOT_PRIVATE
 
 

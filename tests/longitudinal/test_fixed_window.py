@@ -4,48 +4,19 @@ persistence, padding failure, debiasing, claims and bad input."""
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import numpy as np
 import pytest
 
 from dpstream.claims import Measure, Neighbour
 from dpstream.errors import DPStreamInputError, HorizonExceededError, StateError
-from dpstream.longitudinal.data import pattern_string, window_histogram
+from dpstream.longitudinal.data import window_histogram
 from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer, PaddingExhaustedError
 from dpstream.longitudinal.generators import all_ones, random_matrix
 from dpstream.longitudinal.queries import WindowQuery, debiased_answer, histogram_queries, poverty_queries
-from dpstream.longitudinal.testing import ScriptedNoise
+from dpstream.longitudinal.testing import ScriptedNoise, targets_from_tape
 from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise
 from dpstream.tape import TapeMismatchError, TapeRecorder, TapeReplay
-
-
-def _expected_from_tape(X: np.ndarray, T: int, k: int, n_pad: int, tape: dict[str, object]) -> list[list[int]]:
-    """p^t recomputed from the tape by the paper's equations (6)-(7) of the proof of Theorem 3.2."""
-    out: list[list[int]] = []
-    O = 2 ** (k - 1)
-    for t in range(k, T + 1):
-        C = window_histogram(X, t, k)
-        C_hat = [int(C[s]) + n_pad + int(tape[f"002-alg1 u3 t={t} s={pattern_string(s, k)}"])  # type: ignore[call-overload]
-                 for s in range(2**k)]
-        if t == k:
-            out.append(C_hat)
-            continue
-        prev = out[-1]
-        p = [0] * 2**k
-        for z in range(O):
-            zl = pattern_string(z, k - 1) if k > 1 else "-"
-            mass = prev[z] + prev[O + z]  # p_{0z}^{t-1} + p_{1z}^{t-1}
-            e = (mass - C_hat[2 * z] - C_hat[2 * z + 1]) % 2  # Delta_z is a half-integer
-            b = Fraction(0)
-            if e:
-                b = Fraction(1, 2) if tape[f"002-alg1 u11 t={t} z={zl}"] else Fraction(-1, 2)
-            p0 = Fraction(C_hat[2 * z], 2) + Fraction(mass - C_hat[2 * z + 1], 2) + b  # eq (6)
-            p1 = Fraction(C_hat[2 * z + 1], 2) + Fraction(mass - C_hat[2 * z], 2) - b  # eq (7)
-            assert p0.denominator == 1 and p1.denominator == 1
-            p[2 * z], p[2 * z + 1] = int(p0), int(p1)
-        out.append(p)
-    return out
 
 
 @pytest.mark.parametrize(("T", "k", "rho", "seed"), [(8, 3, 2.0, 1), (6, 1, 0.5, 2), (7, 7, 3.0, 3), (9, 2, 50.0, 4)])
@@ -56,7 +27,7 @@ def test_replay_matches_paper_equations(T: int, k: int, rho: float, seed: int) -
     releases = synth.run(X)
     assert releases[: k - 1] == [None] * (k - 1)
     tape = {d.site: d.value for d in recorder.tape}
-    expected = _expected_from_tape(X, T, k, 60, tape)
+    expected = targets_from_tape(X, T, k, 60, tape)  # the paper's equations (6)-(7), exact rationals
     assert [r.p.tolist() for r in releases[k - 1:] if r is not None] == expected
     # the synthetic data realise p^t exactly, at every t >= k
     S = synth.synthetic
@@ -161,6 +132,9 @@ def test_claims() -> None:
     assert printed.claim.neighbour is Neighbour.INDIVIDUAL_ADD_REMOVE and printed.claim.parameter == pytest.approx(rho)
     assert printed.claims[Neighbour.INDIVIDUAL_SUBSTITUTE].parameter == pytest.approx(2 * rho)
     assert "AS PRINTED" in printed.claims[Neighbour.INDIVIDUAL_SUBSTITUTE].note
+    for synth in (default, printed):  # Theorem 3.1 as stated, whatever the variant
+        assert synth.paper_claim.neighbour is Neighbour.INDIVIDUAL_SUBSTITUTE
+        assert synth.paper_claim.parameter == rho and synth.paper_claim.source == "002-thm3.1"
 
 
 # --- failure when the padding is exhausted (E-longitudinal-3) -----------------------------------

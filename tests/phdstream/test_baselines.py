@@ -63,6 +63,7 @@ def test_baseline_2_scaling() -> None:
     expected += synthetic_added[2] - (0 + {d.site: d.value for d in recorder.tape}["001-sec5.3 removals t=3"])
     assert private.N_hat == pytest.approx(expected)
     assert private.claim.measure is Measure.PURE_DP
+    assert printed.claim.measure is Measure.NOT_PRIVATE  # the claim says what holds (E-phdstream-9)
 
 
 def test_baseline_3_fixes_the_tree_and_counts_with_counters() -> None:

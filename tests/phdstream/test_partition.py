@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import InsecureSeededNoise
+from dpstream.noise import InsecureSeededNoise, data_rng
 from dpstream.phdstream import BooleanCubePartition, HypercubePartition, node_label
 
 
@@ -37,7 +37,7 @@ def test_hypercube_halves_coordinate_by_coordinate() -> None:
 
 def test_general_fanout_cells_contain_their_points() -> None:
     P = HypercubePartition(3, 5, fanout=3)
-    rng = np.random.default_rng(0)  # test data only (not an algorithm)
+    rng = data_rng(0)  # test data only (not an algorithm)
     pts = rng.random((200, 3))
     for x, path in zip(pts, P.locate(pts), strict=True):
         low, high = P.cell(tuple(int(i) for i in path))

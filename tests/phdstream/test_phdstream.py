@@ -178,10 +178,22 @@ def test_claims() -> None:
     c = PHDStream(P, 0.5).claim
     assert c.measure is Measure.PURE_DP and c.parameter == 0.5 and c.neighbour is Neighbour.EVENT
     deep = HypercubePartition(2, 8)
-    note = PHDStream(deep, 1.0, lambda_rule=LambdaRule.PROOF).claim.note
+    proof_scale = PHDStream(deep, 1.0, lambda_rule=LambdaRule.PROOF)
+    note = proof_scale.claim.note
     assert "worst case" in note and "1.833" in note  # 1/2 + 8/6 = 1.833 eps
+    assert "does NOT hold" in note
+    # the claim states what holds; the paper's statement stays readable
+    assert proof_scale.claim.parameter == pytest.approx(0.5 + 8 / 6)
+    assert proof_scale.paper_claim.parameter == 1.0 and proof_scale.paper_claim.source == "001-thm3.2"
     with_counters = PHDStream(P, 1.0, counter=simple_counter_factory).claim
     assert with_counters.parameter == pytest.approx(1.0) and with_counters.source == "001-thm4.2"
+    assert "does NOT" not in with_counters.note
+    # Algorithm 3 (counters) with the App. A scale says it too (the note was lost in the composition before)
+    counters_claim = PHDStream(deep, 1.0, counter=simple_counter_factory, lambda_rule=LambdaRule.PROOF).claim
+    assert "does NOT hold" in counters_claim.note and "1.833" in counters_claim.note
+    assert counters_claim.parameter == pytest.approx(0.5 + 8 / 6)  # Theorem 4.2 with PrivTree's true cost
+    # at D = 3 the App. A scale gives exactly eps/2 + 3/6 = eps: no warning
+    assert "does NOT" not in PHDStream(P, 1.0, lambda_rule=LambdaRule.PROOF).claim.note
 
 
 @pytest.mark.parametrize(("batch", "field"), [

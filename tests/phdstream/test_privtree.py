@@ -84,6 +84,12 @@ def test_claim() -> None:
     assert claim.measure is Measure.PURE_DP and claim.parameter == 0.7
     assert claim.neighbour is Neighbour.EVENT and claim.source == "001-thm3.1"
     assert "path-monotone" in PrivTree(P, 0.7, lambda_rule=LambdaRule.PROOF).claim.note
+    # a deep tree with the App. A scale: the claim is the worst case D/lambda over general F in C(T)
+    deep = HypercubePartition(2, 8)
+    proof = PrivTree(deep, 0.7, lambda_rule=LambdaRule.PROOF)
+    lam = 3 / 0.7  # App. A: (2b-1)/(b-1) / eps with b = 2 (the printed L3 doubles it, E-phdstream-4)
+    assert proof.claim.parameter == pytest.approx(8 / lam) and proof.claim.parameter > 0.7
+    assert proof.paper_claim.parameter == 0.7
 
 
 @pytest.mark.parametrize(("kwargs", "field"), [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dpstream.errors import DPStreamInputError
+from dpstream.noise import data_rng
 from dpstream.phdstream import HypercubePartition, c_t_norm, consistent_extension, is_consistent, tree_function
 from dpstream.phdstream.tree_function import consistency_violations, ext_weight, require_tree_function
 
@@ -67,7 +68,7 @@ def test_batch_counts_agree_with_the_dictionary() -> None:
     from dpstream.phdstream.tree_function import BatchCounts, prefix_sums
 
     P5 = HypercubePartition(2, 5, fanout=3)
-    rng = np.random.default_rng(4)  # test data only
+    rng = data_rng(4)  # test data only
     pts = rng.random((60, 2))
     w = rng.choice([-1.0, 1.0], size=60)
     paths = P5.locate(pts)

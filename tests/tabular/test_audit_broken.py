@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+import pytest
 
 from dpstream.audit.blackbox import black_box
 from dpstream.audit.scores import histogram_score
@@ -18,7 +19,7 @@ from dpstream.audit.suites.tabular import DOMAIN, EPS, Q1, _public, exact_sup_ch
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.counters import SimpleCounter
 from dpstream.counters.base import Counter
-from dpstream.noise import InsecureSeededNoise, NoiseSource
+from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise, NoiseSource
 from dpstream.tabular.datasets import SyntheticDataset, answer
 from dpstream.tabular.domain import Domain
 from dpstream.tabular.main_algorithm import MainAlgorithm
@@ -126,6 +127,12 @@ def test_printed_workload_sensitivity_on_binary_one_way_workloads() -> None:
     bad = exact_sup_check(build(True), CLAIM, pairs(base, dom), seed=0)
     assert good.passed and bad.passed is False and bad.value is not None and bad.value > EPS
     assert np.isfinite(bad.value)
+    # the printed variant's own .claim accounts for the true sensitivity 1/2: k selections at eps/k each plus the
+    # counters' eps/2 = 1.5 eps, which covers the exact loss (the claim said eps before the review)
+    printed_claim = build(True)(InsecureZeroNoise()).claim
+    assert printed_claim.parameter == pytest.approx(1.5 * EPS) and "E-tabular-8" in printed_claim.note
+    assert bad.value <= printed_claim.parameter
+    assert build(False)(InsecureZeroNoise()).claim.parameter == pytest.approx(EPS)
 
 
 def _margins() -> None:  # pragma: no cover

@@ -105,3 +105,25 @@ def test_pgm_fits_a_small_workload() -> None:
     # our numpy marginals of the fitted potentials agree with mbi's own projection
     ref = np.asarray(h.model.project(("a",)).datavector(flatten=False), dtype=np.float64)
     assert h.marginal((0,)) == pytest.approx(ref * 100.0 / ref.sum(), rel=1e-4)
+
+
+def test_pgm_marginal_query_cell_and_untouched_attributes() -> None:
+    """PGM reading of A_Dataset(M, h) (docs/tabular.md): a marginal query is one cell of its clique's table (the
+    cell index must be the C-order index of its values), and an attribute no measurement touches keeps h's
+    one-way marginal (pseudo-measurement). One fit on X = {0,1} x {0,1,2} x {0,1} x {0,1}."""
+    pytest.importorskip("mbi")
+    from dpstream.tabular.pgm import PrivatePGM
+
+    dom = Domain(("a", "b", "c", "d"), (2, 3, 2, 2))
+    W = Workload.build(dom, (0, 1))
+    target = np.array([10.0, 20.0, 5.0, 30.0, 15.0, 20.0])     # b-marginal (40, 35, 25)
+    q = MarginalQuery.build(dom, (1, 2), (0, 1))                 # cell (b=0, c=1): C-order index 1 of a 3 x 2 table
+    init = np.ones(dom.sizes)
+    init[..., 0] *= 4.0                                          # h's d-marginal is (0.8, 0.2)
+    h = PrivatePGM(iters=400).fit([Measurement(W, target, 1.0), Measurement(q, np.array([30.0]), 1.0)],
+                                  ExplicitDataset(dom, init), 100.0)
+    assert np.abs(answer(W, h) - target).max() < 2.0
+    bc = h.marginal((1, 2))
+    assert bc[0, 1] == pytest.approx(30.0, abs=2.0)                # the measured cell, not another one
+    assert bc[0, 0] == pytest.approx(10.0, abs=2.0)                # the rest of b = 0 (40 - 30)
+    assert h.marginal((3,)) == pytest.approx([80.0, 20.0], abs=2.0)  # d untouched: h's shares kept

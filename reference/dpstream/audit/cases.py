@@ -214,7 +214,12 @@ def finite_case(
                                 label=f"{pair.label}, exact LLR"))
         checks.append(calibration_finite([key(t) for t in on_f], p, level, label=pair.label))
         if extra is not None:
-            checks.extend(extra(on_f, pair, level))
+            added = list(extra(on_f, pair, level))
+            if sum(1 for c in added if c.passed is not None) > extra_checks:
+                # the level was split over 2 + extra_checks checks: more would exceed the case's share
+                raise DPStreamInputError("extra_checks", f"extra returned more than {extra_checks} pass/fail checks",
+                                         [c.kind.value for c in added])
+            checks.extend(added)
         return checks
 
     return AuditCase(component=component, anchor=anchor, claim=claim, run=run, false_alarm=false_alarm,

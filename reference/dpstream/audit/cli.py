@@ -4,8 +4,8 @@ Options: ``--out DIR`` (report folder, default ``audit-report``), ``--full`` (lo
 ``--only SUBSTRING`` (repeatable; keep components whose family, name or anchor contains it),
 ``--seed N`` (default 0), ``--no-plots``, ``--jobs N`` (worker processes, default 2; results
 do not depend on it), ``--list`` (print the registered cases and exit).
-Exit status 1 when any case fails unexpectedly (a normal case fails, or an ``expect_failure``
-case passes), 2 when the filter selects nothing, 0 otherwise.
+Exit status 1 when any case fails unexpectedly (a normal case fails, an ``expect_failure``
+case passes, or a case raises), 2 when the filter selects nothing, 0 otherwise.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     command += f" --seed {args.seed}"
     written = write_report(reports, args.out, profile, args.seed, plots=not args.no_plots, command=command)
     total = sum(r.seconds for r in reports)
-    bad = [r for r in reports if status(r) in ("FAIL", "UNEXPECTED PASS")]
+    bad = [r for r in reports if status(r) in ("FAIL", "UNEXPECTED PASS", "ERROR")]
     print(f"\n{len(reports)} components, {total:.1f}s of audits; report: {written[0]} (+ JSON, "
           f"{len(written) - 2} plots)")
     if bad:

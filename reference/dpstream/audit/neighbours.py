@@ -238,6 +238,8 @@ def is_neighbour(pair: NeighbourPair) -> bool:
         if len(f) != len(g):
             return False
         a, b = _as_float_rows(f), _as_float_rows(g)
+        if any(x.shape != y.shape for x, y in zip(a, b, strict=True)):
+            return False
         return float(sum(np.abs(x - y).sum() for x, y in zip(a, b, strict=True))) <= 1.0 + 1e-12
     if rel is Neighbour.EVENT:
         if len(f) != len(g):
@@ -257,9 +259,11 @@ def is_neighbour(pair: NeighbourPair) -> bool:
             changes += 1
         return changes == 1
     if rel is Neighbour.POINT_REPLACE:
+        if len(f) != len(g):
+            return False
         diffs = [i for i, (x, y) in enumerate(zip(f, g, strict=True))
                  if not np.array_equal(np.asarray(x), np.asarray(y))]
-        return len(f) == len(g) and len(diffs) == 1
+        return len(diffs) == 1
     # individual relations: compare the multisets of rows
     rows_f = sorted(zip(*f, strict=True)) if f else []
     rows_g = sorted(zip(*g, strict=True)) if g else []

@@ -14,7 +14,6 @@ pass their own ``encode``.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dpstream.errors import require_int_at_least
-from dpstream.noise import InsecureSeededNoise, NoiseSource
+from dpstream.noise import InsecureSeededNoise, NoiseSource, derived_seed
 from dpstream.testing import Streaming
 
 __all__ = [
@@ -64,10 +63,8 @@ def run_once(factory: MechanismFactory, inputs: Sequence[Any], noise: NoiseSourc
 
 
 def derive_seed(seed: int, *labels: int | str) -> int:
-    """A child seed of ``seed`` for the purpose named by ``labels`` (stable across runs and platforms)."""
-    seed = require_int_at_least("seed", seed, 0)
-    words = [seed] + [zlib.crc32(str(label).encode()) for label in labels]
-    return int(np.random.SeedSequence(words).generate_state(1, dtype=np.uint32)[0])
+    """A child seed of ``seed`` for the purpose named by ``labels`` (:func:`dpstream.noise.derived_seed`)."""
+    return derived_seed(seed, *labels)
 
 
 def sample_transcripts(

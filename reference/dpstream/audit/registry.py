@@ -118,7 +118,12 @@ class ComponentReport:
 
     @property
     def passed(self) -> bool:
-        """True when every applicable check passed (or, for ``expect_failure`` cases, some check failed)."""
+        """True when every applicable check passed (or, for ``expect_failure`` cases, some check failed).
+
+        A case that raised (a check whose ``data`` holds ``"error"``, see :func:`dpstream.audit.runner.run_case`)
+        never passes."""
+        if any("error" in c.data for c in self.checks):
+            return False
         failed = any(c.passed is False for c in self.checks)
         return failed if self.case.expect_failure else not failed
 

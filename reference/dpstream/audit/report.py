@@ -3,8 +3,9 @@
 One row per component: component, paper anchor, claimed guarantee and neighbour relation,
 exact privacy loss found, black-box eps lower bound, calibration, accuracy check, errata,
 status. Status is ``pass``, ``FAIL`` (unexpected), ``expected failure`` (an ``expect_failure``
-case whose audit caught the violation) or ``UNEXPECTED PASS`` (an ``expect_failure`` case whose
-audits all passed: the demonstration did not work).
+case whose audit caught the violation), ``UNEXPECTED PASS`` (an ``expect_failure`` case whose
+audits all passed: the demonstration did not work) or ``ERROR`` (the case raised; never read
+as a caught violation, also for ``expect_failure`` cases).
 
 Plots (matplotlib, Agg backend) per component under ``<out>/plots/``: the privacy-loss
 distribution (the model log-likelihood-ratio histogram of the black-box runs on f and on
@@ -30,6 +31,9 @@ COLUMNS = ("component", "anchor", "claim", "exact loss", "black-box eps LB", "ca
 
 
 def status(report: ComponentReport) -> str:
+    """``pass``, ``FAIL``, ``expected failure``, ``UNEXPECTED PASS``, or ``ERROR`` (the case raised)."""
+    if any("error" in c.data for c in report.checks):
+        return "ERROR"
     failed = any(c.passed is False for c in report.checks)
     if report.case.expect_failure:
         return "expected failure" if failed else "UNEXPECTED PASS"

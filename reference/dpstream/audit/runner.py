@@ -2,8 +2,9 @@
 
 Each case gets its own seed, derived from the run's seed and the case's family and
 component name (:func:`case_seed`), so filtering with ``--only`` or adding cases never
-changes another case's result. A case that raises is reported as failed with the error
-in its detail, so one broken case does not hide the others.
+changes another case's result. A case that raises is reported with status ``ERROR`` and
+the error in its detail (also for ``expect_failure`` cases), so one broken case does not
+hide the others and a crash never counts as a caught violation.
 """
 
 from __future__ import annotations
@@ -28,7 +29,11 @@ def case_seed(seed: int, case: AuditCase) -> int:
 def run_case(
     case: AuditCase, profile: Profile, seed: int, progress: Callable[[str], None] | None = None
 ) -> ComponentReport:
-    """Run one case and time it; an exception becomes a failed check carrying the traceback's last line."""
+    """Run one case and time it; an exception becomes a failed check carrying the traceback's last line.
+
+    That check is marked ``data={"error": ...}``, so :func:`dpstream.audit.report.status` reports the case
+    as ``ERROR`` even when it is an ``expect_failure`` case: a crash is never mistaken for a caught violation.
+    """
     ctx = AuditContext(profile=profile, seed=case_seed(seed, case), false_alarm=case.false_alarm,
                        progress=progress or (lambda message: None))
     start = time.perf_counter()
@@ -36,7 +41,7 @@ def run_case(
         checks = tuple(case.run(ctx))
     except Exception as exc:
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        checks = (CheckResult(CheckKind.EXACT_LOSS, False, None, None, f"audit raised: {last}"),)
+        checks = (CheckResult(CheckKind.EXACT_LOSS, False, None, None, f"audit raised: {last}", {"error": last}),)
     return ComponentReport(case=case, checks=checks, seconds=time.perf_counter() - start)
 
 

@@ -85,7 +85,12 @@ class Counter(ABC):
     @property
     @abstractmethod
     def claim(self) -> PrivacyClaim:
-        """The privacy guarantee this counter instance meets."""
+        """The privacy guarantee this counter instance meets (for a printed variant: what it really meets)."""
+
+    @property
+    def paper_claim(self) -> PrivacyClaim:
+        """What the paper states for this counter; differs from :attr:`claim` only for ``as_printed`` variants."""
+        return self.claim
 
     def _step(self, x: float, t: int) -> float:
         """Consume f(t) = x at time t (already validated) and return g(t).

@@ -39,6 +39,8 @@ __all__ = [
     "binary_tree_counter_model",
     "binary_tree_nodes_per_input",
     "binary_tree_scale",
+    "dyadic_cover",
+    "dyadic_tree_model",
 ]
 
 ANCHOR = "001-alg10"
@@ -101,15 +103,22 @@ class BinaryTreeCounter(Counter):
 
     @property
     def claim(self) -> PrivacyClaim:
+        """eps by default; as printed, the exact worst-case loss eps (floor(log2 T)+1) / log2 T > eps."""
         law = "Lap_Z" if self.discrete else "Lap"
         if self.as_printed:
-            worst = self.epsilon * binary_tree_nodes_per_input(self.T) / math.log2(self.T)
-            note = (f"AS PRINTED ({law}(log2 T/eps)): does NOT meet this claim; an input enters up to "
-                    f"floor(log2 T)+1 = {binary_tree_nodes_per_input(self.T)} nodes, worst-case loss "
-                    f"{worst:.6g} (docs/errata/counters.md E-counters-1)")
-        else:
-            note = f"{law}((floor(log2 T)+1)/eps) per node, T = {self.T}"
+            nodes = binary_tree_nodes_per_input(self.T)
+            worst = self.epsilon * nodes / math.log2(self.T)
+            note = (f"AS PRINTED ({law}(log2 T/eps)): the paper claims eps={self.epsilon:g}, but an input enters "
+                    f"up to floor(log2 T)+1 = {nodes} nodes, so only eps={worst:.6g} holds "
+                    "(docs/errata/counters.md E-counters-1)")
+            return PrivacyClaim.pure(worst, Neighbour.STREAM_ENTRY, "001-alg10", note=note)
+        note = f"{law}((floor(log2 T)+1)/eps) per node, T = {self.T}"
         return PrivacyClaim.pure(self.epsilon, Neighbour.STREAM_ENTRY, "001-alg10", note=note)
+
+    @property
+    def paper_claim(self) -> PrivacyClaim:
+        """001 App. D / Chan et al.: eps-DP (not met by the printed scale, see :attr:`claim`)."""
+        return PrivacyClaim.pure(self.epsilon, Neighbour.STREAM_ENTRY, "001-alg10", note="as stated by the paper")
 
     def _draw(self, t: int) -> float:
         where = site("001-alg10 L8", t=t)
@@ -142,34 +151,36 @@ class BinaryTreeCounter(Counter):
         return len(self.alpha) + len(self.alpha_hat)
 
 
-def _lowest_bit(t: int) -> int:
-    return t & -t
+def dyadic_cover(t: int) -> list[int]:
+    """The nodes t, t - lsb(t), t - lsb(t) - lsb(...), ... (> 0): the greedy dyadic cover of [1, t]."""
+    cover = []
+    while t > 0:
+        cover.append(t)
+        t -= t & -t
+    return cover
+
+
+def dyadic_tree_model(draw_line: str, law: NoiseLaw, T: int, releases: int | None) -> LinearReleaseModel:
+    """The tree shared by 001-alg10 and 002-alg3, over horizon T (first ``releases`` releases, default T).
+
+    Derived from the tree, not from the streaming code: node u (one per time step, drawn at
+    ``site(draw_line, t=u)`` with ``law``) is the noisy p-sum of the dyadic interval (u - lsb(u), u];
+    release t is the sum of the nodes of :func:`dyadic_cover` (t).
+    """
+    n_rel = T if releases is None else require_int_at_least("releases", releases, 0)
+    if n_rel > T:
+        raise DPStreamInputError("releases", f"must be <= T = {T}", releases)
+    terms = [(site(draw_line, t=u), law, {i - 1: 1.0 for i in range(u - (u & -u) + 1, u + 1)})
+             for u in range(1, n_rel + 1)]
+    rows = [{u - 1: 1.0 for u in dyadic_cover(t)} for t in range(1, n_rel + 1)]
+    return LinearReleaseModel.build(terms, rows, n_rel)
 
 
 def binary_tree_counter_model(
     epsilon: float, T: int, *, discrete: bool = False, as_printed: bool = False, releases: int | None = None
 ) -> LinearReleaseModel:
-    """The paper's model of 001-alg10 over horizon T (first ``releases`` releases, default T).
-
-    Derived from the tree, not from the streaming code: node t (one per time step) is the
-    noisy p-sum of the dyadic interval (t - lsb(t), t]; release t is the sum of the nodes
-    of the greedy dyadic cover of [1, t]: t, t - lsb(t), ... (> 0).
-    """
+    """The paper's model of 001-alg10 over horizon T (first ``releases`` releases, default T):
+    :func:`dyadic_tree_model` with (discrete) Laplace nodes of scale :func:`binary_tree_scale`."""
     scale = binary_tree_scale(epsilon, T, as_printed=as_printed)
-    n_rel = T if releases is None else require_int_at_least("releases", releases, 0)
-    if n_rel > T:
-        raise DPStreamInputError("releases", f"must be <= T = {T}", releases)
     law = NoiseLaw.discrete_laplace(scale) if discrete else NoiseLaw.laplace(scale)
-    terms = [
-        (site("001-alg10 L8", t=u), law, {i - 1: 1.0 for i in range(u - _lowest_bit(u) + 1, u + 1)})
-        for u in range(1, n_rel + 1)
-    ]
-    rows: list[dict[int, float]] = []
-    for t in range(1, n_rel + 1):
-        row: dict[int, float] = {}
-        u = t
-        while u > 0:
-            row[u - 1] = 1.0
-            u -= _lowest_bit(u)
-        rows.append(row)
-    return LinearReleaseModel.build(terms, rows, n_rel)
+    return dyadic_tree_model("001-alg10 L8", law, T, releases)

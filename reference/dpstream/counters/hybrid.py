@@ -8,12 +8,23 @@ the section on counting without a known time upper bound: the *Logarithmic Mecha
 L and the *Hybrid Mechanism* H built from L and the Binary Mechanism B. Cited by 003
 (003-def3.11 "Hybrid Mechanism", 003-lemB.1 accuracy O(eps^-1 (log t)^1.5 log 1/beta))
 and by 004 (section 1: "a modified Hybrid Mechanism was developed for the infinite case
-in [14]"). None of our five papers prints the algorithm, so there are no line tags;
-the construction below is the paper's, stated in our terms. Caveat for auditors: the
-full text of the 2011 article was not retrievable in this environment (the search
-tools return its abstract only), so the construction was written from the published
-description as recalled and then proved from scratch in
-proofs/proof_hybrid_counter.py, which is what the claim rests on.
+in [14]"; 004 Lemma 6.1 quotes its "Corollary 4.8"). None of our five papers prints the
+algorithm, so there are no line tags; the construction below is the article's, stated in
+our terms. Caveat for auditors: the full text of the 2011 article was not retrievable in
+this environment (the search tools return its abstract only), so the construction was
+written from the published description as recalled and then proved from scratch in
+proofs/proof_hybrid_counter.py, which is what the claim rests on. A public third-party
+implementation (Rust) has the same structure: L with eps/2 releasing at powers of two,
+and at each power 2^k a fresh Binary Mechanism with eps/2 for the following steps,
+released as L(2^k) + B(t - 2^k).
+
+Deliberate differences from the article as we understand it (neither weakens privacy):
+
+* B_k's horizon is 2^k - 1 (the inputs it actually sees) rather than the time bound 2^k;
+  the input at 2^(k+1) is counted by L, so a horizon of 2^k would only add one tree level
+  of noise.
+* B_k is this package's :class:`BinaryTreeCounter`, i.e. with the corrected node scale
+  (floor(log2 T) + 1)/eps' of erratum E-counters-1, not the printed log2(T)/eps'.
 
 Construction (budget eps split eps/2 + eps/2)
 ---------------------------------------------
@@ -44,7 +55,7 @@ from collections.abc import Callable
 
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.counters.base import Counter
-from dpstream.counters.binary_tree import BinaryTreeCounter
+from dpstream.counters.binary_tree import BinaryTreeCounter, dyadic_cover
 from dpstream.errors import require_int_at_least, require_positive_finite
 from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import NoiseSource, scoped, site
@@ -135,9 +146,6 @@ def hybrid_counter_model(epsilon: float, T: int) -> LinearReleaseModel:
             terms.append((f"{HYBRID_ANCHOR} B k={k} / 001-alg10 L8 t={tau}", NoiseLaw.laplace(2.0 * k / epsilon),
                           {2**k + i - 1: 1.0 for i in range(tau - low + 1, tau + 1)}))
             row = dict.fromkeys(l_terms, 1.0)
-            u = tau
-            while u > 0:
-                row[index[2**k + u]] = 1.0
-                u -= u & -u
+            row.update({index[2**k + u]: 1.0 for u in dyadic_cover(tau)})
             rows.append(row)
     return LinearReleaseModel.build(terms, rows, T)

@@ -8,9 +8,12 @@ independent noisy statistics s = S f + z. With d = f - f':
   sum_j |(S d)_j| / b_j, which is convex in d, so its maximum over the l1 unit ball is
   attained at a vertex d = +-e_tau: ``max_tau sum_j |S[j, tau]| / b_j`` (pure eps).
   (Integer inputs of integer-noise counters only allow the vertices anyway.)
-* Discrete Gaussian statistics (variance parameter sigma_j^2, integer shifts): the Renyi
-  divergence of order alpha is alpha * sum_j (S d)_j^2 / (2 sigma_j^2); also convex in d,
-  so the zCDP cost is ``max_tau sum_j S[j, tau]^2 / (2 sigma_j^2)``.
+* Discrete Gaussian statistics (variance parameter sigma_j^2, integer shifts c_j = (S d)_j): the
+  Renyi divergence of order alpha is at most alpha * sum_j c_j^2 / (2 sigma_j^2), with equality
+  whenever every alpha c_j is an integer (the theta-function correction of
+  tests/audit/test_exact.py vanishes), e.g. alpha = 2 for unit shifts; so the zCDP cost
+  sup_alpha D_alpha / alpha is exactly sum_j c_j^2 / (2 sigma_j^2). It is convex in d, so the
+  cost over unit changes is ``max_tau sum_j S[j, tau]^2 / (2 sigma_j^2)``.
 
 These are the exact costs the noise scales must be calibrated against; they are what the
 proof notes derive symbolically and what the unit tests compare with each claim.

@@ -24,7 +24,8 @@ Components must share the measure (all pure DP or all zCDP).
 Steps are atomic across coordinates when every component supports two-phase steps
 (``Counter.prepare``): all coordinates are validated, then all are drawn, then all are
 committed. Sites: build the components with :meth:`MultiDimensionalCounter.build`, which
-scopes coordinate i as ``"001-sec4.3 i=<i>"``.
+scopes coordinate i as ``"001-sec4.3 i=<i>"``; components that would draw through the same
+source and scope (hence at the same sites) are refused.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from dpstream.claims import Measure, Neighbour, PrivacyClaim
 from dpstream.counters.base import Counter, PreparedStep
 from dpstream.errors import DPStreamInputError, require_int_at_least
 from dpstream.linear_model import LinearReleaseModel, NoiseLaw
-from dpstream.noise import NoiseSource, default_noise, scoped, site
+from dpstream.noise import NoiseSource, ScopedNoise, default_noise, scoped, site
 
 __all__ = ["MULTIDIM_ANCHOR", "MultiDimensionalCounter", "PreparedVectorStep", "multidimensional_model"]
 
@@ -50,6 +51,15 @@ FloatArray = npt.NDArray[np.float64]
 
 def _scope(i: int) -> str:
     return site(MULTIDIM_ANCHOR, i=i)
+
+
+def _site_namespace(noise: NoiseSource) -> tuple[object, ...]:
+    """Where a source's sites land: the innermost source's identity and the chain of scope prefixes."""
+    prefixes: list[str] = []
+    while isinstance(noise, ScopedNoise):
+        prefixes.append(noise.prefix)
+        noise = noise.inner
+    return (id(noise), *reversed(prefixes))
 
 
 @dataclass(frozen=True)
@@ -88,6 +98,13 @@ class MultiDimensionalCounter:
             raise DPStreamInputError("counters", "must be d distinct counter objects", counters)
         if any(c.t != 0 for c in counters):
             raise DPStreamInputError("counters", "every component must be fresh (t = 0)", [c.t for c in counters])
+        spaces = [_site_namespace(c.noise) for c in counters]
+        if len(set(spaces)) != len(spaces):
+            # Components draw at their own local sites ("001-alg8 L4 t=1", ...): through one unscoped
+            # source those sites would repeat, breaking site uniqueness (tapes, replay).
+            raise DPStreamInputError(
+                "counters", "components must draw through distinct noise scopes (use MultiDimensionalCounter.build "
+                "or scoped(noise, ...) per coordinate)", [type(c).__name__ for c in counters])
         measures = {c.claim.measure for c in counters}
         if len(measures) != 1 or Measure.NOT_PRIVATE in measures:
             raise DPStreamInputError("counters", "components must share one privacy measure (pure DP or zCDP)",

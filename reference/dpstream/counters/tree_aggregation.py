@@ -31,6 +31,7 @@ from collections.abc import Callable
 
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.counters.base import Counter
+from dpstream.counters.binary_tree import dyadic_tree_model
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
 from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import NoiseSource, site
@@ -76,14 +77,21 @@ class TreeAggregationCounter(Counter):
 
     @property
     def claim(self) -> PrivacyClaim:
+        """rho by default; as printed, the exact zCDP cost rho (floor(log2 T)+1) / log2 T on integer inputs."""
         if self.as_printed:
             worst = self.rho * self.T.bit_length() / math.log2(self.T)
-            note = (f"AS PRINTED (N_Z(0, log2 T/(2 rho)), real inputs): does NOT meet this claim; an input "
-                    f"enters up to floor(log2 T)+1 = {self.T.bit_length()} nodes, zCDP cost {worst:.6g}; "
-                    "non-integer inputs are not private at all (docs/errata/counters.md E-counters-3, -4)")
-        else:
-            note = f"N_Z(0, (floor(log2 T)+1)/(2 rho)) per node, T = {self.T}; integer inputs"
+            note = (f"AS PRINTED (N_Z(0, log2 T/(2 rho)), real inputs): the paper claims rho={self.rho:g}, but an "
+                    f"input enters up to floor(log2 T)+1 = {self.T.bit_length()} nodes, so only rho={worst:.6g} "
+                    "holds, and only for integer inputs: a non-integer input is not private at all "
+                    "(docs/errata/counters.md E-counters-3, -4)")
+            return PrivacyClaim.zcdp(worst, Neighbour.STREAM_ENTRY, "002-thmA.1", note=note)
+        note = f"N_Z(0, (floor(log2 T)+1)/(2 rho)) per node, T = {self.T}; integer inputs"
         return PrivacyClaim.zcdp(self.rho, Neighbour.STREAM_ENTRY, "002-thmA.1", note=note)
+
+    @property
+    def paper_claim(self) -> PrivacyClaim:
+        """002 Theorem A.1: rho-zCDP (not met by the printed variance, see :attr:`claim`)."""
+        return PrivacyClaim.zcdp(self.rho, Neighbour.STREAM_ENTRY, "002-thmA.1", note="as stated by the paper")
 
     def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
         # [002-alg3 u1] for t <- 1 to T (one call per t; stepping past T is refused by the base class)
@@ -113,23 +121,7 @@ class TreeAggregationCounter(Counter):
 def tree_aggregation_model(
     rho: float, T: int, *, as_printed: bool = False, releases: int | None = None
 ) -> LinearReleaseModel:
-    """The model of 002-alg3 over horizon T: node t = N_Z noisy sum over (t - lsb(t), t]; release t
-    = sum of the nodes of the dyadic cover t, t - lsb(t), ... of [1, t] (derived from the tree)."""
+    """The model of 002-alg3 over horizon T: the tree of 001-alg10 (:func:`dyadic_tree_model`: node t =
+    noisy sum over (t - lsb(t), t], release t = the nodes of the dyadic cover of [1, t]) with N_Z nodes."""
     sigma2 = tree_aggregation_sigma2(rho, T, as_printed=as_printed)
-    n_rel = T if releases is None else require_int_at_least("releases", releases, 0)
-    if n_rel > T:
-        raise DPStreamInputError("releases", f"must be <= T = {T}", releases)
-    law = NoiseLaw.discrete_gaussian(sigma2)
-    terms = [
-        (site("002-alg3 u8", t=u), law, {i - 1: 1.0 for i in range(u - (u & -u) + 1, u + 1)})
-        for u in range(1, n_rel + 1)
-    ]
-    rows: list[dict[int, float]] = []
-    for t in range(1, n_rel + 1):
-        row: dict[int, float] = {}
-        u = t
-        while u > 0:
-            row[u - 1] = 1.0
-            u -= u & -u
-        rows.append(row)
-    return LinearReleaseModel.build(terms, rows, n_rel)
+    return dyadic_tree_model("002-alg3 u8", NoiseLaw.discrete_gaussian(sigma2), T, releases)

@@ -41,13 +41,25 @@ from typing import Any
 import numpy as np
 
 from dpstream.audit.protocol import derive_seed
+from dpstream.counters.sparse import level_start, sparse_threshold
+from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
 from dpstream.experiments import Experiment
 from dpstream.hypercube.online import OnlineSyntheticData
+from dpstream.hypercube.schedule import PrivacySchedule
 from dpstream.hypercube.streams import StreamKind, make_stream
 from dpstream.hypercube.wasserstein import wasserstein1
 from dpstream.noise import InsecureSeededNoise
 
-__all__ = ["EXPERIMENT", "RateGrid", "fit_exponent", "normalised_ratio", "offline_shape", "theorem_shape"]
+__all__ = [
+    "EXPERIMENT",
+    "RateGrid",
+    "activation_level",
+    "c_epsilon",
+    "fit_exponent",
+    "normalised_ratio",
+    "offline_shape",
+    "theorem_shape",
+]
 
 
 @dataclass(frozen=True)
@@ -88,6 +100,31 @@ def offline_shape(t: np.ndarray, d: int, epsilon: float) -> np.ndarray:
 def normalised_ratio(w1: np.ndarray, t: np.ndarray, d: int, epsilon: float) -> np.ndarray:
     """E W_1 divided by the theorem's shape: bounded if 004-thm1.1's rate holds."""
     return np.asarray(np.asarray(w1, dtype=np.float64) / theorem_shape(t, d, epsilon))
+
+
+def c_epsilon(epsilon: float, d: int) -> float:
+    """C_eps of 004-rem1.2: exp(log^2(1/eps + 1)) + e/eps (d >= 2), e/eps (d = 1); 004-thm1.1 needs t >= C_eps."""
+    epsilon = require_positive_finite("epsilon", epsilon)
+    d = require_int_at_least("d", d, 1)
+    return math.exp(math.log(1.0 / epsilon + 1.0) ** 2) + math.e / epsilon if d >= 2 else math.e / epsilon
+
+
+def activation_level(epsilon: float, d: int, max_level: int = 60) -> tuple[int, int]:
+    """(r, t_r): the first level r at which some region's count during the level, for uniform data,
+    (t_{r+1} - t_r) 2^{-j}, reaches its sparse counter's threshold T_0 = 9 log(t_{r+1} - t_r) / (eps_{j,r}/2).
+
+    Before t_r no 004-alg2 segment of any region is expected to end, so every in-level output c_t is 0
+    and the released counts are the end-of-level sums S~ of 004-alg3 (they lag the data by up to a level).
+    """
+    schedule = PrivacySchedule(require_positive_finite("epsilon", epsilon), require_int_at_least("d", d, 1))
+    for r in range(1, max_level + 1):
+        horizon = level_start(r + 1, epsilon) - level_start(r, epsilon)
+        if horizon < 2:
+            continue
+        if any(horizon * 2.0**-j >= sparse_threshold(schedule(j, r) / 2.0, horizon)
+               for j in range(1, r + 1) if schedule.r0(j) <= r):
+            return r, level_start(r, epsilon)
+    raise DPStreamInputError("max_level", "no level up to max_level activates sparse counting", max_level)
 
 
 def fit_exponent(t: Sequence[float], y: Sequence[float]) -> float:
@@ -252,6 +289,10 @@ def run(args: argparse.Namespace) -> int:
     for key, r in timing.items():
         print(f"{key}: per-step time exponent {r['fitted_exponent']:+.3f} (O(dt + eps t log t): "
               f"{r['theory_exponent']:+.3f}) over t in {r['t_range']}")
+    for d in grid.dims:
+        level, t_level = activation_level(grid.epsilon, d)
+        print(f"d={d}: C_eps = {c_epsilon(grid.epsilon, d):.2f} (004-rem1.2); sparse counting first expected to "
+              f"end a segment at level {level} (t = {t_level}); the grid ends at t = {grid.t_max}")
     print(f"wrote {out}/runs.csv, summary.csv, rates.json" + ("" if args.no_plot else ", hypercube_rate.png"))
     return 0
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from dpstream.counters import SimpleCounter, UnboundedBlockCounter
 from dpstream.counters.base import CounterFactory
@@ -45,7 +46,8 @@ from dpstream.tabular.stream import StreamStep, adult_ordered, adult_randomized,
 from dpstream.tabular.streaming_mwem import StreamingMWEM
 from dpstream.tabular.totals import TotalRule
 
-__all__ = ["EXPERIMENT", "PAPER_TABLES_1_2", "PAPER_TABLE_3", "RunSpec", "run_one"]
+__all__ = ["EXPERIMENT", "PAPER_TABLES_1_2", "PAPER_TABLE_3", "IndependentDataset", "RunSpec", "relwe_reference",
+           "run_one"]
 
 DEFAULT_DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "adult_liu2021"
 MW_COLUMNS = ("sex", "income>50K", "race", "relationship", "marital-status")
@@ -193,7 +195,7 @@ def _counter(method: str) -> CounterFactory:
 
 
 def run_one(spec: RunSpec, domain: Domain, steps: Sequence[StreamStep], k: int, seed: int,
-            fitter: DatasetFitter, zero: ZeroRule = "skip") -> list[dict[str, float]]:
+            fitter: DatasetFitter, zero: ZeroRule = "skip", floor: float = 1e-3) -> list[dict[str, float]]:
     """Run one method on one stream; metrics at every time step (003-sec7.3)."""
     W: list[Workload] = all_workloads(domain, 2)
     sizes = [float(s.size) for s in steps]                    # the public batch schedule of the construction
@@ -210,9 +212,73 @@ def run_one(spec: RunSpec, domain: Domain, steps: Sequence[StreamStep], k: int, 
     for t, step in enumerate(steps, start=1):
         g = alg.step(step)
         truth.update(step)
-        metrics = stream_metrics(W, truth.tables, truth.total, g, zero=zero)
+        metrics = stream_metrics(W, truth.tables, truth.total, g, zero=zero, floor=floor)
         rows.append({"t": float(t), **metrics.as_dict()})
     return rows
+
+
+@dataclass(frozen=True, eq=False)
+class IndependentDataset:
+    """The product of the exact one-way marginals of f_t, scaled to |f_t| (a NON-private reference release).
+
+    Used only by ``--relwe-reference``: a release whose AvgWE is close to the paper's, against which the
+    RelWE conventions are compared (docs/tabular.md, "RelWE").
+    """
+
+    domain: Domain
+    one_way: tuple[npt.NDArray[np.float64], ...]
+    total: float
+
+    def marginal(self, columns: tuple[int, ...]) -> npt.NDArray[np.float64]:
+        table = np.asarray(self.total, dtype=np.float64)
+        for c in columns:
+            share = self.one_way[c] / self.total if self.total > 0 else self.one_way[c] * 0.0
+            table = np.multiply.outer(table, share)
+        return np.asarray(table, dtype=np.float64)
+
+
+RELWE_CONVENTIONS: tuple[tuple[str, ZeroRule, float], ...] = (
+    ("printed formula, q(f_t) = 0 skipped", "skip", 1e-3),
+    ("denominator max(q(f_t), 0.001 n_t) (001-sec5.4)", "floor", 1e-3),
+    ("denominator max(q(f_t), 0.01 n_t) (001-sec5.4's '1%')", "floor", 1e-2),
+)
+
+
+def relwe_reference(domain: Domain, steps: Sequence[StreamStep], times: Sequence[int]
+                    ) -> list[tuple[int, float, str, dict[str, float]]]:
+    """The four metrics of :class:`IndependentDataset` at the given times, under each RelWE convention."""
+    W: list[Workload] = all_workloads(domain, 2)
+    truth = CumulativeMarginals(domain, [w.columns for w in W] + [(c,) for c in range(domain.p)])
+    out = []
+    for t, step in enumerate(steps, start=1):
+        truth.update(step)
+        if t in times:
+            g = IndependentDataset(domain, tuple(truth.tables[(c,)] for c in range(domain.p)), truth.total)
+            for label, zero, floor in RELWE_CONVENTIONS:
+                m = stream_metrics(W, truth.tables, truth.total, g, zero=zero, floor=floor)
+                out.append((t, truth.total, label, m.as_dict()))
+    return out
+
+
+def _relwe_report(data: Path, B: int, seed: int) -> str:
+    domain, records = _load(data, None)
+    steps = adult_randomized(domain, records, B, seed)
+    times = sorted({min(40, len(steps)), len(steps)})
+    lines = [f"# RelWE conventions on a non-private reference release (Adult-randomized-bs-{B}, all "
+             f"{domain.p} attributes, all 2-way workloads)", "",
+             "g_t = product of the exact one-way marginals of f_t (independence model, NOT private); "
+             "n_t = |f_t|; answers normalised by n_t.", "",
+             "| t | records in f_t | RelWE convention | AvgWE | MaxWE | AvgRelWE | MaxRelWE |",
+             "|---|---|---|---|---|---|---|"]
+    for t, n, label, m in relwe_reference(domain, steps, times):
+        lines.append(f"| {t} | {n:.0f} | {label} | {m['AvgWE']:.4f} | {m['MaxWE']:.4f} | {m['AvgRelWE']:.4f} | "
+                     f"{m['MaxRelWE']:.4f} |")
+    paper = {m: PAPER_TABLES_1_2[(f"Adult-randomized-bs-{B}", 1.0, m)] for m in METRIC_NAMES
+             if (f"Adult-randomized-bs-{B}", 1.0, m) in PAPER_TABLES_1_2}
+    if paper:
+        lines += ["", f"003 Tables 1-2, Adult-randomized-bs-{B}, eps = 1 (Baseline / Proposed): "
+                  + ", ".join(f"{m} {b:.4f} / {p:.4f}" for m, (b, p) in paper.items())]
+    return "\n".join(lines)
 
 
 def _load(data: Path, columns: Sequence[str] | None) -> tuple[Domain, IntArray]:
@@ -237,6 +303,22 @@ def _fmt(x: float | None) -> str:
     return "-" if x is None or not math.isfinite(x) else f"{x:.4f}"
 
 
+def _side_by_side(results: dict[RunSpec, list[dict[str, float]]], fitter: str, epsilons: Sequence[float],
+                  datasets: Sequence[str], methods: tuple[str, str],
+                  paper_table: dict[tuple[str, float, str], tuple[float, float]]) -> list[str]:
+    """Rows '| dataset | eps | metric | ours (2 methods) | paper (2 columns) |' in the layout of 003 Tables 1-3."""
+    lines = []
+    for ds in datasets:
+        for eps in epsilons:
+            a, b = (_find(results, ds, eps, fitter, method) for method in methods)
+            for m in METRIC_NAMES:
+                paper = paper_table.get((ds, eps, m))
+                lines.append(f"| {ds} | {eps:g} | {m} | {_fmt(a.get(m) if a else None)} | "
+                             f"{_fmt(b.get(m) if b else None)} | {_fmt(paper[0] if paper else None)} | "
+                             f"{_fmt(paper[1] if paper else None)} |")
+    return lines
+
+
 def _tables(results: dict[RunSpec, list[dict[str, float]]], fitters: Sequence[str], epsilons: Sequence[float],
             datasets: Sequence[str]) -> str:
     lines: list[str] = []
@@ -246,27 +328,12 @@ def _tables(results: dict[RunSpec, list[dict[str, float]]], fitters: Sequence[st
                   "| Dataset | eps | Metric | Baseline (ours) | Proposed (ours) | Baseline (paper) "
                   "| Proposed (paper) |",
                   "|---|---|---|---|---|---|---|"]
-        for ds in datasets:
-            for eps in epsilons:
-                base = _find(results, ds, eps, fitter, "baseline")
-                prop = _find(results, ds, eps, fitter, "proposed-simple")
-                for m in METRIC_NAMES:
-                    paper = PAPER_TABLES_1_2.get((ds, eps, m))
-                    lines.append(f"| {ds} | {eps:g} | {m} | {_fmt(base.get(m) if base else None)} | "
-                                 f"{_fmt(prop.get(m) if prop else None)} | {_fmt(paper[0] if paper else None)} | "
-                                 f"{_fmt(paper[1] if paper else None)} |")
+        lines += _side_by_side(results, fitter, epsilons, datasets, ("baseline", "proposed-simple"), PAPER_TABLES_1_2)
         lines += ["", f"### Table 3 layout (Simple vs unbounded block counter), A_Dataset = {name}", "",
                   "| Dataset | eps | Metric | Simple (ours) | Block (ours) | Simple (paper) | Block (paper) |",
                   "|---|---|---|---|---|---|---|"]
-        for ds in datasets:
-            for eps in epsilons:
-                simple = _find(results, ds, eps, fitter, "proposed-simple")
-                block = _find(results, ds, eps, fitter, "proposed-block")
-                for m in METRIC_NAMES:
-                    paper = PAPER_TABLE_3.get((ds, eps, m))
-                    lines.append(f"| {ds} | {eps:g} | {m} | {_fmt(simple.get(m) if simple else None)} | "
-                                 f"{_fmt(block.get(m) if block else None)} | {_fmt(paper[0] if paper else None)} | "
-                                 f"{_fmt(paper[1] if paper else None)} |")
+        lines += _side_by_side(results, fitter, epsilons, datasets, ("proposed-simple", "proposed-block"),
+                               PAPER_TABLE_3)
         lines.append("")
     return "\n".join(lines)
 
@@ -319,7 +386,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mw-columns", default=",".join(MW_COLUMNS), help="attributes of the MW projection")
     parser.add_argument("--seed", type=int, default=0, help="seed of the (insecure) simulation noise and shuffles")
     parser.add_argument("--relwe-zero", choices=["skip", "floor"], default="skip",
-                        help="RelWE for q(f_t) = 0: skip the query (default) or use max(q(f_t), 0.001)")
+                        help="RelWE for q(f_t) = 0: skip the query (default) or use max(q(f_t), floor)")
+    parser.add_argument("--relwe-floor", type=float, default=1e-3,
+                        help="the floor of --relwe-zero floor, as a share of |f_t| (default 0.001; 001-sec5.4)")
+    parser.add_argument("--relwe-reference", action="store_true",
+                        help="only print the metrics of a non-private reference release (the product of the exact "
+                             "one-way marginals) under the RelWE conventions, for each batch size")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -328,6 +400,12 @@ def run(args: argparse.Namespace) -> int:
     epsilons = args.epsilons or ([0.5, 1.0, 2.0, 4.0] if args.full else [1.0])
     horizon = args.horizon if args.horizon is not None else (None if args.full else 20)
     pgm_horizon = args.pgm_horizon if args.pgm_horizon is not None else (None if args.full else 5)
+    if args.relwe_reference:
+        report = "\n\n".join(_relwe_report(args.data, B, args.seed) for B in args.batch_sizes)
+        (out / "relwe_reference.md").write_text(report + "\n", encoding="utf-8")
+        print(report)
+        print(f"wrote {out / 'relwe_reference.md'}")
+        return 0
     print("NOTE: insecure seeded noise (InsecureSeededNoise) -- a simulation, not a private release.", flush=True)
     data: dict[str, tuple[Domain, IntArray]] = {}
     if "mw" in args.fitters:
@@ -362,7 +440,7 @@ def run(args: argparse.Namespace) -> int:
         writer.writerow(["dataset", "eps", "fitter", "method", "t", *METRIC_NAMES])
         for spec, steps, domain in tqdm(specs, desc="tabular-adult", disable=disable):
             rows = run_one(spec, domain, steps, args.k, _seed(args.seed, spec), _fitter(spec.fitter, args.pgm_iters),
-                           args.relwe_zero)
+                           args.relwe_zero, args.relwe_floor)
             results[spec] = rows
             for r in rows:
                 writer.writerow([spec.dataset, spec.epsilon, spec.fitter, spec.method, int(r["t"]),
@@ -370,7 +448,8 @@ def run(args: argparse.Namespace) -> int:
     table = _tables(results, list(data), epsilons, datasets)
     horizons = {"mw": f"{horizon or 'all'} (MW)", "pgm": f"{pgm_horizon or horizon or 'all'} (PGM)"}
     header = (f"# tabular-adult: last-10-steps averages (k={args.k}, seed={args.seed}, horizon "
-              f"{' / '.join(horizons[f] for f in data)}, RelWE zero rule: {args.relwe_zero}, "
+              f"{' / '.join(horizons[f] for f in data)}, RelWE zero rule: {args.relwe_zero}"
+              f"{f' {args.relwe_floor:g}' if args.relwe_zero == 'floor' else ''}, "
               f"{time.time() - started:.0f} s)\n\n")
     (out / "table.md").write_text(header + table + "\n", encoding="utf-8")
     plots = _plot(results, out)

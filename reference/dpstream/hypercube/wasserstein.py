@@ -11,17 +11,34 @@ an assignment problem, solved exactly by ``scipy.optimize.linear_sum_assignment`
 n x n cost matrix (O(n^3) time, O(n^2) memory; measured in docs/hypercube.md: 1.26 s of CPU and a
 32 MB matrix at n = 2000).
 For d = 1 the sorted samples are matched in order: W_1 = (1/n) sum |x_(i) - y_(i)|.
+
+:func:`partition_transport_bound` is the deterministic form of 004-lem4.2 (the step from counts
+to W_1 in the proof of 004-thm1.1): if the synthetic points put m_theta points in every region of
+depth r and the counts m are consistent with m_root = t, then
+
+    W_1(mu_X, mu_Y) <= (1/t) sum_{j<r} sum_{|P|=j} diam(P) (|m_P - n_P| + sum_{children c} |m_c - n_c|) / 2 + delta,
+
+n the true counts, delta the largest diameter at depth r. Proof: let mu_j put mass m_theta in every
+depth-j region theta, spread as the true points of theta (uniformly if n_theta = 0); mu_0 = mu_X
+(m_root = n_root = t) and W_1(mu_r, mu_Y) <= delta (equal mass in every leaf). Inside a parent P,
+mu_{j-1} and mu_{j+0} have the same mass m_P, so moving the non-common part costs at most
+diam(P) sum_c |m_c - m_P n_c / n_P| / 2 <= diam(P) (sum_c |m_c - n_c| + |m_P - n_P|) / 2
+(if n_P = 0 both sides are diam(P) m_P). Sum over P and j, then the triangle inequality.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 from scipy.optimize import linear_sum_assignment
 
 from dpstream.errors import DPStreamInputError
+from dpstream.hypercube.partition import BinaryPartition
 
-__all__ = ["linf_cost_matrix", "wasserstein1", "wasserstein1_assignment", "wasserstein1_sorted"]
+__all__ = ["linf_cost_matrix", "partition_transport_bound", "wasserstein1", "wasserstein1_assignment",
+           "wasserstein1_sorted"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -76,3 +93,27 @@ def wasserstein1(x: npt.ArrayLike, y: npt.ArrayLike) -> float:
     """Exact W_1(mu_X, mu_Y) under the l_inf metric: sorted formula for d = 1, assignment otherwise."""
     X, Y = _pair(x, y)
     return wasserstein1_sorted(X, Y) if X.shape[1] == 1 else wasserstein1_assignment(X, Y)
+
+
+def partition_transport_bound(points: npt.ArrayLike, consistent: Sequence[npt.ArrayLike],
+                              partition: BinaryPartition) -> float:
+    """004-lem4.2 per run: an upper bound on W_1(mu_X, mu_Y) for any Y with m_theta points in each leaf.
+
+    ``points`` are the true x_1..x_t, ``consistent[j]`` the counts m_theta of depth j (004-alg4's output,
+    ``consistent[0] = [t]``); the leaves are at depth ``len(consistent) - 1``. See the module doc.
+    """
+    X = _points(points, "points")
+    if X.shape[1] != partition.d:
+        raise DPStreamInputError("points", f"must have dimension d = {partition.d}", X.shape)
+    t, r = X.shape[0], len(consistent) - 1
+    m = [np.asarray(level, dtype=np.int64) for level in consistent]
+    if r < 0 or m[0].tolist() != [t]:
+        raise DPStreamInputError("consistent", f"level 0 must be the root count [t] = [{t}]",
+                                 m[0].tolist() if m else consistent)
+    n = partition.true_counts(X, r)
+    total = 0.0
+    for j in range(r):
+        parent_err = np.abs(m[j] - n[j])
+        child_err = np.abs(m[j + 1] - n[j + 1])
+        total += partition.diameter(j) * float((parent_err + child_err[0::2] + child_err[1::2]).sum()) / 2.0
+    return float(total / t + partition.diameter(r))

@@ -32,8 +32,7 @@ import numpy as np
 
 from dpstream.errors import DPStreamInputError, require_int_at_least
 from dpstream.longitudinal.bounds import n_pad_corollary_3_3
-from dpstream.longitudinal.data import pattern_string
-from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer, WindowRelease, _frozen, z_label
+from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer, WindowRelease
 from dpstream.noise import NoiseSource, site
 
 __all__ = ["CategoricalFixedWindowSynthesizer"]
@@ -59,37 +58,21 @@ class CategoricalFixedWindowSynthesizer(FixedWindowSynthesizer):
         if A > 10:
             raise DPStreamInputError("alphabet", "at most 10 symbols (patterns are written as digit strings)", A)
         super().__init__(T, k, rho, noise, n_pad=0 if n_pad is None else n_pad, beta=beta, n=n, as_printed=as_printed)
-        self.alphabet = A
+        self._set_alphabet(A)
         if n_pad is None:
             self.n_pad = n_pad_corollary_3_3(self.sigma2, self.T, self.k, self.beta, A)
-        self._bins = A**self.k
-        self._overlaps = A ** (self.k - 1)
 
     def step(self, column: Any) -> WindowRelease | None:
         x = self.validate(column)
         t = self.t + 1
         k, A, O = self.k, self.alphabet, self._overlaps
-        suffix = np.zeros(x.shape[0], dtype=np.int64) if self._true_suffix is None else self._true_suffix
-        codes = suffix * A + x
-        new_suffix = codes % O
+        codes, new_suffix = self._window_codes(x)
         if t < k:  # [002-alg1 u1] rounds before k only fill the first window
             self._commit_input(x, t, new_suffix)
             return None
-        C = np.bincount(codes, minlength=self._bins)  # [002-alg1 u2] C_s^t over A^k patterns
-        sigma2 = self.noise_variance()
-        C_hat = [int(C[s]) + self.n_pad + self.noise.discrete_gaussian(  # [002-alg1 u3]
-            site("002-alg1 u3", t=t, s=pattern_string(s, k, A)), sigma2) for s in range(self._bins)]
+        C_hat = self._noisy_histogram(codes, t)  # [002-alg1 u2] [002-alg1 u3] over the A^k patterns
         if t == k:  # [002-alg1 u4]
-            p = list(C_hat)  # [002-alg1 u5]
-            self._check_padding(t, p)
-            block_codes = np.repeat(np.arange(self._bins, dtype=np.int64), p)  # [002-alg1 u6] records laid out by s
-            block = np.column_stack([(block_codes // A ** (k - 1 - j)) % A for j in range(k)]).astype(np.int64)
-            release = WindowRelease(t, _frozen(block), _frozen(np.asarray(p)))
-            self._commit_input(x, t, new_suffix)
-            self._syn_suffix = _frozen(block_codes % O)
-            self._columns = [_frozen(block[:, j]) for j in range(k)]
-            self.p_history.append(release.p)
-            return release
+            return self._first_window(x, t, new_suffix, C_hat)  # [002-alg1 u5] [002-alg1 u6] records laid out by s
         prev = self.p_history[-1]
         p = [0] * self._bins
         for z in range(O):  # [002-alg1 u8] for every z in A^{k-1}
@@ -98,7 +81,7 @@ class CategoricalFixedWindowSynthesizer(FixedWindowSynthesizer):
             q, r = divmod(D_z, A)
             up: tuple[int, ...] = ()
             if r != 0:  # [002-alg1 u10] Delta_z is not an integer
-                up = self.noise.choice(site("002-alg1 u11", t=t, z=z_label(z, k - 1, A)), A, r)  # [002-alg1 u11]
+                up = self.noise.choice(site("002-alg1 u11", t=t, z=self._z_labels[z]), A, r)  # [002-alg1 u11]
             for c in range(A):  # [002-alg1 u12] [002-alg1 u14] p_{zc}^t = C^_{zc}^t + Delta_z + rounding
                 p[z * A + c] = C_hat[z * A + c] + q + (1 if c in up else 0)
         self._check_padding(t, p)
@@ -107,16 +90,11 @@ class CategoricalFixedWindowSynthesizer(FixedWindowSynthesizer):
         for z in range(O):
             remaining = np.flatnonzero(self._syn_suffix == z)  # [002-alg1 u16] I_z over the synthetic records
             for c in range(A - 1, 0, -1):
-                picked = self.noise.choice(site("002-alg1 u16", t=t, z=z_label(z, k - 1, A), c=c),
+                picked = self.noise.choice(site("002-alg1 u16", t=t, z=self._z_labels[z], c=c),
                                            int(remaining.size), p[z * A + c])
                 chosen = np.zeros(remaining.size, dtype=bool)
                 chosen[list(picked)] = True
                 column_t[remaining[chosen]] = c  # [002-alg1 u17] x^_i^t <- c for the chosen records
                 remaining = remaining[~chosen]
             column_t[remaining] = 0  # [002-alg1 u17] the rest of I_z gets symbol 0
-        release = WindowRelease(t, _frozen(column_t.reshape(-1, 1)), _frozen(np.asarray(p)))  # [002-alg1 u19]
-        self._commit_input(x, t, new_suffix)
-        self._syn_suffix = _frozen((self._syn_suffix * A + column_t) % O)
-        self._columns.append(_frozen(column_t))
-        self.p_history.append(release.p)
-        return release
+        return self._extend(x, t, new_suffix, column_t, p)  # [002-alg1 u19]

@@ -54,9 +54,9 @@ def p_history(transcript: Transcript) -> list[npt.NDArray[np.int64]]:
     return [np.asarray(r.p, dtype=np.int64) for r in transcript if r is not None]
 
 
-def _histories(X: npt.ArrayLike, T: int, k: int) -> list[npt.NDArray[np.int64]]:
+def _histories(X: npt.ArrayLike, T: int, k: int, alphabet: int = 2) -> list[npt.NDArray[np.int64]]:
     m = np.asarray(X, dtype=np.int64)
-    return [window_histogram(m, t, k) for t in range(k, T + 1)]
+    return [window_histogram(m, t, k, alphabet) for t in range(k, T + 1)]
 
 
 def fixed_window_exact_output(T: int, k: int, sigma2: float, claim: PrivacyClaim,
@@ -147,9 +147,9 @@ def fixed_window_calibration(transcripts: Sequence[Transcript], X: npt.ArrayLike
                        {"p_values": [p for p, _ in tests], "tests": [name for _, name in tests]})
 
 
-def theorem_3_2_error(X: npt.ArrayLike, T: int, k: int, n_pad: int) -> Encoder:
+def theorem_3_2_error(X: npt.ArrayLike, T: int, k: int, n_pad: int, alphabet: int = 2) -> Encoder:
     """Encoder: transcript -> [max_{s,t} |p_s^t - (C_s^t + n_pad)|] (Theorem 3.2's left-hand side)."""
-    C = _histories(X, T, k)
+    C = _histories(X, T, k, alphabet)
 
     def encode(transcript: Sequence[Any]) -> FloatArray:
         p = p_history(list(transcript))
@@ -159,10 +159,13 @@ def theorem_3_2_error(X: npt.ArrayLike, T: int, k: int, n_pad: int) -> Encoder:
 
 
 def theorem_3_2_accuracy(transcripts: Sequence[Transcript], X: npt.ArrayLike, T: int, k: int, n_pad: int,
-                         lam: float, beta: float, level: float, name: str = "002-thm3.2 eq (5) as printed"
-                         ) -> CheckResult:
-    """P[max_{s,t} |p - (C + n_pad)| > lambda] <= beta, with a Clopper-Pearson lower bound at ``level``."""
-    encode = theorem_3_2_error(X, T, k, n_pad)
+                         lam: float, beta: float, level: float, name: str = "002-thm3.2 eq (5) as printed",
+                         alphabet: int = 2) -> CheckResult:
+    """P[max_{s,t} |p - (C + n_pad)| > lambda] <= beta, with a Clopper-Pearson lower bound at ``level``.
+
+    ``alphabet`` > 2: the categorical extension (the bound is then ours, not the paper's).
+    """
+    encode = theorem_3_2_error(X, T, k, n_pad, alphabet)
     return accuracy_check(transcripts, [0.0], AccuracyBound(name, beta, (lam,)), level, encode=encode)
 
 

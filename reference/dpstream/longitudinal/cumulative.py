@@ -197,6 +197,12 @@ class CumulativeSynthesizer:
     def claim(self) -> PrivacyClaim:
         return self.claims[Neighbour.INDIVIDUAL_SUBSTITUTE]
 
+    @property
+    def paper_claim(self) -> PrivacyClaim:
+        """Theorem 4.1 as stated: rho-zCDP in the paper's model (one individual's record substituted)."""
+        return PrivacyClaim.zcdp(self.rho, Neighbour.INDIVIDUAL_SUBSTITUTE, "002-thm4.1",
+                                 note="the paper's statement (Theorem 4.1)")
+
     # -- state views -------------------------------------------------------------------------------
     @property
     def synthetic(self) -> IntArray:

@@ -139,14 +139,19 @@ class FixedWindowSynthesizer:
         self.noise: NoiseSource = default_noise() if noise is None else noise
         self.t = 0
         self.failure: PaddingExhaustedError | None = None
-        self._bins = self.alphabet**self.k
-        self._overlaps = self.alphabet ** (self.k - 1)
-        self._s_labels = [pattern_string(s, self.k) for s in range(self._bins)]
-        self._z_labels = [z_label(z, self.k - 1) for z in range(self._overlaps)]
+        self._set_alphabet(self.alphabet)
         self._true_suffix: IntArray | None = None  # code of (x_i^{t-k+2}, ..., x_i^t): the last k-1 true bits
         self._syn_suffix: IntArray | None = None  # code of the last k-1 synthetic bits of each record
         self._columns: list[IntArray] = []  # released synthetic columns (read-only arrays)
         self.p_history: list[IntArray] = []  # p^k, p^{k+1}, ... (released: histograms of the synthetic data)
+
+    def _set_alphabet(self, alphabet: int) -> None:
+        """Bins A^k, overlaps A^(k-1) and their site labels (the categorical extension sets A > 2)."""
+        self.alphabet = alphabet
+        self._bins = alphabet**self.k
+        self._overlaps = alphabet ** (self.k - 1)
+        self._s_labels = [pattern_string(s, self.k, alphabet) for s in range(self._bins)]
+        self._z_labels = [z_label(z, self.k - 1, alphabet) for z in range(self._overlaps)]
 
     # -- claims ------------------------------------------------------------------------------
     def noise_variance(self) -> float:
@@ -186,6 +191,12 @@ class FixedWindowSynthesizer:
         relation = Neighbour.INDIVIDUAL_ADD_REMOVE if self.as_printed else Neighbour.INDIVIDUAL_SUBSTITUTE
         return self.claims[relation]
 
+    @property
+    def paper_claim(self) -> PrivacyClaim:
+        """Theorem 3.1 as stated: rho-zCDP in the paper's model (one individual's record substituted)."""
+        return PrivacyClaim.zcdp(self.rho, Neighbour.INDIVIDUAL_SUBSTITUTE, "002-thm3.1",
+                                 note="the paper's statement (Theorem 3.1)")
+
     # -- state views ---------------------------------------------------------------------------
     @property
     def m(self) -> int | None:
@@ -217,31 +228,13 @@ class FixedWindowSynthesizer:
         """Consume D^t; return the round's release (None for t < k, where nothing is released)."""
         x = self.validate(column)
         t = self.t + 1
-        k, A = self.k, self.alphabet
-        suffix = np.zeros(x.shape[0], dtype=np.int64) if self._true_suffix is None else self._true_suffix
-        codes = suffix * A + x  # code of (x_i^{t-k+1}, ..., x_i^t) once t >= k
-        new_suffix = codes % self._overlaps
-        if t < k:  # [002-alg1 u1] for t <- k to T: rounds before k only fill the first window
+        codes, new_suffix = self._window_codes(x)
+        if t < self.k:  # [002-alg1 u1] for t <- k to T: rounds before k only fill the first window
             self._commit_input(x, t, new_suffix)
             return None
-        C = np.bincount(codes, minlength=self._bins)  # [002-alg1 u2] C_s^t, the true suffix counts
-        sigma2 = self.noise_variance()
-        # [002-alg1 u3] C^_s^t = C_s^t + n_pad + N(0, (T-k+1)/(2 rho))  (default variance: see E-longitudinal-1)
-        C_hat = [int(C[s]) + self.n_pad + self.noise.discrete_gaussian(
-            site("002-alg1 u3", t=t, s=self._s_labels[s]), sigma2) for s in range(self._bins)]
-        if t == k:  # [002-alg1 u4] if t = k then
-            p = list(C_hat)  # [002-alg1 u5] p_s^t = C^_s^t for every s
-            self._check_padding(t, p)
-            # [002-alg1 u6] output any dataset D^k whose number of records with string s is C^_s^k:
-            # records are laid out by s in increasing code order (a fixed, data-free choice).
-            block_codes = np.repeat(np.arange(self._bins, dtype=np.int64), p)
-            block = np.column_stack([(block_codes // A ** (k - 1 - j)) % A for j in range(k)]).astype(np.int64)
-            release = WindowRelease(t, _frozen(block), _frozen(np.asarray(p)))
-            self._commit_input(x, t, new_suffix)
-            self._syn_suffix = _frozen(block_codes % self._overlaps)
-            self._columns = [_frozen(block[:, j]) for j in range(k)]
-            self.p_history.append(release.p)
-            return release
+        C_hat = self._noisy_histogram(codes, t)  # u2-u3
+        if t == self.k:  # [002-alg1 u4] if t = k then
+            return self._first_window(x, t, new_suffix, C_hat)  # u5-u6
         # (u7: else — rounds t > k)
         prev = self.p_history[-1]
         p = [0] * self._bins
@@ -269,12 +262,7 @@ class FixedWindowSynthesizer:
             # [002-alg1 u17] x^_i^t <- 1 for i in I_z and x^_i^t <- 0 if i in I_z \ I_{z1} (in this order)
             column_t[I_z] = 1
             column_t[I_z[~in_I_z1]] = 0
-        release = WindowRelease(t, _frozen(column_t.reshape(-1, 1)), _frozen(np.asarray(p)))  # [002-alg1 u19]
-        self._commit_input(x, t, new_suffix)
-        self._syn_suffix = _frozen((self._syn_suffix * A + column_t) % self._overlaps)
-        self._columns.append(_frozen(column_t))
-        self.p_history.append(release.p)
-        return release  # (u20-u21: end if / end for — one round per call of step)
+        return self._extend(x, t, new_suffix, column_t, p)  # [002-alg1 u19] (u20-u21: one round per step)
 
     def run(self, matrix: Any) -> list[WindowRelease | None]:
         """Step through all columns of an n x t matrix (t <= T)."""
@@ -282,6 +270,47 @@ class FixedWindowSynthesizer:
         if arr.ndim != 2:
             raise DPStreamInputError("D", "must be an n x T matrix", getattr(arr, "shape", matrix))
         return [self.step(arr[:, j]) for j in range(arr.shape[1])]
+
+    # -- helpers (shared with the categorical extension) ------------------------------------
+    def _window_codes(self, x: IntArray) -> tuple[IntArray, IntArray]:
+        """Codes of (x_i^{t-k+1}, ..., x_i^t) (complete once t >= k) and of their last k-1 symbols."""
+        suffix = np.zeros(x.shape[0], dtype=np.int64) if self._true_suffix is None else self._true_suffix
+        codes = suffix * self.alphabet + x
+        return codes, codes % self._overlaps
+
+    def _noisy_histogram(self, codes: IntArray, t: int) -> list[int]:
+        """C^_s^t for every pattern s (all draws of round t's histogram, in pattern order)."""
+        C = np.bincount(codes, minlength=self._bins)  # [002-alg1 u2] C_s^t, the true suffix counts
+        sigma2 = self.noise_variance()
+        # [002-alg1 u3] C^_s^t = C_s^t + n_pad + N(0, (T-k+1)/(2 rho))  (default variance: see E-longitudinal-1)
+        return [int(C[s]) + self.n_pad + self.noise.discrete_gaussian(
+            site("002-alg1 u3", t=t, s=self._s_labels[s]), sigma2) for s in range(self._bins)]
+
+    def _first_window(self, x: IntArray, t: int, new_suffix: IntArray, C_hat: list[int]) -> WindowRelease:
+        """Round t = k: the first synthetic dataset, with C^_s^k records of each pattern s."""
+        k, A = self.k, self.alphabet
+        p = list(C_hat)  # [002-alg1 u5] p_s^t = C^_s^t for every s
+        self._check_padding(t, p)
+        # [002-alg1 u6] output any dataset D^k whose number of records with string s is C^_s^k:
+        # records are laid out by s in increasing code order (a fixed, data-free choice).
+        block_codes = np.repeat(np.arange(self._bins, dtype=np.int64), p)
+        block = np.column_stack([(block_codes // A ** (k - 1 - j)) % A for j in range(k)]).astype(np.int64)
+        release = WindowRelease(t, _frozen(block), _frozen(np.asarray(p)))
+        self._commit_input(x, t, new_suffix)
+        self._syn_suffix = _frozen(block_codes % self._overlaps)
+        self._columns = [_frozen(block[:, j]) for j in range(k)]
+        self.p_history.append(release.p)
+        return release
+
+    def _extend(self, x: IntArray, t: int, new_suffix: IntArray, column_t: IntArray, p: list[int]) -> WindowRelease:
+        """Round t > k: commit the new synthetic column (records extended, never rewritten) and p^t."""
+        assert self._syn_suffix is not None
+        release = WindowRelease(t, _frozen(column_t.reshape(-1, 1)), _frozen(np.asarray(p)))
+        self._commit_input(x, t, new_suffix)
+        self._syn_suffix = _frozen((self._syn_suffix * self.alphabet + column_t) % self._overlaps)
+        self._columns.append(_frozen(column_t))
+        self.p_history.append(release.p)
+        return release
 
     # -- helpers -------------------------------------------------------------------------------
     def _check_padding(self, t: int, p: list[int]) -> None:

@@ -42,10 +42,11 @@ import numpy as np
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.counters import Counter
 from dpstream.errors import require_positive_finite
-from dpstream.noise import NoiseSource, default_noise, scoped, site
+from dpstream.noise import NoiseSource, scoped, site
 from dpstream.phdstream.counters_tree import CounterFactory, simple_counter_factory
 from dpstream.phdstream.partition import FloatArray, Node, Partition, node_label
-from dpstream.phdstream.privtree import LambdaRule, Subtree, privtree, require_theta
+from dpstream.phdstream.phdstream_tree import PHDStreamParameters
+from dpstream.phdstream.privtree import LambdaRule, Subtree, privtree
 from dpstream.phdstream.stream import (
     RULE5_SITE,
     PointEvents,
@@ -131,14 +132,10 @@ def _sample_counts(partition: Partition, counts: Mapping[Node, int], noise: Nois
     return np.concatenate(chunks) if chunks else np.zeros((0, partition.dimension), dtype=np.float64)
 
 
-class _Baseline:
+class _Baseline(PHDStreamParameters):
     def __init__(self, partition: Partition, epsilon: float, theta: float, noise: NoiseSource | None,
                  lambda_rule: LambdaRule) -> None:
-        self.partition = partition
-        self.epsilon = require_positive_finite("epsilon", epsilon)
-        self.theta = require_theta(theta)
-        self.lambda_rule = LambdaRule(lambda_rule)
-        self.noise: NoiseSource = default_noise() if noise is None else noise
+        super().__init__(partition, epsilon, theta, noise, lambda_rule)
         self.t = 0
         self.releases: list[SyntheticRelease] = []
         self._true = TrueStream(partition, track_counts=True)
@@ -195,8 +192,9 @@ class OfflinePrivTreeOnDifferential(_Baseline):
     @property
     def claim(self) -> PrivacyClaim:
         if self.as_printed:
-            return PrivacyClaim.pure(self.epsilon, Neighbour.EVENT, ANCHOR,
-                                     "as printed: scaled by the true |f(., t)|, which is not private (E-phdstream-9)")
+            return PrivacyClaim.not_private(
+                Neighbour.EVENT, ANCHOR, f"AS PRINTED: the paper claims eps={self.epsilon:g}, but the output is "
+                "scaled by the true |f(., t)|, which is released exactly (E-phdstream-9)")
         return PrivacyClaim.pure(self.epsilon, Neighbour.EVENT, ANCHOR,
                                  "insertions: PrivTree+Counting; removals: Lap(1/eps) total; parallel composition; "
                                  + _counts_note(self.lambda_rule))

@@ -35,11 +35,13 @@ from typing import Any
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.counters import Counter, CounterFactory, SimpleCounter
 from dpstream.errors import DPStreamInputError, require_positive_finite
-from dpstream.noise import NoiseSource, default_noise, scoped, site
+from dpstream.noise import NoiseSource, scoped, site
+from dpstream.phdstream.guarantees import phdstream_note
 from dpstream.phdstream.partition import Node, Partition, node_label
-from dpstream.phdstream.privtree import LambdaRule, Subtree, privtree, privtree_claim, require_theta
+from dpstream.phdstream.phdstream_tree import NaiveTreeStream
+from dpstream.phdstream.privtree import LambdaRule, Subtree, privtree, privtree_claim
 from dpstream.phdstream.selective_counting import SelectiveCounting, SelectiveRelease
-from dpstream.phdstream.stream import TreeRelease, TrueTreeCounts
+from dpstream.phdstream.stream import TreeRelease
 from dpstream.phdstream.tree_function import TreeFunction, consistent_extension
 
 __all__ = [
@@ -152,23 +154,19 @@ class PrivTreeSelector:
                         lambda_rule=o.lambda_rule, check_input=False)
 
 
-class PHDStreamTreeWithCounters:
+class PHDStreamTreeWithCounters(NaiveTreeStream):
     """001-alg3 (naive, all of V(T)); ``counter`` makes C_v (default Simple); ``step(nabla_F) -> TreeRelease``."""
 
     anchor = "001-alg3"
+    paper_source = "001-thm4.2"
 
     def __init__(self, partition: Partition, epsilon: float, theta: float = 0.0, noise: NoiseSource | None = None,
                  *, counter: CounterFactory = simple_counter_factory,
                  lambda_rule: LambdaRule = LambdaRule.GENERAL, as_printed: bool = False) -> None:
         # [001-alg3 L1] Input: F in C(T), privacy budget eps, threshold count theta
         # [001-alg3 L2] Output: a stream G in C(T)
-        self.partition = partition
-        self.epsilon = require_positive_finite("epsilon", epsilon)
-        self.theta = require_theta(theta)
-        self.lambda_rule = LambdaRule(lambda_rule)
+        super().__init__(partition, epsilon, theta, noise, lambda_rule)  # [001-alg3 L3] G(v, 0) = 0
         self.as_printed = as_printed
-        self.noise: NoiseSource = default_noise() if noise is None else noise
-        self.G: dict[Node, float] = {v: 0.0 for v in partition.nodes()}  # [001-alg3 L3] G(v, 0) = 0
         self.pool = NodeCounters(counter, self.epsilon / 2.0, self.noise)  # [001-alg3 L4] C_v with budget eps/2
         counter_claim = self._counter_claim()
         self.selective: SelectiveCounting[TreeFunction, Subtree] = SelectiveCounting(
@@ -179,9 +177,6 @@ class PHDStreamTreeWithCounters:
             note="Algorithm 3 as Algorithm 4 (section 4.5)",
         )
         self.last_output: dict[Node, float] = {}
-        self.t = 0
-        self.releases: list[TreeRelease] = []
-        self._true = TrueTreeCounts(partition)
 
     def _counter_claim(self) -> PrivacyClaim:
         probe = self.pool.factory(self.pool.epsilon, scoped(self.noise, "probe"))
@@ -191,7 +186,10 @@ class PHDStreamTreeWithCounters:
 
     @property
     def claim(self) -> PrivacyClaim:
-        return self.selective.claim
+        """Theorem 4.2's composition (eps/2 + eps/2), with the worst case of the PrivTree scale in the note."""
+        composed = self.selective.claim
+        note = f"{composed.note}; {phdstream_note(self.partition, self.epsilon, self.lambda_rule)}"
+        return PrivacyClaim(composed.measure, composed.parameter, composed.neighbour, composed.source, note)
 
     def prepare(self, nabla_F: Mapping[Node, float]) -> tuple[TreeRelease, Callable[[], None]]:
         """Validate, draw and compute step t into locals; returns the release and its commit."""
@@ -209,17 +207,8 @@ class PHDStreamTreeWithCounters:
         G_new = {v: g + extension[v] for v, g in self.G.items()}  # [001-alg3 L8] G <- G + Ext_T(d)
         release = TreeRelease(t, T_t, G_new)
 
-        def commit() -> None:
+        def counters_commit() -> None:
             selective_commit()
             self.last_output.update(outputs)
-            self.G = G_new
-            self._true.commit(true_after)
-            self.t = t
-            self.releases.append(release)
 
-        return release, commit
-
-    def step(self, nabla_F: Mapping[Node, float]) -> TreeRelease:
-        release, commit = self.prepare(nabla_F)
-        commit()
-        return release
+        return release, self._commit(release, G_new, true_after, counters_commit)

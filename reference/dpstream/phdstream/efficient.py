@@ -39,33 +39,30 @@ from collections.abc import Mapping
 
 from dpstream.claims import PrivacyClaim
 from dpstream.counters import PreparedStep
-from dpstream.errors import require_positive_finite
-from dpstream.noise import NoiseSource, default_noise
+from dpstream.noise import NoiseSource
 from dpstream.phdstream.counters_tree import CounterFactory, NodeCounters, simple_counter_factory
 from dpstream.phdstream.guarantees import phdstream_claim
 from dpstream.phdstream.partition import Node, Partition
-from dpstream.phdstream.privtree import LambdaRule, Subtree, privtree_scales, privtree_site, require_theta
+from dpstream.phdstream.phdstream_tree import PHDStreamParameters
+from dpstream.phdstream.privtree import LambdaRule, Subtree, privtree_scales, privtree_site
 from dpstream.phdstream.stream import PointEvents, SyntheticRelease, TrueStream, sample_rule5
 
 __all__ = ["EfficientPHDStream"]
 
 
-class EfficientPHDStream:
+class EfficientPHDStream(PHDStreamParameters):
     """001-alg6/alg7. ``step(PointEvents) -> SyntheticRelease``; per-step work O(|T(t)|)."""
 
     anchor = "001-alg6"
+    paper_source = "001-alg6"
 
     def __init__(self, partition: Partition, epsilon: float, theta: float = 0.0, noise: NoiseSource | None = None,
                  *, counter: CounterFactory = simple_counter_factory,
                  lambda_rule: LambdaRule = LambdaRule.GENERAL, as_printed: bool = False) -> None:
         # [001-alg6 L1] Input: stream f, a fixed known tree T, privacy budget eps, threshold count theta
         # [001-alg6 L2] Output: a synthetic data stream g
-        self.partition = partition
-        self.epsilon = require_positive_finite("epsilon", epsilon)
-        self.theta = require_theta(theta)
-        self.lambda_rule = LambdaRule(lambda_rule)
+        super().__init__(partition, epsilon, theta, noise, lambda_rule)
         self.as_printed = as_printed
-        self.noise: NoiseSource = default_noise() if noise is None else noise
         beta = partition.beta
         if as_printed:
             self.lam = (2 * beta - 1) / (beta - 1) * (2.0 / self.epsilon)  # [001-alg6 L3] as printed (full eps)

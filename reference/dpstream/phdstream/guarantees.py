@@ -9,7 +9,8 @@ nabla F(., tau) moves by 1 along one root-to-leaf path of T.
 Worst case of that step over all inputs and outputs (proofs/proof_privtree.py,
 proofs/proof_phdstream.py, and the exact-loss audits):
 
-* tree: D / lambda, attained when every split decision on the path sits at b(v) in
+* tree: at most D / lambda (each of the D split decisions on the path moves by at most
+  1/lambda), attained when delta >= 1 and every split decision on the path sits at b(v) in
   [theta - delta + 1, theta] -- possible because G(., t-1) + nabla F(., t) need not be
   path-monotone (E-phdstream-3);
 * counts: 1 / count_scale (the leaf of T(tau) that holds the point).
@@ -24,7 +25,13 @@ from dpstream.errors import require_positive_finite
 from dpstream.phdstream.partition import Partition
 from dpstream.phdstream.privtree import LambdaRule, privtree_scales
 
-__all__ = ["phdstream_claim", "privtree_worst_case_loss", "step_worst_case_loss"]
+__all__ = [
+    "phdstream_claim",
+    "phdstream_note",
+    "phdstream_paper_claim",
+    "privtree_worst_case_loss",
+    "step_worst_case_loss",
+]
 
 
 def privtree_worst_case_loss(partition: Partition, lam: float) -> float:
@@ -41,14 +48,34 @@ def step_worst_case_loss(partition: Partition, epsilon: float, rule: LambdaRule,
     return privtree_worst_case_loss(partition, lam) + 1.0 / scale
 
 
+def phdstream_note(partition: Partition, epsilon: float, rule: LambdaRule, count_scale: float | None = None,
+                   tree_epsilon: float | None = None) -> str:
+    """What the claim's note says: where eps holds, or (for the printed scales) that only the worst case does.
+
+    The worst case is an upper bound over all inputs, attained when delta >= 1 (then every split
+    decision on the path can sit at b = theta - 1 for one neighbour and b = theta for the other, as
+    in :func:`dpstream.phdstream.exact_loss.adversarial_past`).
+    """
+    worst = step_worst_case_loss(partition, epsilon, rule, count_scale, tree_epsilon)
+    if worst <= epsilon * (1 + 1e-12):
+        if rule is LambdaRule.GENERAL:
+            return "PrivTree scale lambda = 2D/eps (E-phdstream-3): holds for every input stream"
+        return (f"lambda rule {rule.value!r}: holds here because D = {partition.max_depth} is small "
+                f"(worst case {worst / epsilon:.4g} eps; E-phdstream-3)")
+    return (f"AS PRINTED (lambda rule {rule.value!r}): the paper's eps = {epsilon:g} does NOT hold; the worst "
+            f"case over all input streams is {worst / epsilon:.4g} eps (D = {partition.max_depth}; E-phdstream-3)")
+
+
 def phdstream_claim(partition: Partition, epsilon: float, rule: LambdaRule, source: str = "001-thm3.2",
                     count_scale: float | None = None, tree_epsilon: float | None = None) -> PrivacyClaim:
-    """The paper's claim eps (EVENT); the note gives the exact worst case when the rule does not meet it."""
+    """What one PHDStream instance meets (EVENT): eps, or the worst case when the rule does not meet eps."""
     epsilon = require_positive_finite("epsilon", epsilon)
+    note = phdstream_note(partition, epsilon, rule, count_scale, tree_epsilon)
     worst = step_worst_case_loss(partition, epsilon, rule, count_scale, tree_epsilon)
-    if rule is LambdaRule.GENERAL and worst <= epsilon * (1 + 1e-12):
-        note = "PrivTree scale lambda = 2D/eps (E-phdstream-3): holds for every input stream"
-    else:
-        note = (f"lambda rule {rule.value!r}: the paper's claim; the exact worst case over all inputs is "
-                f"{worst / epsilon:.4g} eps (D = {partition.max_depth}; E-phdstream-3)")
-    return PrivacyClaim.pure(epsilon, Neighbour.EVENT, source, note=note)
+    return PrivacyClaim.pure(max(epsilon, worst), Neighbour.EVENT, source, note=note)
+
+
+def phdstream_paper_claim(epsilon: float, source: str = "001-thm3.2") -> PrivacyClaim:
+    """001-thm3.2 as stated: PHDStream is eps-DP (one event added or removed at one time)."""
+    return PrivacyClaim.pure(require_positive_finite("epsilon", epsilon), Neighbour.EVENT, source,
+                             note="as stated by the paper")

@@ -108,6 +108,18 @@ class Partition(ABC):
         return (v for v in self.nodes() if len(v) == self.max_depth)
 
     # ---------------------------------------------------------------- the domain
+    def _point_array(self, points: object, field: str, space: str) -> FloatArray:
+        """``points`` as an (n, d) float array (an empty input gives shape (0, d)); membership is checked by callers."""
+        try:
+            arr = np.asarray(points, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise DPStreamInputError(field, f"must be an array of points of {space}", points) from exc
+        if arr.size == 0:
+            return np.zeros((0, self.dimension), dtype=np.float64)
+        if arr.ndim != 2 or arr.shape[1] != self.dimension:
+            raise DPStreamInputError(field, f"must have shape (n, {self.dimension})", arr.shape)
+        return arr
+
     @abstractmethod
     def validate_points(self, points: object, field: str = "points") -> FloatArray:
         """Return ``points`` as an (n, d) float array; raise DPStreamInputError if any lies outside Omega."""
@@ -140,14 +152,7 @@ class HypercubePartition(Partition):
         return f"HypercubePartition(d={self.dimension}, max_depth={self.max_depth}, fanout={self.beta})"
 
     def validate_points(self, points: object, field: str = "points") -> FloatArray:
-        try:
-            arr = np.asarray(points, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise DPStreamInputError(field, "must be an array of points of R^d", points) from exc
-        if arr.size == 0:
-            return np.zeros((0, self.dimension), dtype=np.float64)
-        if arr.ndim != 2 or arr.shape[1] != self.dimension:
-            raise DPStreamInputError(field, f"must have shape (n, {self.dimension})", arr.shape)
+        arr = self._point_array(points, field, "R^d")
         bad = ~(np.isfinite(arr).all(axis=1) & (arr >= 0.0).all(axis=1) & (arr <= 1.0).all(axis=1))
         if bad.any():
             raise DPStreamInputError(field, f"must lie in the domain [0, 1]^{self.dimension}",
@@ -200,14 +205,7 @@ class BooleanCubePartition(Partition):
         return f"BooleanCubePartition(d={self.dimension}, max_depth={self.max_depth})"
 
     def validate_points(self, points: object, field: str = "points") -> FloatArray:
-        try:
-            arr = np.asarray(points, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise DPStreamInputError(field, "must be an array of points of {0,1}^d", points) from exc
-        if arr.size == 0:
-            return np.zeros((0, self.dimension), dtype=np.float64)
-        if arr.ndim != 2 or arr.shape[1] != self.dimension:
-            raise DPStreamInputError(field, f"must have shape (n, {self.dimension})", arr.shape)
+        arr = self._point_array(points, field, "{0,1}^d")
         bad = ~((arr == 0.0) | (arr == 1.0)).all(axis=1)
         if bad.any():
             raise DPStreamInputError(field, f"must lie in the domain {{0,1}}^{self.dimension}",

@@ -52,6 +52,11 @@ class PHDStream:
     def claim(self) -> PrivacyClaim:
         return self.tree.claim
 
+    @property
+    def paper_claim(self) -> PrivacyClaim:
+        """001-thm3.2 as stated (eps-DP); :attr:`claim` says what this instance really meets."""
+        return self.tree.paper_claim
+
     def step(self, batch: PointEvents) -> SyntheticRelease:
         prepared = self._true.prepare(batch)
         # [001-alg2 L3] F from f by (4), PHDStreamTree on F, G converted into g by (5)

@@ -17,22 +17,78 @@ validated before any draw (:class:`dpstream.phdstream.stream.TrueTreeCounts`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import ClassVar
 
 from dpstream.claims import PrivacyClaim
 from dpstream.errors import require_positive_finite
 from dpstream.noise import NoiseSource, default_noise, site
-from dpstream.phdstream.guarantees import phdstream_claim
+from dpstream.phdstream.guarantees import phdstream_claim, phdstream_paper_claim
 from dpstream.phdstream.partition import Node, Partition, node_label
 from dpstream.phdstream.privtree import LambdaRule, privtree, require_theta
 from dpstream.phdstream.stream import TreeRelease, TrueTreeCounts
 from dpstream.phdstream.tree_function import consistent_extension
 
-__all__ = ["PHDStreamTree"]
+__all__ = ["NaiveTreeStream", "PHDStreamParameters", "PHDStreamTree"]
 
 LEAF_NOISE = "001-alg1 L6"
 
 
-class PHDStreamTree:
+class PHDStreamParameters:
+    """The inputs every PHDStream variant takes (001-alg1 L1, 001-alg3 L1, 001-alg6 L1): T, eps, theta, the
+    PrivTree scale rule and the noise source, validated before anything else happens."""
+
+    def __init__(self, partition: Partition, epsilon: float, theta: float, noise: NoiseSource | None,
+                 lambda_rule: LambdaRule) -> None:
+        self.partition = partition
+        self.epsilon = require_positive_finite("epsilon", epsilon)
+        self.theta = require_theta(theta)
+        self.lambda_rule = LambdaRule(lambda_rule)
+        self.noise: NoiseSource = default_noise() if noise is None else noise
+
+    paper_source: ClassVar[str] = "001-thm3.2"
+
+    @property
+    def paper_claim(self) -> PrivacyClaim:
+        """What the paper states (eps-DP, EVENT); :attr:`claim` says what this instance really meets."""
+        return phdstream_paper_claim(self.epsilon, self.paper_source)
+
+
+class NaiveTreeStream(PHDStreamParameters):
+    """What the naive Algorithms 1 and 3 share: G on all of V(T), the true counts, the two-phase step."""
+
+    def __init__(self, partition: Partition, epsilon: float, theta: float, noise: NoiseSource | None,
+                 lambda_rule: LambdaRule) -> None:
+        super().__init__(partition, epsilon, theta, noise, lambda_rule)
+        self.G: dict[Node, float] = {v: 0.0 for v in partition.nodes()}  # G(v, 0) = 0 (L3 of both boxes)
+        self.t = 0
+        self.releases: list[TreeRelease] = []
+        self._true = TrueTreeCounts(partition)
+
+    def prepare(self, nabla_F: Mapping[Node, float]) -> tuple[TreeRelease, Callable[[], None]]:
+        """Validate, draw and compute step t into locals; returns the release and its commit."""
+        raise NotImplementedError  # pragma: no cover
+
+    def _commit(self, release: TreeRelease, G_new: dict[Node, float], true_after: dict[Node, float],
+                before: Callable[[], None] | None = None) -> Callable[[], None]:
+        """The commit of a prepared step: ``before`` (e.g. the counters), then G, the true counts and t."""
+
+        def commit() -> None:
+            if before is not None:
+                before()
+            self.G = G_new
+            self._true.commit(true_after)
+            self.t = release.t
+            self.releases.append(release)
+
+        return commit
+
+    def step(self, nabla_F: Mapping[Node, float]) -> TreeRelease:
+        release, commit = self.prepare(nabla_F)
+        commit()
+        return release
+
+
+class PHDStreamTree(NaiveTreeStream):
     """001-alg1 (naive, all of V(T)). ``step(nabla_F) -> TreeRelease`` with G(., t) on V(T)."""
 
     anchor = "001-alg1"
@@ -41,15 +97,7 @@ class PHDStreamTree:
                  *, lambda_rule: LambdaRule = LambdaRule.GENERAL) -> None:
         # [001-alg1 L1] Input: F in C(T), the privacy budget eps, the threshold count theta
         # [001-alg1 L2] Output: a stream G in C(T)
-        self.partition = partition
-        self.epsilon = require_positive_finite("epsilon", epsilon)
-        self.theta = require_theta(theta)
-        self.lambda_rule = LambdaRule(lambda_rule)
-        self.noise: NoiseSource = default_noise() if noise is None else noise
-        self.G: dict[Node, float] = {v: 0.0 for v in partition.nodes()}  # [001-alg1 L3] G(v, 0) = 0
-        self.t = 0
-        self.releases: list[TreeRelease] = []
-        self._true = TrueTreeCounts(partition)
+        super().__init__(partition, epsilon, theta, noise, lambda_rule)  # [001-alg1 L3] G(v, 0) = 0
 
     @property
     def claim(self) -> PrivacyClaim:
@@ -68,16 +116,4 @@ class PHDStreamTree:
         extension = consistent_extension(self.partition, d)
         G_new = {v: g + extension[v] for v, g in self.G.items()}  # [001-alg1 L7] G(., t) = G(., t-1) + Ext_T(d)
         release = TreeRelease(t, T_t, G_new)
-
-        def commit() -> None:
-            self.G = G_new
-            self._true.commit(true_after)
-            self.t = t
-            self.releases.append(release)
-
-        return release, commit
-
-    def step(self, nabla_F: Mapping[Node, float]) -> TreeRelease:
-        release, commit = self.prepare(nabla_F)
-        commit()
-        return release
+        return release, self._commit(release, G_new, true_after)

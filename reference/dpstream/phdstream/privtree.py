@@ -91,16 +91,32 @@ def require_theta(theta: object) -> float:
 
 
 def privtree_claim(partition: Partition, epsilon: float, rule: LambdaRule = LambdaRule.GENERAL) -> PrivacyClaim:
-    """The claim of PrivTree_T(., eps, theta) under ``rule`` (the paper's eps; the note says where it holds)."""
+    """What PrivTree_T(., eps, theta) under ``rule`` meets for every F in C(T) (one point changed).
+
+    eps when the worst case D / lambda over all F in C(T) is at most eps (always for the default
+    ``LambdaRule.GENERAL``); otherwise the parameter is that worst case, and the note says that the
+    paper's eps holds only for path-monotone F such as counts. The paper's statement is
+    :func:`privtree_paper_claim`.
+    """
     epsilon = require_positive_finite("epsilon", epsilon)
+    lam, _ = privtree_scales(partition, epsilon, rule)
+    worst = partition.max_depth / lam
     notes = {
         LambdaRule.GENERAL: "in the C(T) norm, for every F in C(T): lambda = D/eps (E-phdstream-3)",
-        LambdaRule.PROOF: ("App. A scale; holds only for path-monotone F (F(child) <= F(parent), e.g. counts); "
-                           "fails for general F in C(T) when D > (2b-1)/(b-1) (E-phdstream-3)"),
-        LambdaRule.PRINTED: ("001-alg5 L3 as printed (E-phdstream-4): eps/2 on path-monotone F; "
-                             "on general F in C(T) the loss reaches D (b-1) eps / (2 (2b-1))"),
+        LambdaRule.PROOF: "App. A scale: eps holds for path-monotone F (F(child) <= F(parent), e.g. counts)",
+        LambdaRule.PRINTED: "001-alg5 L3 as printed (E-phdstream-4): eps/2 on path-monotone F (e.g. counts)",
     }
-    return PrivacyClaim.pure(epsilon, Neighbour.EVENT, "001-thm3.1", note=notes[rule])
+    if worst <= epsilon * (1 + 1e-12):
+        return PrivacyClaim.pure(epsilon, Neighbour.EVENT, "001-thm3.1", note=notes[rule])
+    note = (f"{notes[rule]}; for general F in C(T) (e.g. inside PHDStream) only the worst case "
+            f"D/lambda = {worst:.6g} holds, not the paper's eps = {epsilon:g} (E-phdstream-3)")
+    return PrivacyClaim.pure(worst, Neighbour.EVENT, "001-thm3.1", note=note)
+
+
+def privtree_paper_claim(epsilon: float) -> PrivacyClaim:
+    """001-thm3.1 as stated: eps-DP in the C(T) norm for any theta >= 0."""
+    return PrivacyClaim.pure(require_positive_finite("epsilon", epsilon), Neighbour.EVENT, "001-thm3.1",
+                             note="as stated by the paper")
 
 
 def privtree_site(v: Node, t: int | None = None) -> str:
@@ -204,6 +220,10 @@ class PrivTree:
     @property
     def claim(self) -> PrivacyClaim:
         return privtree_claim(self.partition, self.epsilon, self.lambda_rule)
+
+    @property
+    def paper_claim(self) -> PrivacyClaim:
+        return privtree_paper_claim(self.epsilon)
 
     def run(self, F: Mapping[Node, float], noise: NoiseSource | None = None, t: int | None = None) -> Subtree:
         return privtree(self.partition, F, self.epsilon, self.theta, noise, t=t, lambda_rule=self.lambda_rule)

@@ -34,7 +34,7 @@ proofs/proof_selective_counting.py.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -153,26 +153,48 @@ class SelectiveCounting(Generic[X, L]):
         with ``release`` and ``commit()``, as :class:`dpstream.counters.base.Counter` does);
         otherwise it is stepped at once (then a failure later in the step is not atomic).
         """
-        t = self.t + 1  # [001-alg4 L4] for t = 1 to infinity
-        history: Sequence[SelectiveRelease[L]] = self.releases[-1:] if self.as_printed else self.releases
-        l_t = self.selector.select(t, x, tuple(history))  # [001-alg4 L5] l_t <- M(f(t), g(t-1)) (see docstring)
-        counter = self.counter(l_t)
-        y = x if self.counter_input is None else self.counter_input(x, l_t)
-        prepare = getattr(counter, "prepare", None)
-        if callable(prepare):
-            prepared = prepare(y)
-            output, counter_commit = prepared.release, prepared.commit  # [001-alg4 L7] C_{l_t}(f(t))
-        else:
-            output, counter_commit = counter.step(y), _nothing  # [001-alg4 L7] C_{l_t}(f(t))
-        release = SelectiveRelease(t, l_t, output)  # [001-alg4 L7] g(t) <- (l_t, C_{l_t}(f(t)))
+        releases, commit = self.prepare_run([x])
+        return releases[0], commit
+
+    def prepare_run(self, inputs: Iterable[X], after: Callable[[SelectiveRelease[L]], None] | None = None
+                    ) -> tuple[list[SelectiveRelease[L]], Callable[[], None]]:
+        """Several consecutive steps t+1, t+2, ... drawn before any is committed (atomic as a whole).
+
+        ``inputs`` is consumed lazily: after each step's release, ``after(release)`` runs before the next
+        input is taken, so a caller can compute the next input from the release (003-alg3's k iterations of
+        one time step, :mod:`dpstream.tabular.selective`). Each step sees the committed history plus the
+        run's earlier releases. A counter is prepared at most once per run (two uncommitted steps of one
+        counter would both start from its committed state).
+        """
+        pending: list[tuple[SelectiveRelease[L], Callable[[], None]]] = []
+        for x in inputs:
+            t = self.t + len(pending) + 1  # [001-alg4 L4] for t = 1 to infinity
+            past = [*self.releases, *(r for r, _ in pending)]
+            history: Sequence[SelectiveRelease[L]] = past[-1:] if self.as_printed else past
+            l_t = self.selector.select(t, x, tuple(history))  # [001-alg4 L5] l_t <- M(f(t), g(t-1)) (see docstring)
+            if any(r.l == l_t for r, _ in pending):
+                raise DPStreamInputError("selector", "selected a counter twice within one atomic run", l_t)
+            counter = self.counter(l_t)
+            y = x if self.counter_input is None else self.counter_input(x, l_t)
+            prepare = getattr(counter, "prepare", None)
+            if callable(prepare):
+                prepared = prepare(y)
+                output, counter_commit = prepared.release, prepared.commit  # [001-alg4 L7] C_{l_t}(f(t))
+            else:
+                output, counter_commit = counter.step(y), _nothing  # [001-alg4 L7] C_{l_t}(f(t))
+            release = SelectiveRelease(t, l_t, output)  # [001-alg4 L7] g(t) <- (l_t, C_{l_t}(f(t)))
+            pending.append((release, counter_commit))
+            if after is not None:
+                after(release)
 
         def commit() -> None:
-            counter_commit()
-            self.J.setdefault(l_t, []).append(t)  # [001-alg4 L6] J_{l_t} <- J_{l_t} u {t}
-            self.t = t
-            self.releases.append(release)
+            for release, counter_commit in pending:
+                counter_commit()
+                self.J.setdefault(release.l, []).append(release.t)  # [001-alg4 L6] J_{l_t} <- J_{l_t} u {t}
+                self.t = release.t
+                self.releases.append(release)
 
-        return release, commit
+        return [r for r, _ in pending], commit
 
     def step(self, x: X) -> SelectiveRelease[L]:
         """One time step (001-alg4 L4-L7)."""

@@ -29,7 +29,7 @@ import copy
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -61,6 +61,14 @@ def _time_of(site_name: str) -> int:
     if m is None:
         raise ValueError(f"site {site_name!r} carries no time index")
     return int(m.group(1))
+
+
+def _forced(selector: Selector, choices: Mapping[str, int], k: int | None = None) -> ForcedSelector:
+    """A :class:`ForcedSelector` with ``selector``'s law and calibration (and ``k`` if given)."""
+    base = {f.name: getattr(selector, f.name) for f in fields(Selector)}
+    if k is not None:
+        base["k"] = k
+    return ForcedSelector(**base, choices=choices)
 
 
 @dataclass(frozen=True)
@@ -177,8 +185,7 @@ def _forced_log_likelihood(build: Builder, stream: Sequence[object], transcript:
                            counter_model: CounterModel | None) -> tuple[FloatArray, list[FloatArray]]:
     alg = build(InsecureZeroNoise())
     per_time = np.zeros(T)
-    selector = ForcedSelector(alg.selector.epsilon, alg.selector.k, alg.selector.sensitivity, alg.selector.law,
-                              choices=transcript.selections)
+    selector = _forced(alg.selector, transcript.selections)
     alg.selector = selector
     clock = [0]
     forced: list[list[_ForcedCounter]] = []
@@ -251,7 +258,7 @@ def step_sup_loss(build: Builder, prefix: Sequence[object], x: object, x_prime: 
     logs: list[FloatArray] = []
     for s in (step_f, step_g):
         probe = copy.deepcopy(alg)
-        sel = ForcedSelector(alg.selector.epsilon, 1, alg.selector.sensitivity, alg.selector.law, choices={em_site: 0})
+        sel = _forced(alg.selector, {em_site: 0}, k=1)
         probe.selector = sel
         probe.step(s)
         logs.append(np.asarray(alg.selector.log_probabilities(sel.log[0][2]), dtype=np.float64))
@@ -271,8 +278,7 @@ def _measurement_scale(alg: Algorithm, i: int, tau: int, em_site: str, index: in
     probe = copy.deepcopy(alg)
     recorder = TapeRecorder(InsecureZeroNoise())
     _retarget_noise(probe, recorder)
-    probe.selector = ForcedSelector(alg.selector.epsilon, 1, alg.selector.sensitivity, alg.selector.law,
-                                    choices={em_site: index})
+    probe.selector = _forced(alg.selector, {em_site: index}, k=1)
     probe.step(step)
     scales = [float(d.params["scale"]) for d in recorder.tape if d.kind is DrawKind.LAPLACE]
     return min(scales) if scales else 0.0

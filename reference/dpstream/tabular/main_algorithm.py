@@ -43,7 +43,7 @@ from dpstream.claims import Measure, Neighbour, PrivacyClaim
 from dpstream.counters.base import Counter, CounterFactory
 from dpstream.counters.multidim import MultiDimensionalCounter
 from dpstream.counters.simple import SimpleCounter
-from dpstream.errors import DPStreamInputError, HorizonExceededError, require_int_at_least, require_positive_finite
+from dpstream.errors import DPStreamInputError, HorizonExceededError
 from dpstream.noise import NoiseSource, default_noise, scoped, site
 from dpstream.tabular.datasets import SyntheticDataset, UniformDataset, answer, average, materialize
 from dpstream.tabular.domain import Domain
@@ -58,7 +58,7 @@ from dpstream.tabular.selection import (
     workload_bias,
 )
 from dpstream.tabular.stream import DifferentialDataset, RecordMultiset, StreamStep, coerce_step
-from dpstream.tabular.streaming_mwem import checked_queries, default_cliques
+from dpstream.tabular.streaming_mwem import checked_round, default_cliques
 from dpstream.tabular.totals import TotalKind, TotalRule
 
 __all__ = [
@@ -181,25 +181,18 @@ class MainAlgorithm:
     ) -> None:
         # [003-alg3 L1] [000-alg3 L1] Input: stream f, ordered queries Q, k, eps, A_Counter, A_Dataset
         self.domain = domain
-        self.Q = checked_queries(queries)
-        self.k = require_int_at_least("k", k, 1)
-        if self.k > len(self.Q):
-            raise DPStreamInputError("k", f"must not exceed |Q| = {len(self.Q)} (J_t,l would be empty)", k)
-        self.epsilon = require_positive_finite("epsilon", epsilon)
-        if not isinstance(total, TotalRule):
-            raise DPStreamInputError("total", "must be a TotalRule", total)
-        total.check_queries(self.Q)
+        self.Q, self.k, self.epsilon, self.total_rule = checked_round(queries, k, epsilon, total)
         if selection_law is SelectionLaw.PRINTED_ALG2_L11:
             raise DPStreamInputError("selection_law", "003-alg3 L12 uses Definition 3.8 (def-3.8 or printed-def-3.8)",
                                      selection_law)
         if aggregate not in ("average", "last"):
             raise DPStreamInputError("aggregate", "must be 'average' (L19) or 'last'", aggregate)
         self.aggregate = aggregate
-        self.total_rule = total
         self.fitter: DatasetFitter = MultiplicativeWeights() if fitter is None else fitter
         self.workloads = isinstance(self.Q[0], Workload)
-        self.selector = Selector(self.epsilon, self.k,
-                                 score_sensitivity(self.Q, printed_workload_sensitivity), selection_law)
+        # the selector is calibrated with the printed 1/4 if asked (E-tabular-8), but accounts with the true Δ_u
+        self.selector = Selector(self.epsilon, self.k, score_sensitivity(self.Q), selection_law,
+                                 score_sensitivity(self.Q, True) if printed_workload_sensitivity else None)
         self.biases = [workload_bias(domain, q, bias) if isinstance(q, Workload) else 0.0 for q in self.Q]
         self.noise: NoiseSource = default_noise() if noise is None else noise
         self.counter_factory: CounterFactory = simple_factory if counter_factory is None else counter_factory
@@ -244,6 +237,10 @@ class MainAlgorithm:
         note = f"k={self.k} selections ({eps_m:g}) + k counter inputs ({eps_c:g}) per time step"
         if self.selector.law is SelectionLaw.PRINTED_DEF_3_8:
             note += "; printed Def 3.8 sign: selects the smallest error (E-tabular-2)"
+        assumed = self.selector.assumed_sensitivity
+        if assumed is not None and assumed != self.selector.sensitivity:
+            note += (f"; selection calibrated with the printed sensitivity {assumed:g} while the score's is "
+                     f"{self.selector.sensitivity:g} (E-tabular-8)")
         return PrivacyClaim.pure(eps_m + eps_c, Neighbour.EVENT, "003-thm6.1", note)
 
     @property

@@ -27,12 +27,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpstream.claims import Neighbour, PrivacyClaim
-from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
+from dpstream.errors import require_int_at_least, require_positive_finite
 from dpstream.noise import NoiseSource, default_noise, site
 from dpstream.tabular.datasets import SyntheticDataset, UniformDataset, answer
 from dpstream.tabular.fitting import DatasetFitter, Measurement
-from dpstream.tabular.queries import MarginalQuery, Query, Workload
+from dpstream.tabular.queries import Query
 from dpstream.tabular.selection import SelectionLaw, Selector, query_scores, score_sensitivity
+from dpstream.tabular.streaming_mwem import checked_queries
 from dpstream.tabular.totals import TotalKind, TotalRule
 
 __all__ = ["OfflineResult", "measure_all", "naive_offline", "offline_claim", "select_measure_fit"]
@@ -46,15 +47,6 @@ class OfflineResult:
     iterates: tuple[SyntheticDataset, ...]
     selected: tuple[int, ...]
     measurements: tuple[Measurement, ...]
-
-
-def _checked_queries(queries: Sequence[Query]) -> list[Query]:
-    Q = list(queries)
-    if not Q:
-        raise DPStreamInputError("Q", "must be non-empty", queries)
-    if not (all(isinstance(q, MarginalQuery) for q in Q) or all(isinstance(q, Workload) for q in Q)):
-        raise DPStreamInputError("Q", "must contain only MarginalQuery or only Workload objects", queries)
-    return Q
 
 
 def _total(rule: TotalRule, f: SyntheticDataset, measurements: Sequence[Measurement], fallback: float) -> float:
@@ -89,7 +81,7 @@ def select_measure_fit(
 ) -> OfflineResult:
     """003-alg1 (MWEM when ``fitter`` is MW). ``f`` is the private dataset."""
     # [003-alg1 L1] [000-alg1 L1] Input: dataset f, ordered queries Q, budget eps, A_Select, A_Dataset, k
-    Q = _checked_queries(queries)
+    Q = checked_queries(queries, distinct=False)
     epsilon = require_positive_finite("epsilon", epsilon)
     k = require_int_at_least("k", k, 1)
     total.check_queries(Q)
@@ -137,7 +129,7 @@ def measure_all(f: SyntheticDataset, queries: Sequence[Query], epsilon: float, n
 
     ``as_printed_000`` uses 000-sec3.3's Lap(Δ / (ε |Q|)).
     """
-    Q = _checked_queries(queries)
+    Q = checked_queries(queries, distinct=False)
     epsilon = require_positive_finite("epsilon", epsilon)
     noise = default_noise() if noise is None else noise
     scale = 1.0 / (epsilon * len(Q)) if as_printed_000 else 1.0 / (epsilon / len(Q))
@@ -153,7 +145,7 @@ def naive_offline(f: SyntheticDataset, queries: Sequence[Query], epsilon: float,
                   total: TotalRule, noise: NoiseSource | None = None, *, as_printed_000: bool = False
                   ) -> tuple[SyntheticDataset, list[Measurement]]:
     """003-sec4 (1) measure all queries, (2) fit them (eq (10)'s arg-min delegated to ``fitter``)."""
-    Q = _checked_queries(queries)
+    Q = checked_queries(queries, distinct=False)
     total.check_queries(Q)
     M = measure_all(f, Q, epsilon, noise, as_printed_000=as_printed_000)
     N = _total(total, f, M, fallback=1.0)

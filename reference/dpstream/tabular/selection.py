@@ -110,18 +110,23 @@ class Selector:
     """One selection of a round: the exponential mechanism with the chosen law.
 
     ``epsilon`` is the algorithm's total budget ε, ``k`` the selections per step;
-    ``sensitivity`` is Δ_u of the score.
+    ``sensitivity`` is Δ_u of the score (the true one). ``assumed_sensitivity``, if given, is the Δ_u
+    the mechanism is calibrated with instead (003-sec7.2's printed 1/4 for workloads, E-tabular-8);
+    :attr:`epsilon_spent` then reports what a selection really costs.
     """
 
     epsilon: float
     k: int
     sensitivity: float
     law: SelectionLaw = SelectionLaw.DEF_3_8
+    assumed_sensitivity: float | None = None
 
     def __post_init__(self) -> None:
         require_positive_finite("epsilon", self.epsilon)
         require_int_at_least("k", self.k, 1)
         require_positive_finite("sensitivity", self.sensitivity)
+        if self.assumed_sensitivity is not None:
+            require_positive_finite("assumed_sensitivity", self.assumed_sensitivity)
         if not isinstance(self.law, SelectionLaw):
             raise DPStreamInputError("law", f"must be one of {[v.value for v in SelectionLaw]}", self.law)
 
@@ -132,12 +137,12 @@ class Selector:
         if self.law is SelectionLaw.PRINTED_ALG2_L11:
             # exp((ε/2k) u) = exp(ε' u / (2Δ)) with Δ = 1 and ε' = ε/k
             return ExponentialMechanism(self.epsilon / self.k, 1.0)
-        return ExponentialMechanism(per_selection, self.sensitivity,
-                                    as_printed=self.law is SelectionLaw.PRINTED_DEF_3_8)
+        calibrated = self.sensitivity if self.assumed_sensitivity is None else self.assumed_sensitivity
+        return ExponentialMechanism(per_selection, calibrated, as_printed=self.law is SelectionLaw.PRINTED_DEF_3_8)
 
     @property
     def epsilon_spent(self) -> float:
-        """The privacy cost of one selection under a score of sensitivity ``sensitivity``."""
+        """The privacy cost of one selection under a score of (true) sensitivity ``sensitivity``."""
         mech = self.mechanism
         return mech.epsilon * self.sensitivity / mech.sensitivity
 

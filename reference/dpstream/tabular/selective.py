@@ -25,7 +25,7 @@ by composition over those k meta-steps the total is k (ε/2k + ε/2k) = ε
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,14 +122,19 @@ class SelectiveMainAlgorithm:
                                  f"001-thm4.2 per meta-step ({per_meta.parameter:g}) x k = {self.alg.k}")
 
     def step(self, x: object) -> SyntheticDataset:
-        """One time t = k meta-steps of 001-alg4, then 003-alg3 L19-L21 (post-processing)."""
+        """One time t = k meta-steps of 001-alg4, then 003-alg3 L19-L21 (post-processing); atomic."""
         state = self.alg.begin(x)
         self._state = state
-        try:
+
+        def inputs() -> Iterator[MetaInput]:
             for l in range(1, self.alg.k + 1):
-                release, commit = self.meta.prepare(MetaInput(state.t, l, tuple(state.q_diff)))
-                commit()  # commits C_{l_t} and the meta-algorithm's J and history (not atomic across l)
-                self.alg.iteration(state, release.l, self.selector.last_scores, np.asarray(release.output))
-            return self.alg.finish(state, [])
+                yield MetaInput(state.t, l, tuple(state.q_diff))
+
+        def after(release: SelectiveRelease[int]) -> None:  # L13-L18 before the next selection reads h_{t,l}
+            self.alg.iteration(state, release.l, self.selector.last_scores, np.asarray(release.output))
+
+        try:
+            _, commit = self.meta.prepare_run(inputs(), after)  # k meta-steps drawn, none committed yet
+            return self.alg.finish(state, [commit])             # L19-L21, then the counters and J, atomically
         finally:
             self._state = None

@@ -51,15 +51,31 @@ def default_cliques(domain: Domain, queries: Sequence[Query]) -> list[tuple[int,
     return sorted(cliques, key=lambda c: (len(c), c))
 
 
-def checked_queries(queries: Sequence[Query]) -> list[Query]:
+def checked_queries(queries: Sequence[Query], *, distinct: bool = True) -> list[Query]:
+    """Q as a list: non-empty, all marginal queries or all workloads, and (``distinct``) no query twice."""
     Q = list(queries)
     if not Q:
         raise DPStreamInputError("Q", "must be non-empty", queries)
     if not (all(isinstance(q, MarginalQuery) for q in Q) or all(isinstance(q, Workload) for q in Q)):
         raise DPStreamInputError("Q", "must contain only MarginalQuery or only Workload objects", queries)
-    if len({(q.columns, getattr(q, "values", None)) for q in Q}) != len(Q):
+    if distinct and len({(q.columns, getattr(q, "values", None)) for q in Q}) != len(Q):
         raise DPStreamInputError("Q", "must not contain the same query twice", queries)
     return Q
+
+
+def checked_round(queries: Sequence[Query], k: object, epsilon: object, total: object
+                  ) -> tuple[list[Query], int, float, TotalRule]:
+    """The inputs shared by 003-alg2 L1 and 003-alg3 L1, validated: Q, k <= |Q| selections per time, eps > 0, and
+    the :class:`TotalRule` (checked against Q)."""
+    Q = checked_queries(queries)
+    k = require_int_at_least("k", k, 1)
+    if k > len(Q):
+        raise DPStreamInputError("k", f"must not exceed |Q| = {len(Q)} (J_t,l would be empty)", k)
+    eps = require_positive_finite("epsilon", epsilon)
+    if not isinstance(total, TotalRule):
+        raise DPStreamInputError("total", "must be a TotalRule", total)
+    total.check_queries(Q)
+    return Q, k, eps, total
 
 
 @dataclass(frozen=True)
@@ -111,15 +127,7 @@ class StreamingMWEM:
     ) -> None:
         # [003-alg2 L1] Input: stream f, ordered marginal queries Q, k selections per time, budget eps
         self.domain = domain
-        self.Q = checked_queries(queries)
-        self.k = require_int_at_least("k", k, 1)
-        if self.k > len(self.Q):
-            raise DPStreamInputError("k", f"must not exceed |Q| = {len(self.Q)} (J_t,l would be empty)", k)
-        self.epsilon = require_positive_finite("epsilon", epsilon)
-        if not isinstance(total, TotalRule):
-            raise DPStreamInputError("total", "must be a TotalRule", total)
-        total.check_queries(self.Q)
-        self.total_rule = total
+        self.Q, self.k, self.epsilon, self.total_rule = checked_round(queries, k, epsilon, total)
         self.fitter: DatasetFitter = MultiplicativeWeights() if fitter is None else fitter
         self.selector = Selector(self.epsilon, self.k, score_sensitivity(self.Q), selection_law)
         self.biases = [0.0] * len(self.Q) if bias is BiasRule.NONE else [

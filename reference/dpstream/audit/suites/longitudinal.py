@@ -208,7 +208,7 @@ def _run_cumulative(ctx: AuditContext) -> list[CheckResult]:
 
 def _run_cumulative_printed(ctx: AuditContext) -> list[CheckResult]:
     probe = CumulativeSynthesizer(T2, RHO2, _no_noise(), as_printed=True)
-    claim = PrivacyClaim.zcdp(RHO2, Neighbour.INDIVIDUAL_SUBSTITUTE, "002-thm4.1", note="as printed")
+    claim = probe.paper_claim
     model = cumulative_model(T2, probe.counter_rho)
     return [exact_loss_linear(model, _cumulative_pairs(probe.counter_rho), claim, input_vector=_z_input(T2))]
 
@@ -217,11 +217,13 @@ def cases() -> list[AuditCase]:
     sub = Neighbour.INDIVIDUAL_SUBSTITUTE
     default1 = FixedWindowSynthesizer(T1, K1, RHO1, _no_noise())
     default2 = CumulativeSynthesizer(T2, RHO2, _no_noise())
+    printed1 = FixedWindowSynthesizer(T1, K1, RHO1, _no_noise(), as_printed=True)
+    printed2 = CumulativeSynthesizer(T2, RHO2, _no_noise(), as_printed=True)
     return [
         AuditCase("fixed-window synthesizer", "002-alg1", default1.claim, _run_fixed_window, SAMPLED_SHARE,
                   errata=("E-longitudinal-1", "E-longitudinal-4")),
         AuditCase("fixed-window synthesizer as printed, Theorem 3.1 under substitution", "002-alg1",
-                  PrivacyClaim.zcdp(RHO1, sub, "002-thm3.1", note="as printed"), _run_fixed_window_printed(sub),
+                  printed1.paper_claim, _run_fixed_window_printed(sub),
                   EXACT_SHARE, errata=("E-longitudinal-1",), expect_failure=True),
         AuditCase("fixed-window synthesizer as printed, add/remove", "002-alg1",
                   PrivacyClaim.zcdp(RHO1, Neighbour.INDIVIDUAL_ADD_REMOVE, "002-thm3.1", note="as printed"),
@@ -230,6 +232,6 @@ def cases() -> list[AuditCase]:
         AuditCase("cumulative synthesizer", "002-alg2", default2.claim, _run_cumulative, SAMPLED_SHARE,
                   errata=("E-longitudinal-7", "E-longitudinal-10")),
         AuditCase("cumulative synthesizer as printed, Theorem 4.1 under substitution", "002-alg2",
-                  PrivacyClaim.zcdp(RHO2, sub, "002-thm4.1", note="as printed"), _run_cumulative_printed,
+                  printed2.paper_claim, _run_cumulative_printed,
                   EXACT_SHARE, errata=("E-longitudinal-7",), expect_failure=True),
     ]

@@ -55,6 +55,7 @@ from dpstream.phdstream.exact_loss import (
     privtree_log_probability,
 )
 from dpstream.phdstream.partition import HypercubePartition, Node, Partition
+from dpstream.phdstream.phdstream_tree import PHDStreamTree
 from dpstream.phdstream.privtree import LambdaRule, PrivTree, Subtree, privtree, privtree_scales
 from dpstream.phdstream.stream import PointEvents, TrueStream
 from dpstream.phdstream.tree_function import TreeFunction, consistent_extension, tree_function
@@ -382,7 +383,7 @@ def cases() -> list[AuditCase]:
         errata=("E-phdstream-3",)))
     # 2. PrivTree_T with the App. A scale on a non-monotone consistent F (D = 4): Theorem 3.1 fails
     P4 = HypercubePartition(2, 4)
-    proof_claim = PrivTree(P4, EPS, lambda_rule=LambdaRule.PROOF).claim
+    proof_claim = PrivTree(P4, EPS, lambda_rule=LambdaRule.PROOF).paper_claim
     law4 = _privtree_law(P4, LambdaRule.PROOF)
     pairs4 = _privtree_pairs(P4, LambdaRule.PROOF)
     out.append(AuditCase(
@@ -407,20 +408,20 @@ def cases() -> list[AuditCase]:
     # 5. App. A scale (Algorithm 6 L3, the authors' code), D = 5
     P5 = HypercubePartition(2, 5)
     m5 = PHDStreamModel.default(P5, LambdaRule.PROOF)
-    c5 = PHDStreamTreeWithCounters(P5, EPS, THETA, InsecureSeededNoise(0), lambda_rule=LambdaRule.PROOF).claim
+    c5 = PHDStreamTreeWithCounters(P5, EPS, THETA, InsecureSeededNoise(0), lambda_rule=LambdaRule.PROOF).paper_claim
     out.append(AuditCase(
         "PHDStream, App. A PrivTree scale (D=5)", "001-thm3.2", c5, _exact_only(m5, c5, _adversarial_pairs()),
         false_alarm=EXACT_ONLY_SHARE, errata=("E-phdstream-3",), expect_failure=True))
     # 6. Algorithm 1 as printed (Algorithm 5 L3 at eps/2), D = 8
     P8 = HypercubePartition(2, 8)
     m8 = PHDStreamModel.default(P8, LambdaRule.PRINTED)
-    c8 = PHDStreamTreeWithCounters(P8, EPS, THETA, InsecureSeededNoise(0), lambda_rule=LambdaRule.PRINTED).claim
+    c8 = PHDStreamTree(P8, EPS, THETA, InsecureSeededNoise(0), lambda_rule=LambdaRule.PRINTED).paper_claim  # Alg 1
     out.append(AuditCase(
         "PHDStreamTree, Alg 1 as printed (D=8)", "001-alg1", c8, _exact_only(m8, c8, _adversarial_pairs()),
         false_alarm=EXACT_ONLY_SHARE, errata=("E-phdstream-3", "E-phdstream-4"), expect_failure=True))
     # 7. Algorithm 6/7 as printed, D = 5
     m6 = PHDStreamModel.default(P5, LambdaRule.PROOF, count_scale=4.0 / EPS)
-    c6 = EfficientPHDStream(P5, EPS, THETA, InsecureSeededNoise(0), as_printed=True).claim
+    c6 = EfficientPHDStream(P5, EPS, THETA, InsecureSeededNoise(0), as_printed=True).paper_claim
     out.append(AuditCase(
         "Compute-efficient PHDStream as printed (D=5)", "001-alg6", c6, _exact_only(m6, c6, _adversarial_pairs()),
         false_alarm=EXACT_ONLY_SHARE, errata=("E-phdstream-3", "E-phdstream-6"), expect_failure=True))
