@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 import secrets
+import sys
 import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -61,6 +62,7 @@ from dpstream.errors import (
 )
 
 __all__ = [
+    "MAX_INTEGER_NOISE_SCALE",
     "BaseNoiseSource",
     "DrawKind",
     "InsecureSeededNoise",
@@ -156,12 +158,32 @@ class NoiseSource(Protocol):
         ...
 
 
+MAX_INTEGER_NOISE_SCALE = 1e15
+"""Largest scale (discrete Laplace) and standard deviation (discrete Gaussian) of an integer draw.
+
+Integer draws are 64-bit (OpenDP ``i64``; numpy ``int64``): a larger scale would make the
+saturation at +-(2^63 - 1) a visible part of the law (a saturated release x + noise reveals x).
+At the limit, P(|noise| >= 2^63) <= 2 exp(-2^63 / 1e15) = 2 exp(-9223), and for the Gaussian
+exp(-(2^63 / 1e15)^2 / 2); a scale of 1e15 means eps ~ 1e-15, far outside any use.
+"""
+
+
 def validated_params(kind: DrawKind, raw: Mapping[str, Any]) -> Params:
     """Check and canonicalise the parameters of a draw (exact, JSON-compatible)."""
-    if kind in (DrawKind.LAPLACE, DrawKind.DISCRETE_LAPLACE):
+    if kind is DrawKind.LAPLACE:
         return {"scale": require_positive_finite("scale", raw["scale"])}
+    if kind is DrawKind.DISCRETE_LAPLACE:
+        scale = require_positive_finite("scale", raw["scale"])
+        if scale > MAX_INTEGER_NOISE_SCALE:
+            raise DPStreamInputError("scale", f"integer noise needs scale <= {MAX_INTEGER_NOISE_SCALE:g} "
+                                     "(64-bit draws would saturate)", scale)
+        return {"scale": scale}
     if kind is DrawKind.DISCRETE_GAUSSIAN:
-        return {"sigma2": require_positive_finite("sigma2", raw["sigma2"])}
+        sigma2 = require_positive_finite("sigma2", raw["sigma2"])
+        if sigma2 > MAX_INTEGER_NOISE_SCALE**2:
+            raise DPStreamInputError("sigma2", f"integer noise needs sigma2 <= {MAX_INTEGER_NOISE_SCALE**2:g} "
+                                     "(64-bit draws would saturate)", sigma2)
+        return {"sigma2": sigma2}
     if kind is DrawKind.EXPONENTIAL_MECHANISM:
         scores = [require_finite_real("scores", s) for s in raw["scores"]]
         if not scores:
@@ -209,21 +231,21 @@ class BaseNoiseSource(ABC):
             raise DPStreamInputError("site", "must be a non-empty string", site)
         return self._draw(site, kind, validated_params(kind, raw))
 
-    def _additive(self, site: str, kind: DrawKind, name: str, value: float) -> Any:
+    def _additive(self, site: str, kind: DrawKind, name: str, value: float, limit: float) -> Any:
         # Fast path for the most frequent draws (one per node and step in the tree algorithms):
         # the same rules as validated_params, checked without building the generic call.
-        if type(site) is str and site and type(value) is float and 0.0 < value < math.inf:
+        if type(site) is str and site and type(value) is float and 0.0 < value <= limit:
             return self._draw(site, kind, {name: value})
         return self.draw(site, kind, **{name: value})
 
     def laplace(self, site: str, scale: float) -> float:
-        return float(self._additive(site, DrawKind.LAPLACE, "scale", scale))
+        return float(self._additive(site, DrawKind.LAPLACE, "scale", scale, sys.float_info.max))
 
     def discrete_laplace(self, site: str, scale: float) -> int:
-        return int(self._additive(site, DrawKind.DISCRETE_LAPLACE, "scale", scale))
+        return int(self._additive(site, DrawKind.DISCRETE_LAPLACE, "scale", scale, MAX_INTEGER_NOISE_SCALE))
 
     def discrete_gaussian(self, site: str, sigma2: float) -> int:
-        return int(self._additive(site, DrawKind.DISCRETE_GAUSSIAN, "sigma2", sigma2))
+        return int(self._additive(site, DrawKind.DISCRETE_GAUSSIAN, "sigma2", sigma2, MAX_INTEGER_NOISE_SCALE**2))
 
     def exponential_mechanism(
         self, site: str, scores: Sequence[float], epsilon: float, sensitivity: float
@@ -286,10 +308,12 @@ class SecureNoise(BaseNoiseSource):
                 space = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))
                 meas = dp.m.make_laplace(*space, scale=parameter)
             elif kind is DrawKind.DISCRETE_LAPLACE:
-                space = (dp.atom_domain(T=int), dp.absolute_distance(T=int))
+                # i64, not T=int: OpenDP maps int to i32 and saturates the noise at +-(2^31 - 1),
+                # a visible clamp of the law for scales ~1e8 and above (i64 clamps only at ~1e17)
+                space = (dp.atom_domain(T="i64"), dp.absolute_distance(T="i64"))
                 meas = dp.m.make_laplace(*space, scale=parameter)
             elif kind is DrawKind.DISCRETE_GAUSSIAN:
-                space = (dp.atom_domain(T=int), dp.absolute_distance(T=int))
+                space = (dp.atom_domain(T="i64"), dp.absolute_distance(T="i64"))
                 meas = dp.m.make_gaussian(*space, scale=math.sqrt(parameter))
             elif kind is DrawKind.EXPONENTIAL_MECHANISM:
                 space = (dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float))

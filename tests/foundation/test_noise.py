@@ -36,6 +36,8 @@ def test_site_format() -> None:
         (lambda n: n.laplace("s", math.inf), "scale"),
         (lambda n: n.discrete_laplace("s", math.nan), "scale"),
         (lambda n: n.discrete_gaussian("s", 0.0), "sigma2"),
+        (lambda n: n.discrete_laplace("s", 1e16), "scale"),  # 64-bit draws would saturate
+        (lambda n: n.discrete_gaussian("s", 1e31), "sigma2"),
         (lambda n: n.exponential_mechanism("s", [], 1.0, 1.0), "scores"),
         (lambda n: n.exponential_mechanism("s", [1.0, math.nan], 1.0, 1.0), "scores"),
         (lambda n: n.exponential_mechanism("s", [1.0], 0.0, 1.0), "epsilon"),

@@ -20,7 +20,7 @@ from dpstream.vectors import KnownAnswerVector
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "docs" / "tape-schema.json").read_text(encoding="utf-8"))
-VECTORS = sorted((ROOT / "tests" / "vectors").glob("*.json"))
+VECTORS = sorted((ROOT / "tests").glob("**/vectors/*.json"))  # counters and every family
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 
 
@@ -47,7 +47,7 @@ def test_tape_with_every_kind_validates() -> None:
     assert Tape.from_json(doc).dumps() == json.dumps(doc, indent=1)
 
 
-@pytest.mark.parametrize("path", VECTORS, ids=[p.stem for p in VECTORS])
+@pytest.mark.parametrize("path", VECTORS, ids=[f"{p.parent.parent.name}/{p.stem}" for p in VECTORS])
 def test_shipped_vectors_validate(path: Path) -> None:
     doc = json.loads(path.read_text(encoding="utf-8"))
     VALIDATOR.validate(doc)
@@ -71,6 +71,8 @@ TAPE_MUTATIONS: dict[str, Mutation] = {
     "unknown kind": lambda d: d["draws"][0].update(kind="gauss"),
     "negative scale": lambda d: d["draws"][0]["params"].update(scale=-1.0),
     "zero sigma2": lambda d: d["draws"][2]["params"].update(sigma2=0),
+    "integer noise scale beyond 64 bits": lambda d: d["draws"][1]["params"].update(scale=1e16),
+    "integer noise sigma2 beyond 64 bits": lambda d: d["draws"][2]["params"].update(sigma2=1e31),
     "extra param": lambda d: d["draws"][0]["params"].update(extra=1),
     "missing param": lambda d: d["draws"][1]["params"].pop("scale"),
     "float for integer kind": lambda d: d["draws"][1].update(value=1.5),
