@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from dpstream.errors import DPStreamInputError
 from dpstream.tabular.datasets import ExplicitDataset, UniformDataset, answer
 from dpstream.tabular.domain import Domain
 from dpstream.tabular.fitting import InformationProjection, Measurement, MultiplicativeWeights
-from dpstream.tabular.queries import MarginalQuery, Workload
+from dpstream.tabular.queries import FloatArray, MarginalQuery, Workload
 from dpstream.tabular.totals import TotalRule
 
 DOM = Domain(("a", "b"), (2, 2))
@@ -127,3 +128,38 @@ def test_pgm_marginal_query_cell_and_untouched_attributes() -> None:
     assert bc[0, 1] == pytest.approx(30.0, abs=2.0)                # the measured cell, not another one
     assert bc[0, 0] == pytest.approx(10.0, abs=2.0)                # the rest of b = 0 (40 - 30)
     assert h.marginal((3,)) == pytest.approx([80.0, 20.0], abs=2.0)  # d untouched: h's shares kept
+
+
+def test_pgm_releases_compiled_programs_above_the_mapping_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Long PGM runs crashed once the process reached vm.max_map_count (JAX keeps every compiled program);
+    above MAX_MEMORY_MAPPINGS a fit clears JAX's caches, and the fit's result does not change."""
+    pytest.importorskip("mbi")
+    import jax
+
+    from dpstream.tabular import pgm
+
+    dom = Domain(("a", "b"), (2, 3))
+    W = Workload.build(dom, (0, 1))
+    target = np.array([10.0, 20.0, 5.0, 30.0, 15.0, 20.0])
+
+    def fitted() -> FloatArray:
+        h = pgm.PrivatePGM(iters=50).fit([Measurement(W, target, 1.0)], UniformDataset(dom, 1.0), 100.0)
+        return h.marginal((0, 1))
+
+    cleared: list[int] = []
+    clear: Callable[[], None] = jax.clear_caches
+
+    def counting_clear() -> None:
+        cleared.append(1)
+        clear()
+
+    monkeypatch.setattr(jax, "clear_caches", counting_clear)
+    before = fitted()
+    assert cleared == []  # a test process is far below 30000 mappings
+    if pgm._memory_mappings() is None:
+        pytest.skip("no /proc/self/maps on this platform: the guard is inactive")
+    monkeypatch.setattr(pgm, "MAX_MEMORY_MAPPINGS", 0)
+    after = fitted()
+    assert cleared == [1]
+    assert np.array_equal(before, after)
+    assert pgm.release_compiled_programs(limit=10**9) is False
