@@ -7,14 +7,17 @@ source, replay a tape through it, or check a known-answer vector.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import ModuleType
 from typing import Any, Protocol
 
 from dpstream.noise import InsecureSeededNoise, NoiseSource
 from dpstream.tape import Tape, TapeRecorder, TapeReplay
 from dpstream.vectors import KnownAnswerVector
 
-__all__ = ["Streaming", "record_run", "replay_run", "replay_vector"]
+__all__ = ["Streaming", "load_script", "record_run", "replay_run", "replay_vector"]
 
 
 class Streaming(Protocol):
@@ -45,3 +48,13 @@ def replay_run(
 def replay_vector(factory: Callable[[NoiseSource], Streaming], vector: KnownAnswerVector) -> list[Any]:
     """Replay a known-answer vector's tape through ``factory(noise)`` on its inputs."""
     return replay_run(factory, vector.inputs, vector.tape)
+
+
+def load_script(path: Path) -> ModuleType:
+    """Import a file that is not on the import path (a vector generator, an example) as a module."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 from dpstream.counters import Counter
+from dpstream.testing import load_script
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLE = EXAMPLES / "third_party_counter.py"
 
 
 def _load(path: Path = EXAMPLE) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(path)
 
 
 def test_worked_example_runs(capsys: pytest.CaptureFixture[str]) -> None:

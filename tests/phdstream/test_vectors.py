@@ -23,7 +23,6 @@ A corrupted vector (one expected value, label or count changed, or one tape valu
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
 import math
@@ -36,7 +35,7 @@ import pytest
 
 from dpstream.noise import BaseNoiseSource, DrawKind, InsecureSeededNoise, Params, dispatch
 from dpstream.tape import Draw, Tape, TapeError, TapeReplay
-from dpstream.testing import replay_run
+from dpstream.testing import load_script, replay_run
 from dpstream.vectors import KnownAnswerVector
 
 HERE = Path(__file__).resolve().parent / "vectors"
@@ -52,11 +51,7 @@ Release = dict[str, Any]
 
 
 def _generator() -> Any:
-    spec = importlib.util.spec_from_file_location("generate_phdstream", HERE / "generate_phdstream.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(HERE / "generate_phdstream.py")
 
 
 GEN = _generator()

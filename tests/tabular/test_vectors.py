@@ -19,7 +19,6 @@ the scores e_{t,l} that the tape records with every exponential-mechanism draw.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from dpstream.testing import replay_run
+from dpstream.testing import load_script, replay_run
 from dpstream.vectors import KnownAnswerVector
 
 HERE = Path(__file__).resolve().parent / "vectors"
@@ -36,11 +35,7 @@ Array = npt.NDArray[np.float64]
 
 
 def _generator() -> Any:
-    spec = importlib.util.spec_from_file_location("generate_tabular", HERE / "generate_tabular.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(HERE / "generate_tabular.py")
 
 
 def masks(params: dict[str, Any]) -> list[Array]:
