@@ -9,6 +9,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.counters import (
     BinaryTreeCounter,
     BlockCounter,
@@ -140,3 +141,37 @@ def test_replay_catches_a_wrong_scale() -> None:
     _, tape = record_run(lambda n: BinaryTreeCounter(1.0, 4, n), f, seed=0)
     with pytest.raises(TapeMismatchError):
         replay_run(lambda n: BinaryTreeCounter(1.0, 4, n, as_printed=True), f, tape)
+
+
+class _OnePhaseCounter(Counter):
+    """A counter written against the minimal interface (``_step`` only, no two-phase steps)."""
+
+    anchor = "test-one-phase"
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        return PrivacyClaim.not_private(Neighbour.STREAM_ENTRY, "test", "adds no noise")
+
+    def state_size(self) -> int:
+        return 1
+
+    def _step(self, x: float, t: int) -> float:
+        return float(sum(self.releases[-1:]) + x)
+
+
+@pytest.mark.parametrize("name", list(FACTORIES))
+def test_stage_holds_a_two_phase_step_until_commit(name: str) -> None:
+    counter = FACTORIES[name](InsecureSeededNoise(3))
+    staged = counter.stage(1.0)
+    assert (counter.t, counter.releases) == (0, [])
+    staged.commit()
+    assert (counter.t, counter.releases) == (1, [staged.release])
+
+
+def test_stage_steps_a_one_phase_counter_at_once() -> None:
+    counter = _OnePhaseCounter(None, None)
+    assert not counter.supports_prepare
+    staged = counter.stage(2.0)
+    assert (counter.t, counter.releases, staged.release) == (1, [2.0], 2.0)
+    staged.commit()  # a no-op: the step already happened
+    assert (counter.t, counter.releases) == (1, [2.0])

@@ -35,7 +35,7 @@ from dpstream.errors import (
 )
 from dpstream.noise import NoiseSource, default_noise
 
-__all__ = ["Counter", "CounterFactory", "PreparedStep"]
+__all__ = ["Counter", "CounterFactory", "PreparedStep", "StagedStep"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,14 @@ class PreparedStep:
         self.counter.t = self.t
         self.counter.releases.append(self.release)
         return self.release
+
+
+@dataclass(frozen=True)
+class StagedStep:
+    """A step staged by :meth:`Counter.stage`: its release and the call that applies it."""
+
+    release: float
+    commit: Callable[[], object]
 
 
 class Counter(ABC):
@@ -119,6 +127,14 @@ class Counter(ABC):
         t = self.t + 1
         g, commit = self._prepare(value, t)
         return PreparedStep(self, t, g, commit)
+
+    def stage(self, x: float) -> StagedStep:
+        """One step for algorithms that drive several counters: two-phase when :attr:`supports_prepare`
+        (nothing changes until ``.commit()``), otherwise stepped at once (not atomic; ``commit`` is a no-op)."""
+        if self.supports_prepare:
+            p = self.prepare(x)
+            return StagedStep(p.release, p.commit)
+        return StagedStep(self.step(x), lambda: None)
 
     @abstractmethod
     def state_size(self) -> int:

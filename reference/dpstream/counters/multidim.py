@@ -42,7 +42,8 @@ from dpstream.errors import DPStreamInputError, require_int_at_least
 from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import NoiseSource, ScopedNoise, default_noise, scoped, site
 
-__all__ = ["MULTIDIM_ANCHOR", "MultiDimensionalCounter", "PreparedVectorStep", "multidimensional_model"]
+__all__ = ["MULTIDIM_ANCHOR", "MultiDimensionalCounter", "PreparedVectorStep", "StagedVectorStep",
+           "multidimensional_model"]
 
 MULTIDIM_ANCHOR = "001-sec4.3"
 
@@ -60,6 +61,14 @@ def _site_namespace(noise: NoiseSource) -> tuple[object, ...]:
         prefixes.append(noise.prefix)
         noise = noise.inner
     return (id(noise), *reversed(prefixes))
+
+
+@dataclass(frozen=True)
+class StagedVectorStep:
+    """A step staged by :meth:`MultiDimensionalCounter.stage`: its release and the call that applies it."""
+
+    release: FloatArray
+    commit: Callable[[], object]
 
 
 @dataclass(frozen=True)
@@ -160,6 +169,13 @@ class MultiDimensionalCounter:
         parts = tuple(c.prepare(v) for c, v in zip(self.counters, values, strict=True))
         release = np.array([p.release for p in parts], dtype=np.float64)
         return PreparedVectorStep(self, self.t + 1, release, parts)
+
+    def stage(self, x: Sequence[float] | FloatArray) -> StagedVectorStep:
+        """As :meth:`Counter.stage`: two-phase when every component supports it, else stepped at once."""
+        if self.supports_prepare:
+            p = self.prepare(x)
+            return StagedVectorStep(p.release, p.commit)
+        return StagedVectorStep(self.step(x), lambda: None)
 
     def step(self, x: Sequence[float] | FloatArray) -> FloatArray:
         """Consume f(t) in R^d and release g(t) in R^d (atomic across coordinates, see module doc)."""

@@ -56,7 +56,7 @@ from dpstream.errors import (
     require_positive_finite,
 )
 from dpstream.longitudinal.bounds import rho_b_allocation
-from dpstream.longitudinal.data import IntArray, validate_column
+from dpstream.longitudinal.data import IntArray, frozen, validate_column
 from dpstream.noise import NoiseSource, default_noise, scoped, site
 
 __all__ = [
@@ -100,12 +100,6 @@ class CumulativeRelease:
     column: IntArray
     S_hat: IntArray
     S_tilde: tuple[float, ...]
-
-
-def _frozen(a: IntArray) -> IntArray:
-    a = np.asarray(a, dtype=np.int64)
-    a.setflags(write=False)
-    return a
 
 
 def _as_count(value: float) -> int:
@@ -274,11 +268,11 @@ class CumulativeSynthesizer:
             self.counters.append(new_counter)
         if self.n is None:
             self.n = n
-        self._weights = _frozen(weights + x)
-        self._syn_weights = _frozen(syn_weights + D_hat_t)
+        self._weights = frozen(weights + x)
+        self._syn_weights = frozen(syn_weights + D_hat_t)
         self._S_hat = S_hat
         self.t = t
-        release = CumulativeRelease(t, _frozen(D_hat_t), _frozen(np.asarray(S_hat)), tuple(S_tilde))
+        release = CumulativeRelease(t, frozen(D_hat_t), frozen(np.asarray(S_hat)), tuple(S_tilde))
         self._columns.append(release.column)
         self.history.append(release)
         return release

@@ -27,6 +27,7 @@ __all__ = [
     "IntArray",
     "LongitudinalData",
     "columns",
+    "frozen",
     "pattern_code",
     "pattern_string",
     "validate_column",
@@ -36,6 +37,13 @@ __all__ = [
 ]
 
 IntArray = npt.NDArray[np.int64]
+
+
+def frozen(a: npt.ArrayLike) -> IntArray:
+    """``a`` as a read-only int64 array (no copy when it already is one)."""
+    out = np.asarray(a, dtype=np.int64)
+    out.setflags(write=False)
+    return out
 
 
 def validate_column(value: Any, n: int | None, alphabet: int = 2, field: str = "D^t") -> IntArray:
@@ -66,9 +74,7 @@ def validate_column(value: Any, n: int | None, alphabet: int = 2, field: str = "
         bad = ints[(ints < 0) | (ints >= alphabet)][0]
         rule = "entries must be 0 or 1" if alphabet == 2 else f"entries must lie in {{0, ..., {alphabet - 1}}}"
         raise DPStreamInputError(field, rule, int(bad))
-    out = np.array(ints, dtype=np.int64)
-    out.setflags(write=False)
-    return out
+    return frozen(np.array(ints, dtype=np.int64))
 
 
 def validate_matrix(value: Any, alphabet: int = 2, field: str = "D") -> IntArray:
@@ -82,9 +88,7 @@ def validate_matrix(value: Any, alphabet: int = 2, field: str = "D") -> IntArray
                                  getattr(arr, "shape", value))
     cols = [validate_column(arr[:, j], arr.shape[0], alphabet, field=f"{field}[:, {j}]") for j in range(arr.shape[1])]
     out = np.column_stack(cols) if cols else np.zeros((arr.shape[0], 0), dtype=np.int64)
-    out = np.asarray(out, dtype=np.int64)
-    out.setflags(write=False)
-    return out
+    return frozen(out)
 
 
 def columns(matrix: Any) -> list[IntArray]:

@@ -48,7 +48,7 @@ from dpstream.errors import (
     require_probability,
 )
 from dpstream.longitudinal.bounds import fixed_window_sigma2, n_pad_corollary_3_3, validate_horizon_window
-from dpstream.longitudinal.data import IntArray, pattern_string, validate_column
+from dpstream.longitudinal.data import IntArray, frozen, pattern_string, validate_column
 from dpstream.noise import NoiseSource, default_noise, site
 
 __all__ = ["FixedWindowSynthesizer", "PaddingExhaustedError", "WindowRelease", "z_label"]
@@ -93,12 +93,6 @@ class WindowRelease:
 def z_label(z: int, width: int, alphabet: int = 2) -> str:
     """Site label of an overlap z of ``width`` symbols; the empty overlap (k = 1) is ``-``."""
     return pattern_string(z, width, alphabet) if width > 0 else "-"
-
-
-def _frozen(a: IntArray) -> IntArray:
-    a = np.asarray(a, dtype=np.int64)
-    a.setflags(write=False)
-    return a
 
 
 class FixedWindowSynthesizer:
@@ -295,20 +289,20 @@ class FixedWindowSynthesizer:
         # records are laid out by s in increasing code order (a fixed, data-free choice).
         block_codes = np.repeat(np.arange(self._bins, dtype=np.int64), p)
         block = np.column_stack([(block_codes // A ** (k - 1 - j)) % A for j in range(k)]).astype(np.int64)
-        release = WindowRelease(t, _frozen(block), _frozen(np.asarray(p)))
+        release = WindowRelease(t, frozen(block), frozen(np.asarray(p)))
         self._commit_input(x, t, new_suffix)
-        self._syn_suffix = _frozen(block_codes % self._overlaps)
-        self._columns = [_frozen(block[:, j]) for j in range(k)]
+        self._syn_suffix = frozen(block_codes % self._overlaps)
+        self._columns = [frozen(block[:, j]) for j in range(k)]
         self.p_history.append(release.p)
         return release
 
     def _extend(self, x: IntArray, t: int, new_suffix: IntArray, column_t: IntArray, p: list[int]) -> WindowRelease:
         """Round t > k: commit the new synthetic column (records extended, never rewritten) and p^t."""
         assert self._syn_suffix is not None
-        release = WindowRelease(t, _frozen(column_t.reshape(-1, 1)), _frozen(np.asarray(p)))
+        release = WindowRelease(t, frozen(column_t.reshape(-1, 1)), frozen(np.asarray(p)))
         self._commit_input(x, t, new_suffix)
-        self._syn_suffix = _frozen((self._syn_suffix * self.alphabet + column_t) % self._overlaps)
-        self._columns.append(_frozen(column_t))
+        self._syn_suffix = frozen((self._syn_suffix * self.alphabet + column_t) % self._overlaps)
+        self._columns.append(frozen(column_t))
         self.p_history.append(release.p)
         return release
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpstream.errors import require_int_at_least
-from dpstream.longitudinal.data import IntArray
+from dpstream.longitudinal.data import IntArray, frozen
 
 __all__ = ["de_bruijn", "padding_matrix"]
 
@@ -55,6 +55,4 @@ def padding_matrix(k: int, T: int, n_pad: int, alphabet: int = 2) -> IntArray:
     B = np.asarray(de_bruijn(k, alphabet), dtype=np.int64)
     L = B.size
     rotations = np.array([[B[(r + t) % L] for t in range(1, T + 1)] for r in range(L)], dtype=np.int64)
-    out = np.repeat(rotations, n_pad, axis=0).reshape(L * n_pad, T)
-    out.setflags(write=False)
-    return out
+    return frozen(np.repeat(rotations, n_pad, axis=0).reshape(L * n_pad, T))

@@ -85,22 +85,13 @@ class NodeCounters:
 
     def prepare_all(self, values: Mapping[Node, float]) -> tuple[dict[Node, float], Callable[[], None]]:
         """Two-phase step of the counters of ``values``' vertices: all drawn before any is committed."""
-        prepared = []
-        outputs: dict[Node, float] = {}
-        for v, x in values.items():
-            c = self.get(v)
-            if c.supports_prepare:
-                p = c.prepare(x)
-                prepared.append(p)
-                outputs[v] = p.release
-            else:  # pragma: no cover - every dpstream counter supports prepare
-                outputs[v] = c.step(x)
+        staged = {v: self.get(v).stage(x) for v, x in values.items()}
 
         def commit() -> None:
-            for p in prepared:
-                p.commit()
+            for step in staged.values():
+                step.commit()
 
-        return outputs, commit
+        return {v: step.release for v, step in staged.items()}, commit
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ import numpy as np
 
 from dpstream.claims import Measure, Neighbour, PrivacyClaim
 from dpstream.counters.base import Counter, CounterFactory
-from dpstream.counters.multidim import MultiDimensionalCounter
+from dpstream.counters.multidim import MultiDimensionalCounter, StagedVectorStep
 from dpstream.counters.simple import SimpleCounter
 from dpstream.errors import DPStreamInputError, HorizonExceededError
 from dpstream.noise import NoiseSource, default_noise, scoped, site
@@ -64,7 +64,6 @@ from dpstream.tabular.totals import TotalKind, TotalRule
 __all__ = [
     "MainAlgorithm",
     "MainAlgorithmStep",
-    "PendingStep",
     "StepState",
     "counter_site",
     "prepare_counter",
@@ -118,32 +117,15 @@ class StepState:
     totals: list[float] = field(default_factory=list)
 
 
-class PendingStep:
-    """A counter step drawn but not committed (two-phase, so a failed step changes nothing)."""
+def prepare_counter(counter: AnyCounter, value: FloatArray) -> StagedVectorStep:
+    """Validate, draw and hold back one counter step (scalar counters and 001-sec4.3 vectors).
 
-    def __init__(self, release: FloatArray, commit: Callable[[], object]) -> None:
-        self.release = release
-        self.commit = commit
-
-
-def prepare_counter(counter: AnyCounter, value: FloatArray) -> PendingStep:
-    """Validate, draw and hold back one counter step (scalar counters and 001-sec4.3 vectors)."""
+    Atomic for counters with two-phase steps (every dpstream counter); see :meth:`Counter.stage`.
+    """
     if isinstance(counter, MultiDimensionalCounter):
-        if counter.supports_prepare:
-            prepared = counter.prepare(np.asarray(value, dtype=np.float64))
-            return PendingStep(prepared.release, prepared.commit)
-        out = counter.step(np.asarray(value, dtype=np.float64))  # components without two-phase steps: not atomic
-        return PendingStep(out, lambda: None)
-    x = counter.validate_input(float(value[0]))
-    if counter.supports_prepare:
-        p = counter.prepare(x)
-
-        def commit_scalar() -> None:
-            p.commit()
-
-        return PendingStep(np.array([p.release]), commit_scalar)
-    g = counter.step(x)  # not atomic for counters without two-phase steps
-    return PendingStep(np.array([g]), lambda: None)
+        return counter.stage(np.asarray(value, dtype=np.float64))
+    scalar = counter.stage(float(value[0]))
+    return StagedVectorStep(np.array([scalar.release]), scalar.commit)
 
 
 class MainAlgorithm:
@@ -336,7 +318,7 @@ class MainAlgorithm:
     def step(self, x: object) -> SyntheticDataset:
         """Consume ∇f_t and release g_t (atomic: a failing draw changes nothing)."""
         state = self.begin(x)
-        pending: list[PendingStep] = []
+        pending: list[StagedVectorStep] = []
         for l in range(1, self.k + 1):                                       # [003-alg3 L9] [000-alg3 L9] for l
             J = self.candidates(state)
             eta, e = self.select(state.t, l, J, state.target, state.h_prev)

@@ -32,9 +32,10 @@ from typing import Any
 import numpy as np
 
 from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.counters.multidim import StagedVectorStep
 from dpstream.phdstream.selective_counting import SelectiveCounting, SelectiveRelease, compose_selective_claim
 from dpstream.tabular.datasets import SyntheticDataset
-from dpstream.tabular.main_algorithm import AnyCounter, MainAlgorithm, PendingStep, StepState, prepare_counter
+from dpstream.tabular.main_algorithm import AnyCounter, MainAlgorithm, StepState, prepare_counter
 from dpstream.tabular.queries import FloatArray
 
 __all__ = ["Algorithm3Selector", "MetaInput", "SelectiveMainAlgorithm"]
@@ -84,7 +85,7 @@ class _CounterAdapter:
     def claim(self) -> PrivacyClaim:
         return self.counter.claim
 
-    def prepare(self, value: FloatArray) -> PendingStep:
+    def prepare(self, value: FloatArray) -> StagedVectorStep:
         return prepare_counter(self.counter, value)
 
     def step(self, value: FloatArray) -> FloatArray:
