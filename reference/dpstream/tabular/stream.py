@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -309,13 +309,3 @@ def generate_stream(domain: Domain, T: int, batch: int, seed: int, removal_rate:
         steps.append(StreamStep(added.copy(), removed.copy()))
     return steps
 
-
-def iter_true_datasets(domain: Domain, steps: Iterable[StreamStep]) -> Iterable[DifferentialDataset]:
-    """f_1, f_2, ... as cumulative signed datasets (for metrics and tests)."""
-    empty = np.zeros((0, domain.p), dtype=np.int64)
-    added: list[IntArray] = [empty]
-    removed: list[IntArray] = [empty]
-    for step in steps:
-        added.append(step.added)
-        removed.append(step.removed)
-        yield DifferentialDataset(domain, StreamStep(np.concatenate(added), np.concatenate(removed)))
