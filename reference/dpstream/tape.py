@@ -42,6 +42,9 @@ __all__ = [
     "TapeReplay",
     "TapeSiteMissingError",
     "TapeUnusedSitesError",
+    "params_equal",
+    "value_from_json",
+    "value_to_json",
 ]
 
 TAPE_FORMAT = "dpstream-noise-tape"
@@ -72,7 +75,8 @@ class TapeUnusedSitesError(TapeError):
     """The run finished but some recorded sites were never requested."""
 
 
-def _value_to_json(kind: DrawKind, value: Any) -> Any:
+def value_to_json(kind: DrawKind, value: Any) -> Any:
+    """A drawn value as JSON (the ``value`` of a tape draw)."""
     if kind is DrawKind.LAPLACE:
         return float(value)
     if kind in (DrawKind.DISCRETE_LAPLACE, DrawKind.DISCRETE_GAUSSIAN, DrawKind.EXPONENTIAL_MECHANISM):
@@ -86,7 +90,8 @@ def _value_to_json(kind: DrawKind, value: Any) -> Any:
     raise AssertionError(kind)  # pragma: no cover
 
 
-def _value_from_json(kind: DrawKind, value: Any, params: Params) -> Any:
+def value_from_json(kind: DrawKind, value: Any, params: Params) -> Any:
+    """A tape ``value`` checked against its kind and parameters, in the type the noise source returns."""
     if kind is DrawKind.LAPLACE:
         if not _is_finite_number(value):
             raise TapeFormatError(f"laplace value must be a finite number, got {value!r}")
@@ -133,7 +138,7 @@ class Draw:
 
     def to_json(self) -> dict[str, Any]:
         return {"site": self.site, "kind": self.kind.value, "params": self.params,
-                "value": _value_to_json(self.kind, self.value)}
+                "value": value_to_json(self.kind, self.value)}
 
 
 @dataclass(frozen=True)
@@ -210,7 +215,7 @@ class Tape:
                 raise TapeFormatError(f"draw {i} ({raw['site']}): invalid params: {exc}") from exc
             if set(params) != set(raw["params"]):
                 raise TapeFormatError(f"draw {i} ({raw['site']}): params must be exactly {sorted(params)}")
-            value = _value_from_json(kind, raw["value"], params)
+            value = value_from_json(kind, raw["value"], params)
             draws.append(Draw(raw["site"], kind, params, value))
         try:
             return cls(tuple(draws), meta)
@@ -254,10 +259,11 @@ class TapeRecorder(BaseNoiseSource):
         return Tape(tuple(self._draws), self.meta)
 
 
-def _params_equal(requested: Any, recorded: Any, rtol: float) -> bool:
+def params_equal(requested: Any, recorded: Any, rtol: float) -> bool:
+    """Draw parameters equal, floats within relative tolerance ``rtol``."""
     if isinstance(requested, list) or isinstance(recorded, list):
         return (isinstance(requested, list) and isinstance(recorded, list) and len(requested) == len(recorded)
-                and all(_params_equal(a, b, rtol) for a, b in zip(requested, recorded, strict=True)))
+                and all(params_equal(a, b, rtol) for a, b in zip(requested, recorded, strict=True)))
     if isinstance(requested, float) or isinstance(recorded, float):
         a, b = float(requested), float(recorded)
         return a == b or math.isclose(a, b, rel_tol=rtol, abs_tol=0.0)
@@ -289,7 +295,7 @@ class TapeReplay(BaseNoiseSource):
             raise TapeMismatchError(
                 f"site {site!r}: requested kind {kind.value!r}, tape has {recorded.kind.value!r}")
         if set(params) != set(recorded.params) or not all(
-            _params_equal(params[k], recorded.params[k], self.param_rtol) for k in params
+            params_equal(params[k], recorded.params[k], self.param_rtol) for k in params
         ):
             raise TapeMismatchError(f"site {site!r}: requested params {params}, tape has {recorded.params}")
         self._used.add(site)
