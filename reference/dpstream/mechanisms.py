@@ -20,6 +20,10 @@
 
 All draw through the NoiseSource; the exponential mechanism uses the source's
 ``exponential_mechanism`` draw (OpenDP Gumbel noisy max in the secure source).
+
+Proofs: exponential mechanism proofs/proof_tabular_exponential_mechanism.py (003-thm3.9, 3.10); the
+Laplace log-ratio bound proofs/proof_simple_counter.py; the discrete Gaussian's zCDP bound and the
+unsquared Delta of 002-def2.2 proofs/proof_tree_aggregation_counter.py.
 """
 
 from __future__ import annotations

@@ -29,6 +29,9 @@ Deviations from the printed box (docs/errata/longitudinal.md):
   succeed"). The step raises :class:`PaddingExhaustedError` before releasing anything of
   round t and the synthesizer stays failed (no silent clamping, no re-drawing of noise).
 * n_pad defaults to Corollary 3.3's lambda rounded up to an integer (counts are integers).
+
+Proof: proofs/proof_longitudinal_fixed_window.py (Theorem 3.1 per neighbour relation, Theorem 3.2,
+Corollary 3.3, padding).
 """
 
 from __future__ import annotations
@@ -154,7 +157,7 @@ class FixedWindowSynthesizer:
 
     @property
     def claims(self) -> dict[Neighbour, PrivacyClaim]:
-        """The zCDP guarantee under each individual-level neighbour relation (proofs/proof_longitudinal_privacy.py).
+        """The zCDP guarantee under each individual-level neighbour relation (proofs/proof_longitudinal_fixed_window.py).
 
         The R = T-k+1 noisy histograms are a discrete Gaussian mechanism of squared l2 sensitivity R
         (one individual added or removed: one bin per step) or 2R (substituted: two bins per step),

@@ -30,6 +30,9 @@ PrivTree input is G(., t-1) + nabla F(., t), needs ``LambdaRule.GENERAL``).
 Sites: PrivTree ``"001-alg5 L11 t=<t> v=<v>"``; counts ``"001-sec5.3 count t=<t> v=<v>"``;
 baseline 2's removal total ``"001-sec5.3 removals t=<t>"``; baseline 3's counters scoped
 ``"001-sec5.3 counter v=<v>"``; rule (5) ``"001-eq5 t=<t> v=<v>"``.
+
+Proofs: the PrivTree part on counts (path-monotone inputs) is proofs/proof_privtree.py (App. A scale), the
+eps/2 + eps/2 composition with the Laplace counts as in proofs/proof_phdstream.py.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ the compute-efficient Algorithm 6/7 (:mod:`dpstream.phdstream.efficient`).
 
 Claim (001-thm3.2): eps-DP under the EVENT relation, exactly for the default PrivTree scale
 (``LambdaRule.GENERAL``, E-phdstream-3); :func:`dpstream.phdstream.guarantees.phdstream_claim`.
+Proof: proofs/proof_phdstream.py (with proofs/proof_privtree.py for the PrivTree part).
 
 Sites: PrivTree ``"001-alg5 L11 t=<t> v=<v>"``, leaf noise ``"001-alg1 L6 t=<t> v=<v>"``.
 Input: ``step(nabla_F)`` with nabla F(., t) a consistent tree function (absent vertices 0),

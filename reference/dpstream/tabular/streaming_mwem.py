@@ -21,6 +21,9 @@ Corrections to the printed box (docs/errata/tabular.md):
 * h_{t,0} is never initialised in the box (L8 needs it); App. A eq (17) bounds
   Ψ_{t,0} <= ln|X|, which holds for the uniform dataset of mass N_t: that is h_{t,0}.
 * L20 writes the measurement as m_j; it is m(t, j) of L17.
+
+Proofs: proofs/proof_tabular_main_privacy.py (budget ε per step, 3ε/2 with the printed L11 law) and
+proofs/proof_tabular_streaming_mwem.py (the accuracy bound of App. A).
 """
 
 from __future__ import annotations
