@@ -57,7 +57,8 @@ def _section(entry: Entry, vectors: Mapping[str, tuple[int, int]], audits: Mappi
         lines.append(f"Vectors: {ka} known-answer, {mr} must-reject (`dpstream/vectors/corpus/{entry.anchor}/`). "
                      f"Printed variant: {printed}.")
         lines.append(f"Audit cases: {', '.join(audits.get(entry.anchor, [])) or 'none registered'}.")
-        shapes = f"INPUT: {_schema_text(entry.codec.input_schema)}; RELEASE: {_schema_text(entry.codec.release_schema)}."
+        codec = entry.codec
+        shapes = f"INPUT: {_schema_text(codec.input_schema)}; RELEASE: {_schema_text(codec.release_schema)}."
         lines += ["", *_params(entry), "", shapes]
         if entry.sites:
             lines.append(f"Draw sites: {entry.sites}.")
