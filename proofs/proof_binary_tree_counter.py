@@ -45,7 +45,7 @@ Var = popcount(t) 2 b^2 (Laplace), popcount(t) 2p/(1-p)^2 with p = e^{-1/b} (Lap
 
 Checks below: items 1-5 and both variances in sympy, then the same items read from
 ``BinaryTreeCounter`` (its tape's scales for T = 1..400; its nodes, covers and loss measured by
-:func:`dpstream.testing.measured_linear_model`).
+:func:`dpstream.testing.linear.measured_linear_model`).
 """
 
 from __future__ import annotations
@@ -58,7 +58,8 @@ import sympy as sp
 from dpstream.counters.binary_tree import BinaryTreeCounter
 from dpstream.counters.loss import stream_entry_epsilon
 from dpstream.noise import DrawKind
-from dpstream.testing import measured_linear_model, record_run
+from dpstream.testing import record_run
+from dpstream.testing.linear import measured_linear_model
 
 
 def _path(tau: int, T: int) -> list[int]:

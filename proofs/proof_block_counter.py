@@ -35,7 +35,7 @@ Var = 8 (floor(t/B) + t mod B)/eps^2. Over a horizon T the worst variance is abo
 8 (T/B + B)/eps^2, minimised at B = sqrt(T) (001 App. D): error O(T^{1/4}).
 
 Checks below: items 2-3 and the variance in sympy, then items 1-4 read from ``BlockCounter``
-(:func:`dpstream.testing.measured_linear_model`: its draws, the statistic each draw is added to,
+(:func:`dpstream.testing.linear.measured_linear_model`: its draws, the statistic each draw is added to,
 the statistics each release sums).
 """
 
@@ -48,7 +48,7 @@ import sympy as sp
 
 from dpstream.counters.block import BlockCounter
 from dpstream.counters.loss import stream_entry_epsilon
-from dpstream.testing import measured_linear_model
+from dpstream.testing.linear import measured_linear_model
 
 
 def _statistics(B: int, T: int) -> sp.Matrix:

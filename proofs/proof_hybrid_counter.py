@@ -33,7 +33,7 @@ noises Lap(2k/eps): Var = 8 (k+1)/eps^2 + 8 k^2 popcount(tau)/eps^2 = O(log^3 t 
 O((log t)^1.5/eps) standard deviation of 003-lemB.1.
 
 Checks below: items 1-4 and the variance in sympy, then the same read from ``HybridCounter``
-(:func:`dpstream.testing.measured_linear_model`: its L and B_k draws and scales, which statistics
+(:func:`dpstream.testing.linear.measured_linear_model`: its L and B_k draws and scales, which statistics
 each input enters, the release matrix, the loss).
 """
 
@@ -44,7 +44,7 @@ import sympy as sp
 
 from dpstream.counters.hybrid import HybridCounter
 from dpstream.counters.loss import stream_entry_epsilon
-from dpstream.testing import measured_linear_model
+from dpstream.testing.linear import measured_linear_model
 
 
 def _release_matrix(T: int) -> sp.Matrix:

@@ -35,7 +35,7 @@ the privacy loss is the sum of the coordinates' losses (basic composition).
 
 Checks below: 1 on the simplex vertices, 2, and the counterexample's ratio; then item 1 on the
 measured model of a ``MultiDimensionalCounter`` of Simple counters with budgets (3/10, 7/10, 1/2)
-(:func:`dpstream.testing.measured_linear_model`): its loss on split changes is sum_i D_i eps_i, at most
+(:func:`dpstream.testing.linear.measured_linear_model`): its loss on split changes is sum_i D_i eps_i, at most
 the max its claim states; and the claim falls back to the sum for components without the property.
 """
 
@@ -48,7 +48,7 @@ from dpstream.counters.multidim import MultiDimensionalCounter
 from dpstream.counters.simple import SimpleCounter
 from dpstream.counters.sparse import SparseCounter
 from dpstream.noise import InsecureZeroNoise, NoiseSource, scoped
-from dpstream.testing import measured_linear_model
+from dpstream.testing.linear import measured_linear_model
 
 
 def test_linear_loss_on_the_simplex_is_at_most_the_max() -> None:

@@ -33,7 +33,7 @@ against replayed tapes.
 
 Checks below (sympy): the Laplace log-ratio bound used for one statistic, the
 composition over the statistics, the telescoping of g, and the variance; and the same
-quantities read from ``SimpleCounter`` itself (:func:`dpstream.testing.measured_linear_model`:
+quantities read from ``SimpleCounter`` itself (:func:`dpstream.testing.linear.measured_linear_model`:
 its draws, which statistic each input enters, which statistics each release sums).
 """
 
@@ -47,7 +47,7 @@ import sympy as sp
 from dpstream.counters.loss import stream_entry_epsilon
 from dpstream.counters.simple import SimpleCounter
 from dpstream.noise import DrawKind
-from dpstream.testing import measured_linear_model
+from dpstream.testing.linear import measured_linear_model
 
 
 def test_laplace_log_ratio_bound() -> None:

@@ -81,7 +81,7 @@ the tapes of ``SparseCounter`` and ``InhomogeneousSparseCounter`` give the budge
 Lemma 3.3, at most T - 1 segments reach A_sub, and the exact view loss
 (:func:`dpstream.hypercube.privacy_loss.sparse_view_loss`) evaluated with the parameters *read from the
 implementation* (its T_0, its two scales, A_sub's nodes measured by
-:func:`dpstream.testing.measured_linear_model`) stays within eps/2 (segment ends) and eps (view).
+:func:`dpstream.testing.linear.measured_linear_model`) stays within eps/2 (segment ends) and eps (view).
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter, 
 from dpstream.hypercube.privacy_loss import SparseLaw, boolean_pairs, sparse_view_loss
 from dpstream.noise import DrawKind, InsecureZeroNoise
 from dpstream.tape import Tape, TapeRecorder
-from dpstream.testing import measured_linear_model
+from dpstream.testing.linear import measured_linear_model
 
 q = sp.symbols("p", positive=True)  # p = e^{-1/b} in (0, 1)
 k = sp.symbols("k", integer=True, nonnegative=True)

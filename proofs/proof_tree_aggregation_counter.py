@@ -42,7 +42,7 @@ by max(ceil(log2 t), 1); checked below for t <= 4096.
 
 Checks below: 2 (identity, Z(c) <= Z(0)), 3 (budget), the unsquared Delta, the popcount bound; then
 items 1, 3 and 4 read from ``TreeAggregationCounter`` (its variance parameter, its tree measured by
-:func:`dpstream.testing.measured_linear_model`, its zCDP cost, its refusal of real inputs).
+:func:`dpstream.testing.linear.measured_linear_model`, its zCDP cost, its refusal of real inputs).
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ from dpstream.counters.loss import stream_entry_rho
 from dpstream.counters.tree_aggregation import TreeAggregationCounter
 from dpstream.errors import DPStreamInputError
 from dpstream.noise import DrawKind, InsecureZeroNoise
-from dpstream.testing import measured_linear_model
+from dpstream.testing.linear import measured_linear_model
 
 
 def _theta(c: Decimal, s2: Decimal, power: int = 0) -> Decimal:

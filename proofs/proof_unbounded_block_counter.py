@@ -37,7 +37,7 @@ noises: Var(t_m) = 8 (sum B)/eps^2 ~ 4 (3 t_m)^{2/3}/eps^2, i.e. standard deviat
 ~ t^{1/3}, not the t^{1/4} of a bounded block counter tuned with B = sqrt(T).
 
 Checks below: the schedule, the budget and the growth in sympy, then items 1-3 and Var(t_m) read from
-``UnboundedBlockCounter`` (:func:`dpstream.testing.measured_linear_model`).
+``UnboundedBlockCounter`` (:func:`dpstream.testing.linear.measured_linear_model`).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ import sympy as sp
 
 from dpstream.counters.loss import stream_entry_epsilon
 from dpstream.counters.unbounded_block import UnboundedBlockCounter
-from dpstream.testing import measured_linear_model
+from dpstream.testing.linear import measured_linear_model
 
 
 def _schedule_ends(T: int) -> list[int]:

@@ -53,11 +53,13 @@ def _section(entry: Entry, vectors: Mapping[str, tuple[int, int]], audits: Mappi
     if entry.streaming:
         assert entry.codec is not None
         ka, mr = vectors.get(entry.anchor, (0, 0))
+        printed = "`as_printed` (dpstream serve --as-printed)" if entry.as_printed else "none"
         lines.append(f"Vectors: {ka} known-answer, {mr} must-reject (`dpstream/vectors/corpus/{entry.anchor}/`). "
-                     f"Printed variant: {'`as_printed` (dpstream serve --as-printed)' if entry.as_printed else 'none'}.")
+                     f"Printed variant: {printed}.")
         lines.append(f"Audit cases: {', '.join(audits.get(entry.anchor, [])) or 'none registered'}.")
-        lines += ["", *_params(entry), "",
-                  f"INPUT: {_schema_text(entry.codec.input_schema)}; RELEASE: {_schema_text(entry.codec.release_schema)}."]
+        codec = entry.codec
+        shapes = f"INPUT: {_schema_text(codec.input_schema)}; RELEASE: {_schema_text(codec.release_schema)}."
+        lines += ["", *_params(entry), "", shapes]
         if entry.sites:
             lines.append(f"Draw sites: {entry.sites}.")
     lines.append("")

@@ -1,60 +1,27 @@
-"""Helpers for checking a streaming implementation against tapes and vectors.
+"""Measure which noise enters which release of a streaming mechanism, from its runs alone.
 
-Public, so that other implementations can reuse them in their own test suites:
-record a run of any streaming object (something with ``step(x)``) under a seeded
-source, replay a tape through it, check a known-answer vector, or measure which noise
-enters which release (:func:`measured_linear_model`, what the proof notes read).
+:func:`measured_linear_model` is what the proof notes (``proofs/proof_*.py``) read: the sites, laws,
+statistics S and combination W of a linear mechanism r = W (S f + z), obtained by replaying its own
+tape with chosen noise, never from its pseudocode or from a hand-written model. A note then checks
+the proof's quantities (scales, how many statistics an input enters, the loss) on the implementation.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
-from types import ModuleType
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from dpstream.errors import DPStreamInputError, require_int_at_least
 from dpstream.linear_model import LinearReleaseModel, NoiseLaw
-from dpstream.noise import DrawKind, InsecureSeededNoise, NoiseSource, data_rng
-from dpstream.tape import Tape, TapeRecorder, TapeReplay
-from dpstream.vectors import KnownAnswerVector
+from dpstream.noise import DrawKind, NoiseSource, data_rng
+from dpstream.tape import Tape
+from dpstream.testing import Streaming, record_run, replay_run
 
-__all__ = ["Streaming", "load_script", "measured_linear_model", "record_run", "replay_run", "replay_vector"]
-
-
-class Streaming(Protocol):
-    """Anything with a ``step`` method: counters and the synthetic-data algorithms alike."""
-
-    def step(self, x: Any) -> Any: ...
-
-
-def record_run(
-    factory: Callable[[NoiseSource], Streaming], inputs: Sequence[Any], seed: int
-) -> tuple[list[Any], Tape]:
-    """Run ``factory(noise)`` on ``inputs`` with insecure seeded noise; return releases and the tape."""
-    recorder = TapeRecorder(InsecureSeededNoise(seed), meta={"seed": seed})
-    mechanism = factory(recorder)
-    releases = [mechanism.step(x) for x in inputs]
-    return releases, recorder.tape
-
-
-def replay_run(
-    factory: Callable[[NoiseSource], Streaming], inputs: Sequence[Any], tape: Tape, param_rtol: float = 1e-12
-) -> list[Any]:
-    """Run ``factory(noise)`` on ``inputs`` replaying ``tape``; every tape site must be used."""
-    with TapeReplay(tape, param_rtol=param_rtol) as replay:
-        mechanism = factory(replay)
-        return [mechanism.step(x) for x in inputs]
-
-
-def replay_vector(factory: Callable[[NoiseSource], Streaming], vector: KnownAnswerVector) -> list[Any]:
-    """Replay a known-answer vector's tape through ``factory(noise)`` on its inputs."""
-    return replay_run(factory, vector.inputs, vector.tape)
+__all__ = ["measured_linear_model"]
 
 
 def _law(kind: DrawKind, params: Mapping[str, Any]) -> NoiseLaw:
@@ -118,13 +85,3 @@ def measured_linear_model(
     if not (np.allclose(W @ S, WS, atol=1e-9) and np.allclose(W @ (S @ f0.ravel() + z0), flat(r0), atol=1e-9)):
         raise DPStreamInputError("factory", "must be a linear mechanism r = W (S f + z)", None)
     return LinearReleaseModel(sites, laws, S, W)
-
-
-def load_script(path: Path) -> ModuleType:
-    """Import a file that is not on the import path (a vector generator, an example) as a module."""
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
