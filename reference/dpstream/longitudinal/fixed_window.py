@@ -157,11 +157,12 @@ class FixedWindowSynthesizer:
 
     @property
     def claims(self) -> dict[Neighbour, PrivacyClaim]:
-        """The zCDP guarantee under each individual-level neighbour relation (proofs/proof_longitudinal_fixed_window.py).
+        """The zCDP guarantee under each individual-level neighbour relation.
 
         The R = T-k+1 noisy histograms are a discrete Gaussian mechanism of squared l2 sensitivity R
         (one individual added or removed: one bin per step) or 2R (substituted: two bins per step),
-        so D_alpha <= alpha * sens / (2 sigma^2); the synthetic data are post-processing.
+        so D_alpha <= alpha * sens / (2 sigma^2); the synthetic data are post-processing
+        (proofs/proof_longitudinal_fixed_window.py).
         """
         R = self.T - self.k + 1
         rho_ar = R / (2.0 * self.sigma2)
