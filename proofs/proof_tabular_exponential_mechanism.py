@@ -52,7 +52,7 @@ import numpy as np
 import sympy as sp
 
 from dpstream.mechanisms import ExponentialMechanism
-from dpstream.noise import DrawKind, InsecureZeroNoise, NoiseSource, em_log_weights
+from dpstream.noise import DrawKind, InsecureZeroNoise, em_log_weights
 from dpstream.tabular.selection import SelectionLaw, Selector
 from dpstream.tape import Draw, TapeRecorder
 
@@ -60,8 +60,7 @@ from dpstream.tape import Draw, TapeRecorder
 def _recorded_draw(select: ExponentialMechanism | Selector, scores: Sequence[float]) -> Draw:
     """The exponential-mechanism draw ``select`` makes on ``scores``, as recorded on a tape."""
     recorder = TapeRecorder(InsecureZeroNoise())
-    noise: NoiseSource = recorder
-    select.select(noise, "003-def3.8 t=1", scores)
+    select.select(recorder, "003-def3.8 t=1", scores)
     (draw,) = recorder.tape.draws
     assert draw.kind is DrawKind.EXPONENTIAL_MECHANISM
     return draw

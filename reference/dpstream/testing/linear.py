@@ -18,7 +18,7 @@ import numpy.typing as npt
 from dpstream.errors import DPStreamInputError, require_int_at_least
 from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import DrawKind, NoiseSource, data_rng
-from dpstream.tape import Tape
+from dpstream.tape import Tape, TapeError
 from dpstream.testing import Streaming, record_run, replay_run
 
 __all__ = ["measured_linear_model"]
@@ -67,7 +67,10 @@ def measured_linear_model(
         draws = tuple(dataclasses.replace(draw, value=(1 if draw.site == unit else 0) if law.is_integer
                                           else (1.0 if draw.site == unit else 0.0))
                       for draw, law in zip(tape, laws, strict=True))
-        return flat(replay_run(factory, stream(f), Tape(draws)))
+        try:
+            return flat(replay_run(factory, stream(f), Tape(draws)))
+        except TapeError as exc:
+            raise DPStreamInputError("factory", f"must draw at the same sites for every input ({exc})", None) from exc
 
     zero = np.zeros((T, width), dtype=np.int64)
     if np.any(run(zero, None) != 0.0):
