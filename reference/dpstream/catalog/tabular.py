@@ -12,9 +12,10 @@ mechanism of Definition 3.8; A_Counter of 003-alg3 is the Simple counter (001-al
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -199,57 +200,90 @@ OLD_INPUTS: list[dict[str, list[list[int]]]] = [
 OLD_PARAMS: dict[str, Any] = {"domain": _domain_json((2, 3)), "queries": one_way((2, 3)), "k": 2, "epsilon": 1.0,
                               "total": "public", "sizes": _sizes_of(OLD_INPUTS), "A_Dataset": "mw"}
 
-# (name, attribute sizes, queries, k, eps, plan, extra sizes (partial stream), A_Dataset, edges)
-Case = tuple[str, tuple[int, ...], str, int, float, tuple[tuple[int, int], ...], int, str, tuple[str, ...]]
+def workloads(sizes: Sequence[int], way: int) -> list[dict[str, list[int]]]:
+    """Every ``way``-way workload (003-def7.1), columns in order."""
+    return [{"columns": list(c)} for c in itertools.combinations(range(len(sizes)), way)]
+
+
+def _queries(sizes: Sequence[int], kind: str) -> list[dict[str, list[int]]]:
+    return {"one-way": one_way, "two-way": two_way}[kind](sizes) if not kind.startswith("workloads") else workloads(
+        sizes, int(kind[-1]))
+
+
+class Case(NamedTuple):
+    """A stream vector: the domain's attribute sizes, the queries (``one-way``, ``two-way``, ``workloads-1``,
+    ``workloads-2``), k, eps, the plan of (added, removed) records per step, how many public sizes past the stream
+    (a partial stream), A_Dataset, the edges, and the total rule."""
+
+    name: str
+    sizes: tuple[int, ...]
+    queries: str
+    k: int
+    eps: float
+    plan: tuple[tuple[int, int], ...]
+    extra: int
+    fitter: str
+    edges: tuple[str, ...]
+    total: str = "public"
+
+
 STREAM_CASES: tuple[Case, ...] = (
-    ("T1-2x3", (2, 3), "one-way", 2, 1.0, ((8, 0),), 0, "mw", ("T=1",)),
-    ("empty-step-2x3", (2, 3), "one-way", 2, 1.0, ((6, 0), (0, 0), (4, 1)), 0, "mw", ("a step adding nothing",)),
-    ("removals-2x2", (2, 2), "one-way", 1, 2.0, ((6, 0), (5, 3), (4, 2), (3, 1)), 0, "mw",
-     ("steps removing records", "k=1")),
-    ("k-all-2x3", (2, 3), "one-way", 5, 1.0, ((7, 0), (4, 1), (3, 0)), 0, "mw", ("k=|Q|",)),
-    ("two-way-2x2x2", (2, 2, 2), "two-way", 3, 1.0, ((8, 0), (5, 2), (4, 1)), 0, "mw", ("2-way marginals",)),
-    ("p1-size4", (4,), "one-way", 2, 1.0, ((6, 0), (3, 2), (5, 0), (2, 1)), 0, "mw", ("p=1",)),
-    ("eps0.2-3x2", (3, 2), "one-way", 2, 0.2, ((9, 0), (4, 2), (6, 1)), 0, "mw", ("eps small",)),
-    ("eps8-2x3", (2, 3), "one-way", 2, 8.0, ((9, 0), (4, 2), (6, 1)), 0, "mw", ("eps large",)),
-    ("mw-all-2x3", (2, 3), "one-way", 3, 1.0, ((6, 0), (5, 2), (3, 0)), 0, "mw-all", ("A_Dataset=mw-all",)),
-    ("partial-2x2", (2, 2), "one-way", 2, 1.0, ((5, 0), (3, 1), (2, 0)), 2, "mw", ("partial stream",)),
+    Case("T1-2x3", (2, 3), "one-way", 2, 1.0, ((8, 0),), 0, "mw", ("T=1",)),
+    Case("empty-step-2x3", (2, 3), "one-way", 2, 1.0, ((6, 0), (0, 0), (4, 1)), 0, "mw", ("a step adding nothing",)),
+    Case("removals-2x2", (2, 2), "one-way", 1, 2.0, ((6, 0), (5, 3), (4, 2), (3, 1)), 0, "mw",
+         ("steps removing records", "k=1")),
+    Case("k-all-2x3", (2, 3), "one-way", 5, 1.0, ((7, 0), (4, 1), (3, 0)), 0, "mw", ("k=|Q|",)),
+    Case("two-way-2x2x2", (2, 2, 2), "two-way", 3, 1.0, ((8, 0), (5, 2), (4, 1)), 0, "mw", ("2-way marginals",)),
+    Case("p1-size4", (4,), "one-way", 2, 1.0, ((6, 0), (3, 2), (5, 0), (2, 1)), 0, "mw", ("p=1",)),
+    Case("eps0.2-3x2", (3, 2), "one-way", 2, 0.2, ((9, 0), (4, 2), (6, 1)), 0, "mw", ("eps small",)),
+    Case("eps8-2x3", (2, 3), "one-way", 2, 8.0, ((9, 0), (4, 2), (6, 1)), 0, "mw", ("eps large",)),
+    Case("mw-all-2x3", (2, 3), "one-way", 3, 1.0, ((6, 0), (5, 2), (3, 0)), 0, "mw-all", ("A_Dataset=mw-all",)),
+    Case("partial-2x2", (2, 2), "one-way", 2, 1.0, ((5, 0), (3, 1), (2, 0)), 2, "mw", ("partial stream",)),
+    Case("workloads-public-2x3", (2, 3), "workloads-1", 1, 1.0, ((7, 0), (4, 1), (3, 0)), 0, "mw",
+         ("workloads", "total=public")),
+    Case("workloads-measured-2x2x2", (2, 2, 2), "workloads-2", 2, 2.0, ((9, 0), (2, 4), (6, 1)), 0, "mw",
+         ("workloads", "total=measured", "a step removing more than it adds"), "measured"),
 )
 
 
 def _case_vectors(anchor: str, cases: Sequence[Case], old: VectorSpec | None = None) -> list[VectorSpec]:
     specs = [] if old is None else [old]
-    for name, sizes, kind, k, eps, plan, extra, fitter, edges in cases:
-        inputs = records_stream(sizes, derived_seed(1, "tabular-stream", name), plan)
-        queries = one_way(sizes) if kind == "one-way" else two_way(sizes)
-        params = {"domain": _domain_json(sizes), "queries": queries, "k": k, "epsilon": eps, "total": "public",
-                  "sizes": _sizes_of(inputs) + [1] * extra, "A_Dataset": fitter}
-        specs.append(VectorSpec(name, params, inputs, derived_seed(2, anchor, name), edges))
+    for c in cases:
+        inputs = records_stream(c.sizes, derived_seed(1, "tabular-stream", c.name), c.plan)
+        params: dict[str, Any] = {"domain": _domain_json(c.sizes), "queries": _queries(c.sizes, c.queries), "k": c.k,
+                                  "epsilon": c.eps, "total": c.total, "A_Dataset": c.fitter}
+        if c.total == "public":
+            params["sizes"] = _sizes_of(inputs) + [1] * c.extra
+        specs.append(VectorSpec(c.name, params, inputs, derived_seed(2, anchor, c.name), c.edges))
     return specs
 
 
-# (name, attribute sizes, queries, k, eps, n, A_Dataset, edges)
-OFFLINE_CASES: tuple[tuple[str, tuple[int, ...], str, int, float, int, str, tuple[str, ...]], ...] = (
-    ("2x3-k2", (2, 3), "one-way", 2, 1.0, 12, "mw", ()),
-    ("2x3-k1", (2, 3), "one-way", 1, 1.0, 10, "mw", ("k=1",)),
-    ("2x3-k5", (2, 3), "one-way", 5, 2.0, 10, "mw", ("k=|Q|",)),
-    ("2x3-k8-repeats", (2, 3), "one-way", 8, 4.0, 14, "mw", ("k>|Q|: queries selected again",)),
-    ("2x2x2-two-way", (2, 2, 2), "two-way", 3, 1.0, 16, "mw", ("2-way marginals",)),
-    ("p1-size4", (4,), "one-way", 2, 1.0, 9, "mw", ("p=1",)),
-    ("empty-dataset", (2, 3), "one-way", 2, 1.0, 0, "mw", ("n=0",)),
-    ("eps0.2", (3, 2), "one-way", 2, 0.2, 11, "mw", ("eps small",)),
-    ("mw-all", (2, 3), "one-way", 3, 1.0, 12, "mw-all", ("A_Dataset=mw-all",)),
-    ("mw-newest", (2, 3), "one-way", 3, 1.0, 12, "mw", ("A_Dataset=mw",)),
+# (name, attribute sizes, queries, k, eps, n, A_Dataset, edges, total)
+OFFLINE_CASES: tuple[tuple[str, tuple[int, ...], str, int, float, int, str, tuple[str, ...], str], ...] = (
+    ("2x3-k2", (2, 3), "one-way", 2, 1.0, 12, "mw", (), "public"),
+    ("2x3-k1", (2, 3), "one-way", 1, 1.0, 10, "mw", ("k=1",), "public"),
+    ("2x3-k5", (2, 3), "one-way", 5, 2.0, 10, "mw", ("k=|Q|",), "public"),
+    ("2x3-k8-repeats", (2, 3), "one-way", 8, 4.0, 14, "mw", ("k>|Q|: queries selected again",), "public"),
+    ("2x2x2-two-way", (2, 2, 2), "two-way", 3, 1.0, 16, "mw", ("2-way marginals",), "public"),
+    ("p1-size4", (4,), "one-way", 2, 1.0, 9, "mw", ("p=1",), "public"),
+    ("empty-dataset", (2, 3), "one-way", 2, 1.0, 0, "mw", ("n=0",), "public"),
+    ("eps0.2", (3, 2), "one-way", 2, 0.2, 11, "mw", ("eps small",), "public"),
+    ("mw-all", (2, 3), "one-way", 3, 1.0, 12, "mw-all", ("A_Dataset=mw-all",), "public"),
+    ("mw-newest", (2, 3), "one-way", 3, 1.0, 12, "mw", ("A_Dataset=mw",), "public"),
+    ("workloads-measured-2x2x2", (2, 2, 2), "workloads-2", 2, 2.0, 15, "mw", ("workloads", "total=measured"),
+     "measured"),
 )
 
 
 def _offline_vectors(anchor: str) -> Callable[[], list[VectorSpec]]:
     def make() -> list[VectorSpec]:
         specs = []
-        for name, sizes, kind, k, eps, n, fitter, edges in OFFLINE_CASES:
+        for name, sizes, kind, k, eps, n, fitter, edges, total in OFFLINE_CASES:
             (records,) = [x["added"] for x in records_stream(sizes, derived_seed(1, "tabular-offline", name), [(n, 0)])]
-            queries = one_way(sizes) if kind == "one-way" else two_way(sizes)
-            params = {"domain": _domain_json(sizes), "queries": queries, "k": k, "epsilon": eps, "total": "public",
-                      "sizes": [n], "A_Dataset": fitter}
+            params: dict[str, Any] = {"domain": _domain_json(sizes), "queries": _queries(sizes, kind), "k": k,
+                                      "epsilon": eps, "total": total, "A_Dataset": fitter}
+            if total == "public":
+                params["sizes"] = [n]
             specs.append(VectorSpec(name, params, [records], derived_seed(2, anchor, name), ("T=1", *edges)))
         return specs
     return make
@@ -282,6 +316,8 @@ def _param_rejects(valid: P, *, offline: bool = False) -> list[RejectSpec]:
          "Q holds only marginal queries or only workloads"),
         ("measured-with-marginals", {**valid, "total": "measured", "sizes": None},
          "total 'measured' needs workloads"),
+        ("measured-with-sizes", {**valid, "total": "measured", "queries": [{"columns": [0]}, {"columns": [1]}]},
+         "sizes are only used with total 'public'"),
         ("sizes-missing", {k: v for k, v in valid.items() if k != "sizes"}, "total 'public' needs sizes"),
         ("sizes-negative", {**valid, "sizes": [-1.0] * len(valid["sizes"])}, "public sizes are >= 0"),
         ("A-Dataset-unknown", {**valid, "A_Dataset": "pgm"}, "A_Dataset is mw or mw-all"),
