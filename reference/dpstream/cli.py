@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dpstream.experiments import discover
+from dpstream.experiments.data import default_data_dir
 
 __all__ = ["main"]
 
@@ -47,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     for name, experiment in sorted(discover().items()):
         sub = experiments.add_parser(name, help=experiment.help, description=experiment.help)
         sub.add_argument("--out", type=Path, default=Path("out") / name, help="output folder (default: %(default)s)")
+        if experiment.data:
+            sub.add_argument("--data-dir", type=Path, default=default_data_dir(),
+                             help="folder holding " + ", ".join(sorted({f.dataset + "/" for f in experiment.data}))
+                             + " (default: the repository's data/ folder, %(default)s)")
         experiment.add_arguments(sub)
         sub.set_defaults(handler=experiment.run)
     return parser

@@ -11,7 +11,7 @@ implementation may draw in a different order. Replay fails loudly when
 * a site is requested twice (:class:`DuplicateSiteError`), or
 * sites are left unused when the run is declared finished (:class:`TapeUnusedSitesError`).
 
-File format (versioned JSON, JSON Schema in ``docs/tape-schema.json``), documented in
+File format (versioned JSON, JSON Schema in ``dpstream/vectors/schema.json``), documented in
 ``docs/tape-format.md``.
 """
 

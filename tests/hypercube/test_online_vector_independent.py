@@ -2,7 +2,7 @@
 
 ``tests/hypercube/test_online.py::test_online_vector`` replays the 004-alg1 vectors through the
 implementation. This module recomputes every expected release from the vector's inputs and tape
-alone, from the printed boxes (../shared/papers/ALGORITHMS.md 004-alg1..alg4, 001-alg10) with the
+alone, from the printed boxes (004-alg1..alg4, 001-alg10 of paper 004, arXiv:2402.08012) with the
 default corrections of docs/errata/hypercube.md (E-hypercube-1..5, 8, 9, 12, 13) and E-counters-1.
 It imports nothing from ``dpstream`` (it reads the corpus files, reference/dpstream/vectors/corpus, as JSON):
 the partition, the schedules (4.1) and (5.1), 004-alg2/3, the Binary Mechanism, 004-alg4's two rules

@@ -363,8 +363,9 @@ ENTRIES: tuple[Entry, ...] = (
         as_printed=_unbounded_block_printed,
         model=lambda p: unbounded_block_model(p["epsilon"], p.get("T", 30)),
         vectors=lambda: _unbounded_vectors("000-alg4")()[:3],
-        notes="the same box as 003-alg4 (same code, sites '003-alg4 ...'); its must-reject cases and statistical "
-              "checks are those of 003-alg4",
+        must_reject=lambda: _rejects("000-alg4", {"epsilon": 1.0}, horizon=False)[:8],
+        notes="the same box as 003-alg4 (same code, sites '003-alg4 ...'); its statistical checks are those of "
+              "003-alg4",
         sites="as 003-alg4",
     ),
     Entry(

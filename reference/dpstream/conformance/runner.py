@@ -131,7 +131,12 @@ def conform(config: ConformConfig, progress: Callable[[Outcome, int, int], None]
     report = ConformReport(config, hello)
     tasks, skipped = plan(config, hello)
     report.outcomes.extend(skipped)
+    timed_out: set[tuple[str, Mode]] = set()
     for i, task in enumerate(tasks, start=1):
+        if (task.algorithm, task.mode) in timed_out:
+            report.outcomes.append(Outcome(task.mode, task.algorithm, task.name, Verdict.PROTOCOL_ERROR,
+                                           message="not run: an earlier check of this algorithm and mode timed out"))
+            continue
         if not program.alive:
             program.close()
             program = Program(config.command, timeout=config.timeout)
@@ -142,7 +147,9 @@ def conform(config: ConformConfig, progress: Callable[[Outcome, int, int], None]
                 continue
         outcome = task.run(program)
         if outcome.verdict is Verdict.PROTOCOL_ERROR:
-            program.close()
+            program.kill()
+            if outcome.details.get("kind") == "timeout":
+                timed_out.add((task.algorithm, task.mode))
         report.outcomes.append(outcome)
         if progress is not None:
             progress(outcome, i, len(tasks))

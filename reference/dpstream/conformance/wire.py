@@ -156,6 +156,14 @@ class Program:
             status = process.wait()
         return status
 
+    def kill(self) -> None:
+        """Stop the program at once (after a protocol error its state is unknown)."""
+        process = self._process
+        self._process = None
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
+
     def __enter__(self) -> Program:
         return self.start()
 

@@ -10,7 +10,7 @@ usable. For step rejections, ``before`` and ``after`` are valid inputs and ``exp
 releases of ``before + after`` under ``tape``, i.e. of a run that never saw the bad input. For init
 rejections, ``then`` names a known-answer vector to run afterwards.
 
-The formats are documented in ``docs/tape-format.md`` and specified by ``docs/tape-schema.json``.
+The formats are documented in ``docs/tape-format.md`` and specified by ``dpstream/vectors/schema.json``.
 Our tests recompute expected releases from the tape by independent closed forms or from-scratch
 renderings of the printed boxes, so a vector never merely echoes the implementation.
 """
@@ -61,8 +61,15 @@ def _require(doc: Any, fmt: str, version: int, keys: set[str], required: tuple[s
         raise TapeFormatError("algorithm must be a non-empty string (the algorithm's anchor)")
     if not isinstance(doc["id"], str) or not doc["id"].startswith(doc["algorithm"] + "/"):
         raise TapeFormatError("id must be '<algorithm>/<name>'")
-    if not isinstance(doc["params"], dict):
-        raise TapeFormatError("params must be an object")
+    for key, kind, name in (("params", dict, "an object"), ("meta", dict, "an object"),
+                            ("tolerance", dict, "an object"), ("description", str, "a string"),
+                            ("reason", str, "a string"), ("edges", list, "a list"), ("then", str, "a string")):
+        if key in doc and not isinstance(doc[key], kind):
+            raise TapeFormatError(f"{key} must be {name}")
+    tolerance = doc.get("tolerance", {"absolute": 0.0, "relative": 0.0})
+    if set(tolerance) != {"absolute", "relative"} or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in tolerance.values()):
+        raise TapeFormatError("tolerance must be {absolute, relative}, two numbers >= 0")
     return doc
 
 

@@ -3,21 +3,28 @@
 Public, so that other implementations can reuse them in their own test suites:
 record a run of any streaming object (something with ``step(x)``) under a seeded
 source, replay a tape through it, or check a known-answer vector.
+:mod:`dpstream.testing.strategies` has hypothesis strategies for valid parameters, input
+streams and neighbouring inputs (it needs hypothesis, a dev dependency); :func:`pins` marks
+a property test as the one that pins an erratum of ``docs/errata.md``.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from dpstream.noise import InsecureSeededNoise, NoiseSource
 from dpstream.tape import Tape, TapeRecorder, TapeReplay
 from dpstream.vectors import KnownAnswerVector
 
-__all__ = ["Streaming", "load_script", "record_run", "replay_run", "replay_vector"]
+__all__ = ["ERRATUM_ID", "Streaming", "load_script", "pins", "record_run", "replay_run", "replay_vector"]
+
+ERRATUM_ID = re.compile(r"E-[a-z]+-\d+")
+"""An erratum of ``docs/errata/<family>.md``: ``E-counters-1``, ``E-phdstream-3``, ..."""
 
 
 class Streaming(Protocol):
@@ -58,3 +65,25 @@ def load_script(path: Path) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def pins(*errata: str) -> Callable[[F], F]:
+    """Mark a property test as pinning ``errata`` (ids such as ``"E-counters-1"``).
+
+    The test states the property the default meets for every input and carries an
+    ``@example(...)`` with the case the erratum is about (where the printed variant fails);
+    ``property_tests/test_errata_pinned.py`` checks that every erratum is pinned this way or
+    listed as documentation-only. The ids are stored on the function as ``pinned_errata``.
+    """
+    bad = [e for e in errata if not ERRATUM_ID.fullmatch(e)]
+    if not errata or bad:
+        raise ValueError(f"pins() takes erratum ids like 'E-counters-1', got {errata!r}")
+
+    def mark(fn: F) -> F:
+        fn.pinned_errata = tuple(errata)  # type: ignore[attr-defined]
+        return fn
+
+    return mark
