@@ -359,73 +359,48 @@ static bool parse_number(parser *ps, uint32_t index)
     return true;
 }
 
-static bool parse_array(parser *ps, uint32_t index)
+/* The key of an object member and its ':' (before the member's value). Duplicate
+ * keys are refused (see json.h); the member limit keeps this quadratic search
+ * cheap on any input. */
+static bool parse_member_key(parser *ps, uint32_t object, uint32_t count, uint32_t *key, uint32_t *key_len)
 {
-    ps->p++; /* '[' */
-    uint32_t last = 0, count = 0;
     skip_whitespace(ps);
-    if (ps->p < ps->end && *ps->p == ']') {
-        ps->p++;
-        return true;
+    if (ps->p >= ps->end || *ps->p != '"')
+        return fail(ps, "string key expected in object");
+    if (!parse_string(ps, key, key_len))
+        return false;
+    if (count == JSON_MAX_MEMBERS)
+        return fail(ps, "more than %d members in an object", JSON_MAX_MEMBERS);
+    for (uint32_t m = ps->doc->nodes[object].first_child; m; m = ps->doc->nodes[m].next_sibling) {
+        const json_value *mv = &ps->doc->nodes[m];
+        if (mv->key_len == *key_len && same_bytes(chars_at(ps->doc, mv->key), chars_at(ps->doc, *key), *key_len))
+            return fail(ps, "duplicate key in object");
     }
-    for (;;) {
-        uint32_t child;
-        if (!parse_value(ps, &child))
-            return false;
-        if (last)
-            ps->doc->nodes[last].next_sibling = child;
-        else
-            ps->doc->nodes[index].first_child = child;
-        last = child;
-        count++;
-        skip_whitespace(ps);
-        if (ps->p >= ps->end)
-            return fail(ps, "unterminated array");
-        if (*ps->p == ',') {
-            ps->p++;
-            continue;
-        }
-        if (*ps->p == ']') {
-            ps->p++;
-            break;
-        }
-        return fail(ps, "',' or ']' expected in array");
-    }
-    ps->doc->nodes[index].count = count;
+    skip_whitespace(ps);
+    if (ps->p >= ps->end || *ps->p != ':')
+        return fail(ps, "':' expected after object key");
+    ps->p++;
     return true;
 }
 
-static bool parse_object(parser *ps, uint32_t index)
+/* An array or an object, from its opening bracket: values (for an object,
+ * "key": value members) separated by commas, chained as the children of node
+ * `index` in order. */
+static bool parse_container(parser *ps, uint32_t index, bool object)
 {
-    ps->p++; /* '{' */
+    const char close = object ? '}' : ']';
+    const char *what = object ? "object" : "array";
+    ps->p++; /* '[' or '{' */
     uint32_t last = 0, count = 0;
     skip_whitespace(ps);
-    if (ps->p < ps->end && *ps->p == '}') {
+    if (ps->p < ps->end && *ps->p == close) {
         ps->p++;
         return true;
     }
     for (;;) {
-        skip_whitespace(ps);
-        if (ps->p >= ps->end || *ps->p != '"')
-            return fail(ps, "string key expected in object");
-        uint32_t key, key_len;
-        if (!parse_string(ps, &key, &key_len))
+        uint32_t key = 0, key_len = 0, child;
+        if (object && !parse_member_key(ps, index, count, &key, &key_len))
             return false;
-        /* duplicate keys are refused (see json.h); the member limit keeps this
-         * quadratic search cheap on any input */
-        if (count == JSON_MAX_MEMBERS)
-            return fail(ps, "more than %d members in an object", JSON_MAX_MEMBERS);
-        for (uint32_t m = ps->doc->nodes[index].first_child; m; m = ps->doc->nodes[m].next_sibling) {
-            const json_value *mv = &ps->doc->nodes[m];
-            if (mv->key_len == key_len &&
-                same_bytes(chars_at(ps->doc, mv->key), chars_at(ps->doc, key), key_len))
-                return fail(ps, "duplicate key in object");
-        }
-        skip_whitespace(ps);
-        if (ps->p >= ps->end || *ps->p != ':')
-            return fail(ps, "':' expected after object key");
-        ps->p++;
-        uint32_t child;
         if (!parse_value(ps, &child))
             return false;
         ps->doc->nodes[child].key = key;
@@ -438,16 +413,16 @@ static bool parse_object(parser *ps, uint32_t index)
         count++;
         skip_whitespace(ps);
         if (ps->p >= ps->end)
-            return fail(ps, "unterminated object");
+            return fail(ps, "unterminated %s", what);
         if (*ps->p == ',') {
             ps->p++;
             continue;
         }
-        if (*ps->p == '}') {
+        if (*ps->p == close) {
             ps->p++;
             break;
         }
-        return fail(ps, "',' or '}' expected in object");
+        return fail(ps, "',' or '%c' expected in %s", close, what);
     }
     ps->doc->nodes[index].count = count;
     return true;
@@ -482,7 +457,7 @@ static bool parse_value(parser *ps, uint32_t *index)
         if (ps->depth >= JSON_MAX_DEPTH)
             return fail(ps, "nesting deeper than %d", JSON_MAX_DEPTH);
         ps->depth++;
-        bool ok = type == JSON_OBJECT ? parse_object(ps, *index) : parse_array(ps, *index);
+        bool ok = parse_container(ps, *index, type == JSON_OBJECT);
         ps->depth--;
         return ok;
     }

@@ -191,15 +191,24 @@ static void op_init(session *s, const json_doc *doc, const json_value *msg)
     fflush(stdout);
 }
 
+/* step and run: the message's keys are known and an init has succeeded (else an error is answered). */
+static bool ready_for(const session *s, const json_doc *doc, const json_value *msg, const char *const *keys,
+                      const char *op)
+{
+    if (!only_keys(doc, msg, keys))
+        return false;
+    if (!s->ready) {
+        reply_error("%s before a successful init", op);
+        return false;
+    }
+    return true;
+}
+
 static loop_status op_step(session *s, const json_doc *doc, const json_value *msg)
 {
     static const char *const keys[] = {"op", "input", NULL};
-    if (!only_keys(doc, msg, keys))
+    if (!ready_for(s, doc, msg, keys, "step"))
         return KEEP_GOING;
-    if (!s->ready) {
-        reply_error("step before a successful init");
-        return KEEP_GOING;
-    }
     const json_value *input = json_get(doc, msg, "input");
     if (!input) {
         reply_error("step needs the key input");
@@ -225,12 +234,8 @@ static loop_status op_step(session *s, const json_doc *doc, const json_value *ms
 static loop_status op_run(session *s, const json_doc *doc, const json_value *msg)
 {
     static const char *const keys[] = {"op", "inputs", NULL};
-    if (!only_keys(doc, msg, keys))
+    if (!ready_for(s, doc, msg, keys, "run"))
         return KEEP_GOING;
-    if (!s->ready) {
-        reply_error("run before a successful init");
-        return KEEP_GOING;
-    }
     const json_value *inputs = json_get(doc, msg, "inputs");
     if (!inputs || inputs->type != JSON_ARRAY) {
         reply_error("inputs: must be an array of finite numbers");
