@@ -7,8 +7,8 @@ refused, and own-mode runs. ``--bench`` times 10^5 pipelined ``run`` messages of
 
 Run: ``python examples/conformance/c/check.py [--build-dir DIR] [--cflags FLAGS] [--bench] [--runs N]
 [--fuzz N]`` (exit status 0 when every check passes). ``--fuzz N`` feeds N mutated and random lines
-(use it with a sanitizer build: ``--build-dir /tmp/asan --cflags '-O1 -g -fsanitize=address,undefined'``). ``tests/conformance/test_c_examples.py`` calls the
-same functions.
+(use it with a sanitizer build: ``--build-dir /tmp/asan --cflags '-O1 -g -fsanitize=address,undefined'``).
+``tests/conformance/test_c_examples.py`` calls the same functions.
 """
 
 from __future__ import annotations
