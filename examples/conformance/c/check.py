@@ -1,9 +1,12 @@
 """A small protocol driver for the C example counters (not the conformance harness).
 
 It builds ``build/counters`` and ``build/counters_as_printed`` with make and talks to them
-over the conformance protocol (PROTOCOL-v1): hello, init, step in tape mode, answering every
-draw request from the reference's known-answer vectors, then a list of messages that must be
-refused, and own-mode runs. ``--bench`` times 10^5 pipelined ``run`` messages of T = 16.
+over the conformance protocol (docs/conformance.md): hello, init, step in tape mode, answering
+every draw request from the reference's known-answer vectors (the shipped corpus), then a list of
+messages that must be refused, and own-mode runs. It is independent of ``dpstream conform`` (the
+harness, which the tests also run on these programs) and checks things the harness does not:
+the messages of MUST_REJECT, malformed lines, pipelining, the own-mode generator. ``--bench``
+times 10^5 pipelined ``run`` messages of T = 16.
 
 Run: ``python examples/conformance/c/check.py [--build-dir DIR] [--cflags FLAGS] [--bench] [--runs N]
 [--fuzz N]`` (exit status 0 when every check passes). ``--fuzz N`` feeds N mutated and random lines
@@ -30,15 +33,10 @@ from typing import Any
 
 from dpstream.noise import data_rng
 from dpstream.vectors import KnownAnswerVector
+from dpstream.vectors.corpus import known_answer
 
 HERE = Path(__file__).resolve().parent
-VECTORS = HERE.parents[2] / "tests" / "vectors"
-VECTOR_FILES = (
-    "simple-eps1-T8.json",
-    "simple-eps0.5-T5-real.json",
-    "binary-tree-eps1-T8.json",
-    "binary-tree-eps0.5-T13-real-partial.json",
-)
+ALGORITHMS = ("001-alg8", "001-alg10")
 TOLERANCE = 1e-9
 """Largest accepted |release - expected| in known-answer mode (absolute)."""
 TIMEOUT = 30.0
@@ -151,6 +149,7 @@ class Replay:
     """One known-answer vector replayed through a program in tape mode."""
 
     name: str
+    algorithm: str
     releases: list[float] = field(default_factory=list)
     expected: list[float] = field(default_factory=list)
     divergence: str | None = None
@@ -167,19 +166,11 @@ class Replay:
                 and self.max_error <= TOLERANCE)
 
 
-def protocol_params(vector: KnownAnswerVector) -> dict[str, Any]:
-    """The protocol's params of a counter vector: epsilon and the horizon T (the Simple counter's
-    vectors have none: their horizon is the stream length)."""
-    if vector.params.get("discrete", False):
-        raise ValueError(f"{vector.description}: discrete counters are not part of the C example")
-    return {"epsilon": vector.params["epsilon"], "T": vector.params.get("T", len(vector.inputs))}
-
-
-def replay(program: Program, vector: KnownAnswerVector, name: str) -> Replay:
+def replay(program: Program, vector: KnownAnswerVector) -> Replay:
     """Init in tape mode, step through the inputs, answer each draw from the tape by its site."""
-    result = Replay(name, expected=[float(e) for e in vector.expected])
-    init = {"op": "init", "algorithm": vector.component, "params": protocol_params(vector),
-            "noise": "tape", "seed": 0}
+    name = vector.id
+    result = Replay(name, vector.algorithm, expected=[float(e) for e in vector.expected])
+    init = {"op": "init", "algorithm": vector.algorithm, "params": vector.params, "noise": "tape", "seed": 0}
     answer = program.request(init)
     if answer != {"ok": True}:
         raise ProtocolError(f"{name}: init answered {answer}")
@@ -205,9 +196,9 @@ def replay(program: Program, vector: KnownAnswerVector, name: str) -> Replay:
 
 
 def known_answers(executable: Path) -> list[Replay]:
-    """Every vector of VECTOR_FILES through one process of ``executable`` (several inits)."""
+    """Every known-answer vector of the corpus for ALGORITHMS through one process of ``executable``."""
     with running(executable) as program:
-        replays = [replay(program, KnownAnswerVector.load(VECTORS / name), name) for name in VECTOR_FILES]
+        replays = [replay(program, vector) for algorithm in ALGORITHMS for vector in known_answer(algorithm)]
         if program.close() != 0:
             raise ProtocolError("the program did not exit with status 0 at end of input")
     return replays
@@ -228,7 +219,7 @@ MUST_REJECT: tuple[tuple[str, str], ...] = (
     ("T = -1", _init(epsilon=1, T=-1)),
     ("T = true", _init(epsilon=1, T=True)),
     ("T = 2^63", _init(epsilon=1, T=2**63)),
-    ("T missing", _init(epsilon=1)),
+    ("T missing (001-alg10)", _init("001-alg10", epsilon=1)),
     ("epsilon = 0", _init(epsilon=0, T=4)),
     ("epsilon = -1", _init(epsilon=-1, T=4)),
     ('epsilon = "1"', _init(epsilon="1", T=4)),
@@ -509,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
     # the printed scale log2(T)/eps differs from bit_length(T)/eps for every T: the first draw
     # request of 001-alg10 (t = 1) already shows it; 001-alg8 is the same in both builds
     for r in known_answers(as_printed):
-        tree = r.name.startswith("binary-tree")
+        tree = r.algorithm == "001-alg10"
         good = r.divergence_site == "001-alg10 L8 t=1" if tree else r.agrees
         print(f"as printed, {r.name}: " + (f"diverges at {r.divergence}" if r.divergence else "no divergence")
               + f" ({'as expected' if good else 'NOT AS EXPECTED'})")

@@ -89,22 +89,28 @@ bool counter_configure(const json_doc *doc, const json_value *algorithm, const j
     c.epsilon = eps->number;
 
     /* [001-alg10 L1] time horizon T: an integer >= 1, written as an integer
-     * (16 is accepted, 16.0 and 1.6e1 are not, like the reference's int check). */
+     * (16 is accepted, 16.0 and 1.6e1 are not, like the reference's int check).
+     * 001-alg8 has no horizon in the paper: there T is optional (absent = no
+     * horizon), as in the reference and the protocol's catalog. */
     const json_value *T = json_get(doc, params, "T");
-    if (!T) {
+    if (!T && c.kind == SIMPLE_COUNTER) {
+        c.T = INT64_MAX; /* no horizon: 2^63 - 1 steps will not be reached */
+    } else if (!T) {
         snprintf(err, err_size, "params.T: missing");
         return false;
+    } else {
+        json_describe(doc, T, got, sizeof got);
+        if (T->type != JSON_NUMBER || !T->integer_literal || T->negative ||
+            (T->magnitude_fits && T->magnitude < 1)) {
+            snprintf(err, err_size, "params.T: must be an integer >= 1 (got %s)", got);
+            return false;
+        }
+        if (!T->magnitude_fits || T->magnitude > (uint64_t)INT64_MAX) {
+            snprintf(err, err_size, "params.T: must be at most 2^63 - 1 (got %s)", got);
+            return false;
+        }
+        c.T = (int64_t)T->magnitude;
     }
-    json_describe(doc, T, got, sizeof got);
-    if (T->type != JSON_NUMBER || !T->integer_literal || T->negative || (T->magnitude_fits && T->magnitude < 1)) {
-        snprintf(err, err_size, "params.T: must be an integer >= 1 (got %s)", got);
-        return false;
-    }
-    if (!T->magnitude_fits || T->magnitude > (uint64_t)INT64_MAX) {
-        snprintf(err, err_size, "params.T: must be at most 2^63 - 1 (got %s)", got);
-        return false;
-    }
-    c.T = (int64_t)T->magnitude;
 
     if (c.kind == SIMPLE_COUNTER) {
         c.scale = 1.0 / c.epsilon; /* [001-alg8 L4] Lap(1/epsilon) */

@@ -7,7 +7,7 @@
  *              printed b = log2(T)/epsilon when compiled with -DAS_PRINTED=1.
  *
  * Parameters: {"epsilon": finite number > 0, "T": integer >= 1} (the horizon; a
- * step past T is an error). Inputs: finite numbers f(t).
+ * step past T is an error; optional for 001-alg8). Inputs: finite numbers f(t).
  */
 #ifndef DPSTREAM_COUNTERS_H
 #define DPSTREAM_COUNTERS_H
@@ -30,7 +30,7 @@ typedef enum { SIMPLE_COUNTER, BINARY_TREE_COUNTER } counter_kind;
 typedef struct {
     counter_kind kind;
     double epsilon;
-    int64_t T;    /* horizon: steps t = 1..T */
+    int64_t T;    /* horizon: steps t = 1..T (INT64_MAX: none) */
     double scale; /* Laplace scale of every draw */
 } counter_config;
 

@@ -1,6 +1,6 @@
 /*
  * protocol.c - the message loop of the dpstream conformance protocol, version 1
- * (PROTOCOL-v1.md): read one JSON object per line on stdin, answer one line on
+ * (docs/conformance.md): read one JSON object per line on stdin, answer one line on
  * stdout (plus draw requests in tape mode), until stdin ends; then exit 0.
  *
  *   {"op":"hello"}                    -> {"protocol":1,"implementation":...,"algorithms":[...],"modes":[...]}
