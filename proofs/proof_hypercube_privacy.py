@@ -55,6 +55,7 @@ import re
 
 import sympy as sp
 
+from dpstream.hypercube.consistency import ConsistencyRule, consistency
 from dpstream.hypercube.online import OnlineSyntheticData
 from dpstream.hypercube.schedule import PrivacySchedule, ScheduleKind
 from dpstream.noise import InsecureZeroNoise, data_rng
@@ -155,3 +156,22 @@ def test_region_counters_spend_the_schedule() -> None:
             else:
                 assert depths and depths[0] == 1  # r0 = 0: depth 1 pays from level 0 on
                 assert all(math.isclose(cost["0" * j, s], sched(j, s), rel_tol=1e-12) for j in depths)
+
+
+def test_consistency_is_post_processing_of_the_noisy_counts_alone() -> None:
+    """004-alg4 reads only the noisy counts n' ([004-alg4 u1], [004-alg4 u4]) and draws nothing: a deterministic
+    map of a private release, hence private with the same parameter (post-processing). Checked on random noisy
+    trees: the same counts give the same output, the output is non-negative and consistent (m_theta = m_theta0 +
+    m_theta1), and a change in the counts of one region changes nothing above it in the tree."""
+    rng = data_rng(11)
+    for rule in ConsistencyRule:
+        for _ in range(20):
+            noisy = [rng.integers(-3, 9, size=2**j) for j in range(4)]
+            m = consistency(noisy, rule)
+            assert [list(a) for a in m] == [list(a) for a in consistency([a.copy() for a in noisy], rule)]
+            for j in range(3):
+                assert all(x >= 0 for x in m[j])
+                assert list(m[j]) == [int(m[j + 1][2 * i] + m[j + 1][2 * i + 1]) for i in range(2**j)]
+            changed = [a.copy() for a in noisy]
+            changed[3][0] += 5
+            assert list(consistency(changed, rule)[0]) == list(m[0])

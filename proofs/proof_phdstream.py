@@ -60,6 +60,8 @@ import sympy as sp
 
 from dpstream.noise import InsecureSeededNoise
 from dpstream.phdstream.partition import HypercubePartition
+from dpstream.phdstream.phdstream import PHDStream
+from dpstream.phdstream.stream import PointEvents
 from dpstream.phdstream.phdstream_tree import PHDStreamTree
 from dpstream.phdstream.privtree import LambdaRule
 from dpstream.phdstream.tree_function import tree_function
@@ -130,3 +132,19 @@ def test_code_step_scales_give_the_claim_and_the_thresholds() -> None:
             if loss > eps_v * (1 + 1e-12):
                 first_failure.setdefault(rule, depth)
     assert first_failure == {LambdaRule.PROOF: 4, LambdaRule.PRINTED: 7}
+
+
+def test_algorithm_2_adds_only_post_processing_draws() -> None:
+    """001-alg2 (PHDStream) around Algorithm 1: its own draws are rule (5)'s uniform_box points (post-processing,
+    site 001-eq5), every privacy draw is Algorithm 1's (001-alg5 L11 and 001-alg1 L6), and its claim is
+    Algorithm 1's: the guarantee of the tree passes to the synthetic points unchanged (post-processing)."""
+    P = HypercubePartition(2, 3)
+    recorder = TapeRecorder(InsecureSeededNoise(7))
+    alg = PHDStream(P, 1.0, 0.0, recorder)
+    alg.step(PointEvents.of([[0.1, 0.2], [0.7, 0.8], [0.12, 0.22], [0.9, 0.1]]))
+    kinds = {d.site.split(" t=")[0]: d.kind.value for d in recorder.tape}
+    assert set(kinds) <= {"001-alg5 L11", "001-alg1 L6", "001-eq5"}
+    assert kinds.get("001-eq5", "uniform_box") == "uniform_box"
+    assert {k for k, v in kinds.items() if v == "laplace"} == {"001-alg5 L11", "001-alg1 L6"}
+    tree = PHDStreamTree(P, 1.0, 0.0, InsecureSeededNoise(7))
+    assert alg.claim == tree.claim and alg.claim.parameter == 1.0

@@ -23,9 +23,11 @@ __all__ = ["OneShot", "Stateless"]
 class OneShot:
     """``step(x)`` runs ``run(x)`` once; a second step raises :class:`HorizonExceededError` (T = 1)."""
 
-    def __init__(self, run: Callable[[Any], Any], claim: PrivacyClaim, paper_claim: PrivacyClaim | None = None
-                 ) -> None:
+    def __init__(self, run: Callable[[Any], Any], claim: PrivacyClaim, paper_claim: PrivacyClaim | None = None,
+                 *, algorithm: object = None) -> None:
         self._run = run
+        self.algorithm = algorithm
+        """The wrapped algorithm (an object or a function), named for docs and tests."""
         self.claim = claim
         self.paper_claim = claim if paper_claim is None else paper_claim
         self.t = 0
@@ -41,8 +43,10 @@ class OneShot:
 class Stateless:
     """``step(x)`` returns ``function(x)`` at every step (a deterministic map: nothing is drawn or kept)."""
 
-    def __init__(self, function: Callable[[Any], Any], claim: PrivacyClaim) -> None:
+    def __init__(self, function: Callable[[Any], Any], claim: PrivacyClaim, *, algorithm: object = None) -> None:
         self._function = function
+        self.algorithm = algorithm
+        """The wrapped algorithm (an object or a function), named for docs and tests."""
         self.claim = claim
         self.paper_claim = claim
         self.t = 0

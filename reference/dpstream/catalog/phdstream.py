@@ -96,7 +96,7 @@ def counter_factory(p: P) -> CounterFactory:
 # ----------------------------------------------------------------------------------------- builders
 def _privtree(p: P, noise: NoiseSource, printed: bool = False) -> OneShot:
     alg = PrivTree(partition(p), p["epsilon"], p["theta"], lambda_rule(p, printed))
-    return OneShot(lambda F: alg.run(F, noise), alg.claim, alg.paper_claim)
+    return OneShot(lambda F: alg.run(F, noise), alg.claim, alg.paper_claim, algorithm=alg)
 
 
 def _alg1(p: P, noise: NoiseSource, printed: bool = False) -> TreeLevelOnPoints:

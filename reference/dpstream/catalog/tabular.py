@@ -112,7 +112,8 @@ def _offline(p: P, noise: NoiseSource, *, printed: bool = False, from_scratch: b
         return select_measure_fit(f, Q, eps, k, fitter, total, noise, as_printed=printed,
                                   from_scratch=from_scratch).g
 
-    return OneShot(run, offline_claim(eps, k, printed, total), PrivacyClaim.pure(eps, Neighbour.EVENT, anchor))
+    return OneShot(run, offline_claim(eps, k, printed, total), PrivacyClaim.pure(eps, Neighbour.EVENT, anchor),
+                   algorithm=select_measure_fit)
 
 
 def _streaming_mwem(p: P, noise: NoiseSource, printed: bool = False) -> StreamingMWEM:
