@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -27,7 +27,16 @@ from typing import Any
 
 import numpy as np
 
-from dpstream.noise import BaseNoiseSource, DrawKind, NoiseSource, Params, dispatch, validated_params
+from dpstream.noise import (
+    BaseNoiseSource,
+    DrawKind,
+    NoiseSource,
+    Params,
+    dispatch,
+    dispatch_add,
+    dispatch_add_many,
+    validated_params,
+)
 
 __all__ = [
     "TAPE_FORMAT",
@@ -239,15 +248,42 @@ class TapeRecorder(BaseNoiseSource):
         self._draws: list[Draw] = []
         self._sites: set[str] = set()
 
+    def _check_new(self, sites: list[str]) -> None:
+        if len(set(sites)) != len(sites):
+            raise DuplicateSiteError(f"a site appears twice in one batch: {sites!r}")
+        for site in sites:
+            if site in self._sites:
+                raise DuplicateSiteError(f"site {site!r} drawn twice in one run")
+
     def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
-        if site in self._sites:
-            raise DuplicateSiteError(f"site {site!r} drawn twice in one run")
+        self._check_new([site])
         inner = self.inner
         value = inner._draw(site, kind, params) if isinstance(inner, BaseNoiseSource) else dispatch(
             inner, site, kind, params)
         self._sites.add(site)
         self._draws.append(Draw(site, kind, params, value))
         return value
+
+    def _add(self, site: str, kind: DrawKind, params: Params, value: Any) -> tuple[Any, Any]:
+        # the tape holds the noise (release - value; for an insecure inner source: the sample itself)
+        self._check_new([site])
+        inner = self.inner
+        release, noise = inner._add(site, kind, params, value) if isinstance(inner, BaseNoiseSource) else (
+            dispatch_add(inner, site, kind, params, value))
+        self._sites.add(site)
+        self._draws.append(Draw(site, kind, params, noise))
+        return release, noise
+
+    def _add_many(self, sites: Sequence[str], kind: DrawKind, params: Params, values: Sequence[Any]
+                  ) -> tuple[list[Any], list[Any]]:
+        names = list(sites)
+        self._check_new(names)
+        inner = self.inner
+        releases, noises = inner._add_many(names, kind, params, values) if isinstance(inner, BaseNoiseSource) else (
+            dispatch_add_many(inner, names, kind, params, values))
+        self._sites.update(names)
+        self._draws.extend(Draw(s, kind, params, z) for s, z in zip(names, noises, strict=True))
+        return releases, noises
 
     @property
     def tape(self) -> Tape:

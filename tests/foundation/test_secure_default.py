@@ -495,8 +495,8 @@ def test_secure_integer_draws_are_not_clamped_to_32_bits() -> None:
     0.20 and P(|N_Z(0, 1e20)| <= 2^31) ~ P(|N(0,1)| <= 0.2147) < 0.18, so a false alarm (40 draws all of
     magnitude <= 2^31) has probability < 0.2^40 < 1e-27 per kind."""
     noise = SecureNoise()
-    draws: list[Callable[[int], int]] = [lambda i: noise.discrete_laplace(f"dl i={i}", 1e10),
-                                         lambda i: noise.discrete_gaussian(f"dg i={i}", 1e20)]
+    draws: list[Callable[[int], int]] = [lambda i: noise.add_discrete_laplace(f"dl i={i}", 0, 1e10),
+                                         lambda i: noise.add_discrete_gaussian(f"dg i={i}", 0, 1e20)]
     for draw in draws:
         values = [draw(i) for i in range(40)]
         assert all(type(v) is int for v in values)
