@@ -8,6 +8,12 @@ not reproducible, so nothing here compares values with expected ones.
 
 Also here: the secure source is not reproducible (two fresh counters differ), and a regression test for
 its integer draws (they were drawn in OpenDP's i32 type, which saturates at +-(2^31 - 1)).
+
+The secure path (issue 16, part 1): every test here runs twice, on the real OpenDP measurements and on
+deterministic stand-ins (``dpstream.testing.recognisable``: value + 0.25, value + 1, arg-max), and after
+each run every additive draw of every algorithm must have been exactly one OpenDP measurement applied to
+exactly the statistic the algorithm handed in, its output released unchanged (``SecureDoorSpy``): no
+noise is added to a sensitive value in Python. ``tests/foundation/test_secure_path.py`` has the rest.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from __future__ import annotations
 import importlib
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pytest
@@ -72,6 +78,20 @@ from dpstream.tabular.queries import all_marginal_queries, all_workloads
 from dpstream.tabular.stream import DifferentialDataset, generate_stream
 from dpstream.tabular.streaming_mwem import OfflineToStream, StreamingMWEM
 from dpstream.tabular.totals import TotalRule
+from dpstream.testing import SecureDoorSpy, recognisable
+
+REAL_OPENDP_ONLY = {"test_secure_releases_are_not_reproducible", "test_secure_integer_draws_are_not_clamped_to_32_bits"}
+"""Tests of OpenDP's randomness itself: not run on the deterministic stand-ins."""
+
+
+@pytest.fixture(autouse=True, params=["opendp", "recognisable"])
+def secure_door(request: pytest.FixtureRequest) -> Iterator[SecureDoorSpy]:
+    """Every additive draw of the test is exactly one measurement on the handed-in value, released unchanged."""
+    if request.param == "recognisable" and request.function.__name__ in REAL_OPENDP_ONLY:
+        pytest.skip("tests OpenDP's own randomness")
+    with SecureDoorSpy(None if request.param == "opendp" else recognisable) as spy:
+        yield spy
+    assert spy.violations() == []
 
 
 def is_secure(noise: NoiseSource) -> bool:
