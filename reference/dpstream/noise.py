@@ -521,6 +521,23 @@ class InsecureSeededNoise(BaseNoiseSource):
             seed = require_int_at_least("seed", seed, 0)
         self._rng = np.random.default_rng(seed)
 
+    def generator_state(self) -> dict[str, Any]:
+        """The generator's state (JSON-compatible: numpy's bit-generator state dict), for checkpoints."""
+        return dict(self._rng.bit_generator.state)
+
+    def restore_generator_state(self, state: Mapping[str, Any]) -> None:
+        """Continue from a :meth:`generator_state`; a state of another bit generator or a malformed one is refused
+        (DPStreamInputError) and changes nothing."""
+        current = self._rng.bit_generator
+        if not isinstance(state, Mapping) or state.get("bit_generator") != type(current).__name__:
+            raise DPStreamInputError("state", f"must be a {type(current).__name__} state", state)
+        trial = type(current)()
+        try:
+            trial.state = dict(state)
+        except (TypeError, ValueError, KeyError) as exc:
+            raise DPStreamInputError("state", f"invalid {type(current).__name__} state: {exc}", state) from exc
+        current.state = trial.state
+
     @classmethod
     def independent(cls, seed: int, count: int) -> list[InsecureSeededNoise]:
         """``count`` statistically independent sources derived from one seed (for repeated runs)."""
@@ -574,6 +591,11 @@ class InsecureZeroNoise(BaseNoiseSource):
 
     def __init__(self, post_processing_seed: int = 0) -> None:
         self._post = InsecureSeededNoise(post_processing_seed)
+
+    @property
+    def post_processing(self) -> InsecureSeededNoise:
+        """The seeded source of the post-processing draws (its state travels with checkpoints)."""
+        return self._post
 
     def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
         if kind in (DrawKind.LAPLACE,):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -289,6 +289,14 @@ class TapeRecorder(BaseNoiseSource):
     def tape(self) -> Tape:
         return Tape(tuple(self._draws), self.meta)
 
+    def resume(self, draws: Sequence[Draw]) -> None:
+        """Continue a recording whose first draws were ``draws`` (a checkpoint's); the sites must be unique."""
+        recorded = list(draws)
+        sites = {d.site for d in recorded}
+        if len(sites) != len(recorded):
+            raise DuplicateSiteError("a site appears twice in the draws to resume from")
+        self._draws, self._sites = recorded, sites
+
 
 def _params_equal(requested: Any, recorded: Any, rtol: float) -> bool:
     if isinstance(requested, list) or isinstance(recorded, list):
@@ -330,6 +338,19 @@ class TapeReplay(BaseNoiseSource):
             raise TapeMismatchError(f"site {site!r}: requested params {params}, tape has {recorded.params}")
         self._used.add(site)
         return recorded.value
+
+    @property
+    def used_sites(self) -> frozenset[str]:
+        """The sites served so far."""
+        return frozenset(self._used)
+
+    def resume(self, used: Iterable[str]) -> None:
+        """Continue a replay that has served ``used`` already (a checkpoint's); every site must be on the tape."""
+        served = set(used)
+        unknown = served - set(self._by_site)
+        if unknown:
+            raise TapeSiteMissingError(f"sites to resume from are not on the tape: {sorted(unknown)[:5]}")
+        self._used = served
 
     @property
     def unused_sites(self) -> list[str]:

@@ -109,29 +109,40 @@ def test_default_noise_is_secure() -> None:
 
 BOOLEAN_STREAM = [1, 0, 1, 1, 0, 1, 0, 1]
 
-# (factory, stream, integer-valued releases). The counters are built with no noise argument.
-COUNTERS: dict[str, tuple[Callable[[], Counter], list[int], bool]] = {
-    "simple": (lambda: SimpleCounter(1.0), BOOLEAN_STREAM, False),
-    "block": (lambda: BlockCounter(1.0, 3), BOOLEAN_STREAM, False),
-    "block-horizon": (lambda: BlockCounter(1.0, 2, horizon=8), BOOLEAN_STREAM, False),
-    "binary-tree": (lambda: BinaryTreeCounter(1.0, 8), BOOLEAN_STREAM, False),
-    "binary-tree-discrete": (lambda: BinaryTreeCounter(1.0, 8, discrete=True), [2, 0, -1, 3, 1, 0, 5, 1], True),
-    "tree-aggregation": (lambda: TreeAggregationCounter(0.5, 8), [2, 0, 1, 3, 1, 0, 5, 1], True),
-    "unbounded-block": (lambda: UnboundedBlockCounter(1.0), BOOLEAN_STREAM + BOOLEAN_STREAM, False),
-    "hybrid": (lambda: HybridCounter(1.0), BOOLEAN_STREAM + BOOLEAN_STREAM, False),
-    "sparse": (lambda: SparseCounter(1.0, 8), BOOLEAN_STREAM, True),
+def flat_budget(r: int) -> float:
+    """eps_r = 1 at every level (004-alg3)."""
+    return 1.0
+
+
+def busy_budget(r: int) -> float:
+    """eps_r = 50 at every level: segments end almost every step."""
+    return 50.0
+
+
+# (factory(noise), stream, integer-valued releases). The tests here pass noise=None (the default source);
+# tests/foundation/test_checkpoint.py reuses this enumeration with seeded and taped sources.
+COUNTERS: dict[str, tuple[Callable[[NoiseSource | None], Counter], list[int], bool]] = {
+    "simple": (lambda n: SimpleCounter(1.0, n), BOOLEAN_STREAM, False),
+    "block": (lambda n: BlockCounter(1.0, 3, n), BOOLEAN_STREAM, False),
+    "block-horizon": (lambda n: BlockCounter(1.0, 2, n, horizon=8), BOOLEAN_STREAM, False),
+    "binary-tree": (lambda n: BinaryTreeCounter(1.0, 8, n), BOOLEAN_STREAM, False),
+    "binary-tree-discrete": (lambda n: BinaryTreeCounter(1.0, 8, n, discrete=True), [2, 0, -1, 3, 1, 0, 5, 1], True),
+    "tree-aggregation": (lambda n: TreeAggregationCounter(0.5, 8, n), [2, 0, 1, 3, 1, 0, 5, 1], True),
+    "unbounded-block": (lambda n: UnboundedBlockCounter(1.0, n), BOOLEAN_STREAM + BOOLEAN_STREAM, False),
+    "hybrid": (lambda n: HybridCounter(1.0, n), BOOLEAN_STREAM + BOOLEAN_STREAM, False),
+    "sparse": (lambda n: SparseCounter(1.0, 8, n), BOOLEAN_STREAM, True),
     # eps = 50: T_0 = 9 log(16)/50 < 1 and Lap_Z(0.04) is almost surely 0, so segments end at almost
     # every step and A_sub (a discrete binary tree) is created and then copied (copy-on-write)
-    "sparse-many-segments": (lambda: SparseCounter(50.0, 16), [1] * 16, True),
-    "inhomogeneous-sparse": (lambda: InhomogeneousSparseCounter(1.0, 0, lambda r: 1.0), [1] * 20, True),
-    "inhomogeneous-sparse-busy": (lambda: InhomogeneousSparseCounter(1.0, 0, lambda r: 50.0), [1] * 20, True),
+    "sparse-many-segments": (lambda n: SparseCounter(50.0, 16, n), [1] * 16, True),
+    "inhomogeneous-sparse": (lambda n: InhomogeneousSparseCounter(1.0, 0, flat_budget, n), [1] * 20, True),
+    "inhomogeneous-sparse-busy": (lambda n: InhomogeneousSparseCounter(1.0, 0, busy_budget, n), [1] * 20, True),
 }
 
 
 @pytest.mark.parametrize("name", list(COUNTERS))
 def test_counter_runs_on_the_default_source(name: str) -> None:
     factory, stream, integer = COUNTERS[name]
-    counter = factory()
+    counter = factory(None)
     assert isinstance(counter.noise, SecureNoise)
     out = [counter.step(x) for x in stream]
     assert len(out) == len(stream) and counter.t == len(stream) and counter.releases == out
@@ -291,12 +302,17 @@ def test_tree_level_phdstream_runs_on_the_default_source(cls: type[PHDStreamTree
         assert set(release.leaf_values) == set(release.tree.leaves)
 
 
-PHDSTREAMS: dict[str, Callable[[Partition], PHDStream | EfficientPHDStream]] = {
-    "phdstream-alg1": lambda p: PHDStream(p, 1.0),
-    "phdstream-alg3": lambda p: PHDStream(p, 1.0, 0.5, counter=simple_counter_factory),
-    "phdstream-alg3-block": lambda p: PHDStream(p, 2.0, counter=lambda e, n: BlockCounter(e, 2, n)),
-    "efficient": lambda p: EfficientPHDStream(p, 1.0),
-    "efficient-as-printed": lambda p: EfficientPHDStream(p, 1.0, as_printed=True),
+def block_counter_b2(epsilon: float, noise: NoiseSource) -> Counter:
+    """The vertex counters of 001-alg3 as Block counters with B = 2."""
+    return BlockCounter(epsilon, 2, noise)
+
+
+PHDSTREAMS: dict[str, Callable[[Partition, NoiseSource | None], PHDStream | EfficientPHDStream]] = {
+    "phdstream-alg1": lambda p, n: PHDStream(p, 1.0, noise=n),
+    "phdstream-alg3": lambda p, n: PHDStream(p, 1.0, 0.5, counter=simple_counter_factory, noise=n),
+    "phdstream-alg3-block": lambda p, n: PHDStream(p, 2.0, counter=block_counter_b2, noise=n),
+    "efficient": lambda p, n: EfficientPHDStream(p, 1.0, noise=n),
+    "efficient-as-printed": lambda p, n: EfficientPHDStream(p, 1.0, as_printed=True, noise=n),
 }
 
 
@@ -304,7 +320,7 @@ PHDSTREAMS: dict[str, Callable[[Partition], PHDStream | EfficientPHDStream]] = {
 @pytest.mark.parametrize("data", list(BATCHES))
 def test_phdstream_synthetic_points_follow_rule5(name: str, data: str) -> None:
     partition, batches = BATCHES[data]
-    alg = PHDSTREAMS[name](partition)
+    alg = PHDSTREAMS[name](partition, None)
     assert isinstance(alg.noise, SecureNoise)
     if isinstance(alg, PHDStream):
         assert alg.tree.noise is alg.noise
