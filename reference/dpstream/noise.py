@@ -270,12 +270,8 @@ def validated_value(kind: DrawKind, value: Any) -> Any:
     raise DPStreamInputError("kind", "additive draws are laplace, discrete_laplace or discrete_gaussian", kind)
 
 
-def _fast_scale(kind: DrawKind) -> tuple[str, float]:
-    if kind is DrawKind.LAPLACE:
-        return "scale", sys.float_info.max
-    if kind is DrawKind.DISCRETE_LAPLACE:
-        return "scale", MAX_INTEGER_NOISE_SCALE
-    return "sigma2", MAX_INTEGER_NOISE_SCALE**2
+_FLOAT_MAX = sys.float_info.max
+_MAX_SIGMA2 = MAX_INTEGER_NOISE_SCALE**2
 
 
 class BaseNoiseSource(ABC):
@@ -335,24 +331,25 @@ class BaseNoiseSource(ABC):
             raise DPStreamInputError("sites", "must be non-empty strings", names)
         return self._add_many(names, kind, validated_params(kind, raw), numbers)[0]
 
-    def _add_one(self, site: str, kind: DrawKind, value: Any, parameter: Any) -> Any:
-        # Fast path for the most frequent draws (one per node and step in the tree algorithms): the
-        # same rules as validated_params / validated_value, checked without building the generic call.
-        name, limit = _fast_scale(kind)
-        if (type(site) is str and site and type(parameter) is float and 0.0 < parameter <= limit
-                and ((type(value) is float and math.isfinite(value)) if kind is DrawKind.LAPLACE
-                     else (type(value) is int and -MAX_INTEGER_VALUE <= value <= MAX_INTEGER_VALUE))):
-            return self._add(site, kind, {name: parameter}, value)[0]
-        return self.add(site, kind, value, **{name: parameter})
-
+    # Fast paths for the most frequent draws (one per node and step in the tree algorithms): the same rules as
+    # validated_params / validated_value, checked inline; anything else takes the generic, validating call.
     def add_laplace(self, site: str, value: float, scale: float) -> float:
-        return float(self._add_one(site, DrawKind.LAPLACE, value, scale))
+        if (type(site) is str and site and type(scale) is float and 0.0 < scale <= _FLOAT_MAX
+                and type(value) is float and -math.inf < value < math.inf):
+            return float(self._add(site, DrawKind.LAPLACE, {"scale": scale}, value)[0])
+        return float(self.add(site, DrawKind.LAPLACE, value, scale=scale))
 
     def add_discrete_laplace(self, site: str, value: int, scale: float) -> int:
-        return int(self._add_one(site, DrawKind.DISCRETE_LAPLACE, value, scale))
+        if (type(site) is str and site and type(scale) is float and 0.0 < scale <= MAX_INTEGER_NOISE_SCALE
+                and type(value) is int and -MAX_INTEGER_VALUE <= value <= MAX_INTEGER_VALUE):
+            return int(self._add(site, DrawKind.DISCRETE_LAPLACE, {"scale": scale}, value)[0])
+        return int(self.add(site, DrawKind.DISCRETE_LAPLACE, value, scale=scale))
 
     def add_discrete_gaussian(self, site: str, value: int, sigma2: float) -> int:
-        return int(self._add_one(site, DrawKind.DISCRETE_GAUSSIAN, value, sigma2))
+        if (type(site) is str and site and type(sigma2) is float and 0.0 < sigma2 <= _MAX_SIGMA2
+                and type(value) is int and -MAX_INTEGER_VALUE <= value <= MAX_INTEGER_VALUE):
+            return int(self._add(site, DrawKind.DISCRETE_GAUSSIAN, {"sigma2": sigma2}, value)[0])
+        return int(self.add(site, DrawKind.DISCRETE_GAUSSIAN, value, sigma2=sigma2))
 
     def add_laplace_many(self, sites: Sequence[str], values: FloatValues, scale: float) -> FloatArray:
         return np.asarray(self.add_many(sites, DrawKind.LAPLACE, values, scale=scale), dtype=np.float64)
