@@ -1,4 +1,4 @@
-"""Proof note — section C.1: Algorithm 6/7 releases what Algorithm 1/3 releases (same stream, same noise).
+"""Proof note — section C.1: Algorithm 6/7 (001-alg6, 001-alg7) releases what Algorithm 1/3 releases.
 
 Claim
 -----

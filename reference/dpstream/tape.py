@@ -11,7 +11,7 @@ implementation may draw in a different order. Replay fails loudly when
 * a site is requested twice (:class:`DuplicateSiteError`), or
 * sites are left unused when the run is declared finished (:class:`TapeUnusedSitesError`).
 
-File format (versioned JSON, JSON Schema in ``docs/tape-schema.json``), documented in
+File format (versioned JSON, JSON Schema in ``dpstream/vectors/schema.json``), documented in
 ``docs/tape-format.md``.
 """
 
@@ -51,6 +51,9 @@ __all__ = [
     "TapeReplay",
     "TapeSiteMissingError",
     "TapeUnusedSitesError",
+    "params_equal",
+    "value_from_json",
+    "value_to_json",
 ]
 
 TAPE_FORMAT = "dpstream-noise-tape"
@@ -81,7 +84,8 @@ class TapeUnusedSitesError(TapeError):
     """The run finished but some recorded sites were never requested."""
 
 
-def _value_to_json(kind: DrawKind, value: Any) -> Any:
+def value_to_json(kind: DrawKind, value: Any) -> Any:
+    """A drawn value as JSON (the ``value`` of a tape draw)."""
     if kind is DrawKind.LAPLACE:
         return float(value)
     if kind in (DrawKind.DISCRETE_LAPLACE, DrawKind.DISCRETE_GAUSSIAN, DrawKind.EXPONENTIAL_MECHANISM):
@@ -95,7 +99,8 @@ def _value_to_json(kind: DrawKind, value: Any) -> Any:
     raise AssertionError(kind)  # pragma: no cover
 
 
-def _value_from_json(kind: DrawKind, value: Any, params: Params) -> Any:
+def value_from_json(kind: DrawKind, value: Any, params: Params) -> Any:
+    """A tape ``value`` checked against its kind and parameters, in the type the noise source returns."""
     if kind is DrawKind.LAPLACE:
         if not _is_finite_number(value):
             raise TapeFormatError(f"laplace value must be a finite number, got {value!r}")
@@ -142,7 +147,7 @@ class Draw:
 
     def to_json(self) -> dict[str, Any]:
         return {"site": self.site, "kind": self.kind.value, "params": self.params,
-                "value": _value_to_json(self.kind, self.value)}
+                "value": value_to_json(self.kind, self.value)}
 
 
 @dataclass(frozen=True)
@@ -219,7 +224,7 @@ class Tape:
                 raise TapeFormatError(f"draw {i} ({raw['site']}): invalid params: {exc}") from exc
             if set(params) != set(raw["params"]):
                 raise TapeFormatError(f"draw {i} ({raw['site']}): params must be exactly {sorted(params)}")
-            value = _value_from_json(kind, raw["value"], params)
+            value = value_from_json(kind, raw["value"], params)
             draws.append(Draw(raw["site"], kind, params, value))
         try:
             return cls(tuple(draws), meta)
@@ -298,10 +303,11 @@ class TapeRecorder(BaseNoiseSource):
         self._draws, self._sites = recorded, sites
 
 
-def _params_equal(requested: Any, recorded: Any, rtol: float) -> bool:
+def params_equal(requested: Any, recorded: Any, rtol: float) -> bool:
+    """Draw parameters equal, floats within relative tolerance ``rtol``."""
     if isinstance(requested, list) or isinstance(recorded, list):
         return (isinstance(requested, list) and isinstance(recorded, list) and len(requested) == len(recorded)
-                and all(_params_equal(a, b, rtol) for a, b in zip(requested, recorded, strict=True)))
+                and all(params_equal(a, b, rtol) for a, b in zip(requested, recorded, strict=True)))
     if isinstance(requested, float) or isinstance(recorded, float):
         a, b = float(requested), float(recorded)
         return a == b or math.isclose(a, b, rel_tol=rtol, abs_tol=0.0)
@@ -333,7 +339,7 @@ class TapeReplay(BaseNoiseSource):
             raise TapeMismatchError(
                 f"site {site!r}: requested kind {kind.value!r}, tape has {recorded.kind.value!r}")
         if set(params) != set(recorded.params) or not all(
-            _params_equal(params[k], recorded.params[k], self.param_rtol) for k in params
+            params_equal(params[k], recorded.params[k], self.param_rtol) for k in params
         ):
             raise TapeMismatchError(f"site {site!r}: requested params {params}, tape has {recorded.params}")
         self._used.add(site)

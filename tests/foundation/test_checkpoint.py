@@ -55,7 +55,8 @@ from dpstream.tabular.stream import DifferentialDataset
 from dpstream.tabular.streaming_mwem import OfflineToStream, StreamingMWEM
 from dpstream.tabular.totals import TotalRule
 from dpstream.tape import Tape, TapeRecorder, TapeReplay
-from dpstream.testing import SecureDoorSpy, load_script
+from dpstream.testing import load_script
+from dpstream.testing.secure_path import SecureDoorSpy
 
 SECURE_DEFAULT = load_script(Path(__file__).resolve().parent / "test_secure_default.py")
 

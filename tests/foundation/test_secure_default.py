@@ -10,7 +10,7 @@ Also here: the secure source is not reproducible (two fresh counters differ), an
 its integer draws (they were drawn in OpenDP's i32 type, which saturates at +-(2^31 - 1)).
 
 The secure path (issue 16, part 1): every test here runs twice, on the real OpenDP measurements and on
-deterministic stand-ins (``dpstream.testing.recognisable``: value + 0.25, value + 1, arg-max), and after
+deterministic stand-ins (``dpstream.testing.secure_path.recognisable``: value + 0.25, value + 1, arg-max), and after
 each run every additive draw of every algorithm must have been exactly one OpenDP measurement applied to
 exactly the statistic the algorithm handed in, its output released unchanged (``SecureDoorSpy``): no
 noise is added to a sensitive value in Python. ``tests/foundation/test_secure_path.py`` has the rest.
@@ -78,7 +78,7 @@ from dpstream.tabular.queries import all_marginal_queries, all_workloads
 from dpstream.tabular.stream import DifferentialDataset, generate_stream
 from dpstream.tabular.streaming_mwem import OfflineToStream, StreamingMWEM
 from dpstream.tabular.totals import TotalRule
-from dpstream.testing import SecureDoorSpy, recognisable
+from dpstream.testing.secure_path import SecureDoorSpy, recognisable
 
 REAL_OPENDP_ONLY = {"test_secure_releases_are_not_reproducible", "test_secure_integer_draws_are_not_clamped_to_32_bits"}
 """Tests of OpenDP's randomness itself: not run on the deterministic stand-ins."""

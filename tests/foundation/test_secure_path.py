@@ -7,7 +7,7 @@ Three independent checks, each shown to fail on a deliberately reintroduced ``va
 2. **Structure** (AST): outside the noise door (``noise.py``, ``tape.py``) no module of the package
    or of ``examples/`` calls a bare-noise method, calls the door's internals ``_add``/``_add_many``,
    or hands an additive draw a constant value (``add_laplace(site, 0.0, b)`` would be a bare sample).
-3. **Dynamics** (``dpstream.testing.SecureDoorSpy``): every additive draw is exactly one OpenDP
+3. **Dynamics** (``dpstream.testing.secure_path.SecureDoorSpy``): every additive draw is exactly one OpenDP
    measurement applied to exactly the value handed in, its output released unchanged; for the counters,
    the value at every site is the statistic of the paper's linear model (``S f``), and the releases are
    the model's post-processing ``W`` of the measurement outputs. ``tests/foundation/test_secure_default.py``
@@ -57,7 +57,7 @@ from dpstream.noise import (
     site,
 )
 from dpstream.tape import DuplicateSiteError, TapeRecorder, TapeReplay
-from dpstream.testing import SecureDoorSpy, recognisable
+from dpstream.testing.secure_path import SecureDoorSpy, recognisable
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "reference" / "dpstream"
