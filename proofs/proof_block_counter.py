@@ -19,7 +19,9 @@ Proof in the paper's terms
 1. Statistics. L5 accumulates the true sum in beta; at t = kB, L7 adds one Lap(2/eps) to beta,
    so beta_lastblock(kB) = sum_{t <= kB} f(t) + sum_{k' <= k} z^blk_{k'}: the new statistic
    at kB is the block sum s^blk_k = sum_{((k-1)B, kB]} f + z^blk_k. At every other t, L10 adds
-   s^in_t = f(t) + z^in_t to alpha. One statistic per time step.
+   s^in_t = f(t) + z^in_t to alpha. One statistic per time step. (The implementation keeps the
+   block's true sum in beta and hands exactly it to the noise door, value-in; beta_lastblock adds
+   up the noisy block sums, i.e. the printed beta's running total: docs/errata/noise.md.)
 2. Releases. L12: g(t) = beta_lastblock + alpha = sum_{k' <= floor(t/B)} s^blk_{k'} +
    sum_{floor(t/B) B < j <= t} s^in_j. Each g(t) contains the statistic of time t with
    coefficient 1 and otherwise statistics of earlier times: unit lower triangular, invertible.

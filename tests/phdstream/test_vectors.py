@@ -36,7 +36,7 @@ import pytest
 
 from dpstream.catalog import entry
 from dpstream.catalog.phdstream import counter_factory, lambda_rule, partition
-from dpstream.noise import BaseNoiseSource, DrawKind, InsecureSeededNoise, Params, dispatch
+from dpstream.noise import BaseNoiseSource, DrawKind, InsecureSeededNoise, Params
 from dpstream.phdstream import (
     EfficientPHDStream,
     PHDStream,
@@ -101,8 +101,8 @@ class RuleFiveAside(BaseNoiseSource):
     def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
         if site.startswith("001-eq5 "):
             self.aside.append(site)
-            return dispatch(self.other, site, kind, params)
-        return dispatch(self.replay, site, kind, params)
+            return self.other._draw(site, kind, params)
+        return self.replay._draw(site, kind, params)
 
 
 def _batches(v: KnownAnswerVector) -> list[PointEvents]:

@@ -281,8 +281,10 @@ class FixedWindowSynthesizer:
         C = np.bincount(codes, minlength=self._bins)  # [002-alg1 u2] C_s^t, the true suffix counts
         sigma2 = self.noise_variance()
         # [002-alg1 u3] C^_s^t = C_s^t + n_pad + N(0, (T-k+1)/(2 rho))  (default variance: see E-longitudinal-1)
-        return [int(C[s]) + self.n_pad + self.noise.discrete_gaussian(
-            site("002-alg1 u3", t=t, s=self._s_labels[s]), sigma2) for s in range(self._bins)]
+        # The door noises the counts C_s^t (value-in, one batch call); adding the public n_pad is post-processing.
+        sites = [site("002-alg1 u3", t=t, s=self._s_labels[s]) for s in range(self._bins)]
+        noisy = self.noise.add_discrete_gaussian_many(sites, [int(c) for c in C], sigma2)
+        return [c + self.n_pad for c in noisy]
 
     def _first_window(self, x: IntArray, t: int, new_suffix: IntArray, C_hat: list[int]) -> WindowRelease:
         """Round t = k: the first synthetic dataset, with C^_s^k records of each pattern s."""

@@ -83,12 +83,13 @@ def checked_round(queries: Sequence[Query], k: object, epsilon: object, total: o
 
 @dataclass(frozen=True)
 class LaplaceMeasurer:
-    """The Laplace mechanism of 003-alg2 L16-L17: value + Lap(scale), drawn at ``site``."""
+    """The Laplace mechanism of 003-alg2 L16-L17: value + Lap(scale), drawn at ``site`` (value-in: the noise door
+    adds the noise to the cell's answer)."""
 
     scale: float
 
     def measure(self, noise: NoiseSource, site_name: str, value: float) -> float:
-        return float(value) + noise.laplace(site_name, self.scale)
+        return noise.add_laplace(site_name, float(value), self.scale)
 
 
 @dataclass(frozen=True)
