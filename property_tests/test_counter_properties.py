@@ -47,7 +47,15 @@ from dpstream.counters.loss import stream_entry_epsilon, stream_entry_rho
 from dpstream.errors import DPStreamInputError, HorizonExceededError
 from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.mechanisms import DiscreteGaussianMechanism, ExponentialMechanism, LaplaceMechanism
-from dpstream.noise import BaseNoiseSource, DrawKind, InsecureSeededNoise, InsecureZeroNoise, NoiseSource, scoped
+from dpstream.noise import (
+    ADDITIVE_KINDS,
+    BaseNoiseSource,
+    DrawKind,
+    InsecureSeededNoise,
+    InsecureZeroNoise,
+    NoiseSource,
+    scoped,
+)
 from dpstream.tape import Tape, TapeMismatchError, TapeRecorder, TapeReplay, TapeUnusedSitesError
 from dpstream.testing import pins, record_run, replay_run
 from dpstream.testing.strategies import block_sizes, counter_streams, epsilons, horizons, rhos
@@ -311,9 +319,9 @@ def test_invalid_parameters_raise_before_any_draw(bad: float, which: int, call: 
     before drawing (the recorder around it records nothing)."""
     recorder = TapeRecorder(SOURCES[which]())
     draw: dict[str, tuple[Callable[[], object], str]] = {
-        "laplace": (lambda: recorder.laplace("s", bad), "scale"),
-        "discrete_laplace": (lambda: recorder.discrete_laplace("s", bad), "scale"),
-        "discrete_gaussian": (lambda: recorder.discrete_gaussian("s", bad), "sigma2"),
+        "laplace": (lambda: recorder.add_laplace("s", 0.0, bad), "scale"),
+        "discrete_laplace": (lambda: recorder.add_discrete_laplace("s", 0, bad), "scale"),
+        "discrete_gaussian": (lambda: recorder.add_discrete_gaussian("s", 0, bad), "sigma2"),
         "em_eps": (lambda: recorder.exponential_mechanism("s", [0.0, 1.0], bad, 1.0), "epsilon"),
         "em_delta": (lambda: recorder.exponential_mechanism("s", [0.0, 1.0], 1.0, bad), "sensitivity"),
     }
@@ -365,7 +373,7 @@ def test_tape_round_trip_and_replay_in_any_order(program: list[tuple[str, dict[s
     recorder = TapeRecorder(InsecureSeededNoise(seed))
     values = {}
     for i, (kind, params) in enumerate(program):
-        values[f"s{i}"] = recorder.draw(f"s{i}", DrawKind(kind), **params)
+        values[f"s{i}"] = draw_any(recorder, f"s{i}", DrawKind(kind), params)
     tape = Tape.loads(recorder.tape.dumps())
     assert tape.dumps() == recorder.tape.dumps()
     for d in tape:
@@ -382,17 +390,17 @@ def test_tape_round_trip_and_replay_in_any_order(program: list[tuple[str, dict[s
     with TapeReplay(tape) as replay:
         for i in indices:
             kind, params = program[i]
-            assert _as_json(replay.draw(f"s{i}", DrawKind(kind), **params)) == _as_json(values[f"s{i}"])
+            assert _as_json(draw_any(replay, f"s{i}", DrawKind(kind), params)) == _as_json(values[f"s{i}"])
     if len(program) > 1:
         partial = TapeReplay(tape)
         kind, params = program[0]
-        partial.draw("s0", DrawKind(kind), **params)
+        draw_any(partial, "s0", DrawKind(kind), params)
         with pytest.raises(TapeUnusedSitesError):
             partial.assert_exhausted()
     kind, params = program[0]
     if kind in ("laplace", "discrete_laplace"):
         with pytest.raises(TapeMismatchError):
-            TapeReplay(tape).draw("s0", DrawKind(kind), scale=params["scale"] * 2)
+            draw_any(TapeReplay(tape), "s0", DrawKind(kind), {"scale": params["scale"] * 2})
 
 
 @settings(max_examples=30, deadline=None)
@@ -404,7 +412,7 @@ def test_seeded_source_reproducible_and_scopes_prefix_sites(program: list[tuple[
     a, b = TapeRecorder(InsecureSeededNoise(seed)), TapeRecorder(InsecureSeededNoise(seed))
     inner = scoped(b, prefix)
     for i, (kind, params) in enumerate(program):
-        x = a.draw(f"s{i}", DrawKind(kind), **params)
+        x = draw_any(a, f"s{i}", DrawKind(kind), params)
         y = scoped_draw(inner, f"s{i}", DrawKind(kind), params)
         assert _as_json(x) == _as_json(y)
     assert [f"{prefix} / {d.site}" for d in a.tape] == [d.site for d in b.tape]
@@ -412,6 +420,13 @@ def test_seeded_source_reproducible_and_scopes_prefix_sites(program: list[tuple[
 
 def scoped_draw(source: NoiseSource, name: str, kind: DrawKind, params: dict[str, Any]) -> object:
     assert isinstance(source, BaseNoiseSource)
+    return draw_any(source, name, kind, params)
+
+
+def draw_any(source: BaseNoiseSource, name: str, kind: DrawKind, params: dict[str, Any]) -> object:
+    """One draw of any kind; an additive draw on the value 0 (its release is the noise sample: insecure sources)."""
+    if kind in ADDITIVE_KINDS:
+        return source.add(name, kind, 0.0 if kind is DrawKind.LAPLACE else 0, **params)
     return source.draw(name, kind, **params)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -27,7 +27,16 @@ from typing import Any
 
 import numpy as np
 
-from dpstream.noise import BaseNoiseSource, DrawKind, NoiseSource, Params, dispatch, validated_params
+from dpstream.noise import (
+    BaseNoiseSource,
+    DrawKind,
+    NoiseSource,
+    Params,
+    dispatch,
+    dispatch_add,
+    dispatch_add_many,
+    validated_params,
+)
 
 __all__ = [
     "TAPE_FORMAT",
@@ -244,9 +253,15 @@ class TapeRecorder(BaseNoiseSource):
         self._draws: list[Draw] = []
         self._sites: set[str] = set()
 
+    def _check_new(self, sites: list[str]) -> None:
+        if len(set(sites)) != len(sites):
+            raise DuplicateSiteError(f"a site appears twice in one batch: {sites!r}")
+        for site in sites:
+            if site in self._sites:
+                raise DuplicateSiteError(f"site {site!r} drawn twice in one run")
+
     def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
-        if site in self._sites:
-            raise DuplicateSiteError(f"site {site!r} drawn twice in one run")
+        self._check_new([site])
         inner = self.inner
         value = inner._draw(site, kind, params) if isinstance(inner, BaseNoiseSource) else dispatch(
             inner, site, kind, params)
@@ -254,9 +269,38 @@ class TapeRecorder(BaseNoiseSource):
         self._draws.append(Draw(site, kind, params, value))
         return value
 
+    def _add(self, site: str, kind: DrawKind, params: Params, value: Any) -> tuple[Any, Any]:
+        # the tape holds the noise (release - value; for an insecure inner source: the sample itself)
+        self._check_new([site])
+        inner = self.inner
+        release, noise = inner._add(site, kind, params, value) if isinstance(inner, BaseNoiseSource) else (
+            dispatch_add(inner, site, kind, params, value))
+        self._sites.add(site)
+        self._draws.append(Draw(site, kind, params, noise))
+        return release, noise
+
+    def _add_many(self, sites: Sequence[str], kind: DrawKind, params: Params, values: Sequence[Any]
+                  ) -> tuple[list[Any], list[Any]]:
+        names = list(sites)
+        self._check_new(names)
+        inner = self.inner
+        releases, noises = inner._add_many(names, kind, params, values) if isinstance(inner, BaseNoiseSource) else (
+            dispatch_add_many(inner, names, kind, params, values))
+        self._sites.update(names)
+        self._draws.extend(Draw(s, kind, params, z) for s, z in zip(names, noises, strict=True))
+        return releases, noises
+
     @property
     def tape(self) -> Tape:
         return Tape(tuple(self._draws), self.meta)
+
+    def resume(self, draws: Sequence[Draw]) -> None:
+        """Continue a recording whose first draws were ``draws`` (a checkpoint's); the sites must be unique."""
+        recorded = list(draws)
+        sites = {d.site for d in recorded}
+        if len(sites) != len(recorded):
+            raise DuplicateSiteError("a site appears twice in the draws to resume from")
+        self._draws, self._sites = recorded, sites
 
 
 def params_equal(requested: Any, recorded: Any, rtol: float) -> bool:
@@ -300,6 +344,19 @@ class TapeReplay(BaseNoiseSource):
             raise TapeMismatchError(f"site {site!r}: requested params {params}, tape has {recorded.params}")
         self._used.add(site)
         return recorded.value
+
+    @property
+    def used_sites(self) -> frozenset[str]:
+        """The sites served so far."""
+        return frozenset(self._used)
+
+    def resume(self, used: Iterable[str]) -> None:
+        """Continue a replay that has served ``used`` already (a checkpoint's); every site must be on the tape."""
+        served = set(used)
+        unknown = served - set(self._by_site)
+        if unknown:
+            raise TapeSiteMissingError(f"sites to resume from are not on the tape: {sorted(unknown)[:5]}")
+        self._used = served
 
     @property
     def unused_sites(self) -> list[str]:

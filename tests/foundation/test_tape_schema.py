@@ -29,9 +29,9 @@ SAMPLE = CORPUS / "001-alg10" / "T8-bits-eps2.json"
 
 def _all_kinds_tape() -> dict[str, Any]:
     recorder = TapeRecorder(InsecureSeededNoise(3), meta={"seed": 3})
-    recorder.laplace("001-alg8 L4 t=1", 0.5)
-    recorder.discrete_laplace("001-alg10 L8 t=1", 2.0)
-    recorder.discrete_gaussian("002-alg3 u8 t=1", 4.0)
+    recorder.add_laplace("001-alg8 L4 t=1", 0.0, 0.5)
+    recorder.add_discrete_laplace("001-alg10 L8 t=1", 0, 2.0)
+    recorder.add_discrete_gaussian("002-alg3 u8 t=1", 0, 4.0)
     recorder.exponential_mechanism("003-alg2 L11 t=1", [1.0, 2.5, -1.0], 0.7, 1.0)
     recorder.coin("002-alg1 u9 t=1")
     recorder.choice("002-alg1 u12 t=1", 9, 3)

@@ -28,13 +28,7 @@ FAMILIES = ("counters", "phdstream", "longitudinal", "hypercube", "tabular")
 def _all() -> tuple[Entry, ...]:
     found: list[Entry] = []
     for family in FAMILIES:
-        try:
-            module = importlib.import_module(f"{__name__}.{family}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{family}":
-                raise
-            continue
-        found.extend(module.ENTRIES)
+        found.extend(importlib.import_module(f"{__name__}.{family}").ENTRIES)
     anchors = [e.anchor for e in found]
     duplicated = sorted({a for a in anchors if anchors.count(a) > 1})
     if duplicated:

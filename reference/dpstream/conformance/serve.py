@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import json
 import sys
+import traceback
 from collections.abc import Callable, Mapping
 from typing import IO, Any
 
 from dpstream.catalog import Entry, entries, entry
 from dpstream.conformance.wire import PROTOCOL_VERSION
-from dpstream.errors import DPStreamInputError
+from dpstream.errors import DPStreamInputError, StateError
 from dpstream.noise import BaseNoiseSource, DrawKind, InsecureSeededNoise, NoiseSource, Params, SecureNoise
 from dpstream.tape import TapeError, value_from_json
 
@@ -158,10 +159,13 @@ class Server:
                 continue
             try:
                 reply = self.handle(message)
-            except (DPStreamInputError, WireError, TapeError, LookupError) as exc:
+            except (DPStreamInputError, StateError, WireError, TapeError, LookupError) as exc:
                 reply = {"error": str(exc)}
             except EOFError:
                 return
+            except Exception as exc:  # a bug of ours must not take the server down: answer, log, go on
+                traceback.print_exc(file=sys.stderr)
+                reply = {"error": f"internal error: {type(exc).__name__}: {exc}"}
             if reply is not None:
                 self.send(reply)
 

@@ -6,12 +6,15 @@ source, replay a tape through it, or check a known-answer vector.
 :mod:`dpstream.testing.strategies` has hypothesis strategies for valid parameters, input
 streams and neighbouring inputs (it needs hypothesis, a dev dependency); :func:`pins` marks
 a property test as the one that pins an erratum of ``docs/errata.md``.
+:func:`dpstream.testing.linear.measured_linear_model` measures which noise enters which release
+of a linear mechanism from its runs (what the proof notes read).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import re
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -58,11 +61,16 @@ def replay_vector(factory: Callable[[NoiseSource], Streaming], vector: KnownAnsw
 
 
 def load_script(path: Path) -> ModuleType:
-    """Import a file that is not on the import path (a vector generator, an example) as a module."""
+    """Import a file that is not on the import path (a vector generator, an example) as a module.
+
+    The module is registered in ``sys.modules`` under the file's stem before it runs, as an import
+    would do (dataclasses in a script with ``from __future__ import annotations`` look it up there).
+    """
     spec = importlib.util.spec_from_file_location(path.stem, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
     spec.loader.exec_module(module)
     return module
 
