@@ -61,9 +61,9 @@ import sympy as sp
 from dpstream.noise import InsecureSeededNoise
 from dpstream.phdstream.partition import HypercubePartition
 from dpstream.phdstream.phdstream import PHDStream
-from dpstream.phdstream.stream import PointEvents
 from dpstream.phdstream.phdstream_tree import PHDStreamTree
 from dpstream.phdstream.privtree import LambdaRule
+from dpstream.phdstream.stream import PointEvents
 from dpstream.phdstream.tree_function import tree_function
 from dpstream.tape import TapeRecorder
 
