@@ -48,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"no registered audit matches {args.only!r}", file=sys.stderr)
         return 2
     prepare_output_dir(Path(args.out))  # before any audit runs: a DPStreamInputError naming --out (exit 2)
+    print(f"dpstream audit: {len(cases)} case(s), {profile.value} profile, {args.jobs} worker(s)", file=sys.stderr,
+          flush=True)
     reports = run_cases(cases, profile, args.seed, jobs=args.jobs)
     print(format_table(reports))
     command = "dpstream audit" + (" --full" if args.full else "") + "".join(f" --only {s}" for s in args.only)

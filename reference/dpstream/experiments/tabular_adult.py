@@ -381,10 +381,11 @@ def _notes(results: dict[RunSpec, list[dict[str, float]]], skipped: dict[str, st
         lengths = " and ".join(f"{n} (B = {B})" for B, n in sorted(stream_lengths.items()))
         epsilons = ", ".join(sorted({f"{s.epsilon:g}" for s in results}))
         lines.append(f"* REDUCED configuration (the default unless --full): eps = {epsilons} and the first "
-                     f"{' / '.join(horizons.values())} time steps of streams of {lengths} steps; the "
-                     "paper averages the last 10 steps of whole streams at eps = 0.5, 1, 2, 4, and errors fall over "
-                     "time. Whole streams, all four eps: `dpstream reproduce tabular-adult --full` (hours of CPU with "
-                     "PGM); MW only: `dpstream reproduce tabular-adult --full --fitters mw` (minutes); PGM on whole "
+                     f"{' / '.join(horizons.values())} time steps of streams of {lengths} steps (fewer than 10 "
+                     "steps: the average is over all of them); the paper averages the last 10 steps of whole streams "
+                     "at eps = 0.5, 1, 2, 4, and errors fall over time. Whole streams, all four eps: "
+                     "`dpstream reproduce tabular-adult --full` (hours of CPU with PGM); MW only: "
+                     "`dpstream reproduce tabular-adult --full --fitters mw` (minutes); PGM on whole "
                      "streams, B = 200, eps = 1: `dpstream reproduce tabular-adult --fitters pgm --batch-sizes 200 "
                      "--epsilons 1 --horizon 245 --pgm-horizon 245` (about 30 minutes; docs/tabular.md).")
     ratios = paper_ratios(results)
