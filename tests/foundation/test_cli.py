@@ -16,6 +16,7 @@ import hashlib
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 from importlib.metadata import version
@@ -380,6 +381,16 @@ def test_log_progress_lines(capsys: pytest.CaptureFixture[str], monkeypatch: pyt
     assert lines[0] == "demo: twenty things (20 steps)"
     assert [line.split()[1] for line in lines[1:-1]] == [f"{10 * k}%" for k in range(1, 10)]
     assert lines[-1].startswith("demo: done, 20/20 steps in")
+    # slow steps after fast ones: a heartbeat line after any step once HEARTBEAT seconds passed
+    monkeypatch.setattr(progress_module, "LOG_INTERVAL", 1e9)
+    monkeypatch.setattr(progress_module, "HEARTBEAT", 0.0)
+    with progress(3, "demo", "three things") as bar:
+        bar.set_postfix_str("slow part")
+        for _ in range(3):
+            bar.update(1)
+    lines = capsys.readouterr().err.splitlines()
+    assert [re.sub(r", \d+ s\)", ", T s)", line) for line in lines[1:-1]] == [
+        f"demo: {p}% ({k}/3 steps, T s); slow part" for k, p in ((1, 33), (2, 66), (3, 100))]
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,7 +3,8 @@
 The bar is shown when stderr is a terminal and ``CI`` is not set. Otherwise (a log file, CI, a pipe)
 :func:`progress` prints to stderr a start line saying what runs and how much, a line at each further
 tenth of the work with the elapsed time (at most one every ``LOG_INTERVAL`` seconds, so short runs print
-only the first and last lines), and a closing line, so a log shows that a run is alive.
+only the first and last lines), a line after any step once ``HEARTBEAT`` seconds passed without one (slow
+steps after fast ones), and a closing line, so a log shows that a run is alive.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ import time
 from types import TracebackType
 from typing import Any, Protocol
 
-__all__ = ["LOG_INTERVAL", "LogProgress", "Progress", "bar_enabled", "progress"]
+__all__ = ["HEARTBEAT", "LOG_INTERVAL", "LogProgress", "Progress", "bar_enabled", "progress"]
 
 LOG_INTERVAL = 5.0
-"""Seconds between two progress lines of :class:`LogProgress`."""
+"""Least seconds between two tenth-of-the-work lines of :class:`LogProgress`."""
+HEARTBEAT = 60.0
+"""Seconds after which any finished step prints a line of :class:`LogProgress`."""
 
 
 class Progress(Protocol):
@@ -62,7 +65,7 @@ class LogProgress:
             crossed = self._next_tenth < 10
             self._next_tenth += 1
         now = time.monotonic()
-        if crossed and now - self._last >= LOG_INTERVAL:
+        if self.total and ((crossed and now - self._last >= LOG_INTERVAL) or now - self._last >= HEARTBEAT):
             self._last = now
             self._say(f"{self.done * 100 // self.total}% ({self.done}/{self.total} {self.unit}s, "
                       f"{now - self.started:.0f} s){f'; {self.postfix}' if self.postfix else ''}")
