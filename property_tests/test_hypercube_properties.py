@@ -1,5 +1,5 @@
 """Hypothesis properties of seed 004: consistency, released point count, partition refinement,
-two changed paths, and the sparse counters' causality."""
+two changed paths, the sparse counters' causality, and the efficient 004-alg1 against the line-by-line one."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter
 from dpstream.hypercube.consistency import ConsistencyRule, consistency
+from dpstream.hypercube.efficient import EfficientOnlineSyntheticData, SparseForm, geometric_region_counter
 from dpstream.hypercube.online import OnlineSyntheticData
 from dpstream.hypercube.partition import BinaryPartition
 from dpstream.noise import InsecureSeededNoise, NoiseSource
@@ -116,3 +117,28 @@ def test_inhomogeneous_counter_integer_and_replayable(f: list[int], seed: int, r
     assert replay_run(make, f, tape) == a
     assert all(float(v).is_integer() for v in a)
     assert all(v == 0.0 for v in a[: 2**r0 - 1])  # t < t_{r0} = 2^{r0}: no output yet
+
+
+@settings(max_examples=40, deadline=None)
+@given(d=st.integers(1, 3), eps=st.sampled_from([0.5, 1.0, 3.0]), seed=st.integers(0, 2**31 - 1),
+       n=st.integers(1, 24), geometric=st.booleans(), as_printed=st.booleans(), data=st.data())
+def test_efficient_version_replays_the_line_by_line_tape(d: int, eps: float, seed: int, n: int, geometric: bool,
+                                                         as_printed: bool, data: st.DataObject) -> None:
+    """Random point streams: EfficientOnlineSyntheticData releases what OnlineSyntheticData releases under its tape."""
+    points = data.draw(st.lists(st.lists(coordinate, min_size=d, max_size=d), min_size=n, max_size=n))
+    times = data.draw(st.sets(st.integers(1, n), max_size=4)) | {n}
+    region_counter = geometric_region_counter(eps) if geometric else None
+    form = SparseForm.GEOMETRIC if geometric else SparseForm.PRINTED
+    reference, tape = record_run(lambda noise: OnlineSyntheticData(eps, d, noise, as_printed=as_printed,
+                                                                   sample_times=times, region_counter=region_counter),
+                                 points, seed)
+    releases = replay_run(lambda noise: EfficientOnlineSyntheticData(eps, d, noise, as_printed=as_printed,
+                                                                     sample_times=times, sparse_form=form),
+                          points, tape)
+    assert [r.t for r in releases if r is not None] == sorted(times)
+    for r in releases:
+        if r is not None:
+            a = reference[r.t - 1]
+            assert [u.tolist() for u in a.noisy] == [v.tolist() for v in r.noisy]
+            assert [u.tolist() for u in a.consistent] == [v.tolist() for v in r.consistent]
+            assert r.points is not None and a.points is not None and np.array_equal(a.points, r.points)
