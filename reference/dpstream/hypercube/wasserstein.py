@@ -155,4 +155,4 @@ def dyadic_matching_cost(x: npt.ArrayLike, y: npt.ArrayLike, partition: BinaryPa
         total += float(np.abs(X[mx] - Y[my]).max(axis=1).sum())
         open_x, open_y = open_x[~take_x], open_y[~take_y]
     assert open_x.size == 0 and open_y.size == 0
-    return total / n
+    return float(total / n)
