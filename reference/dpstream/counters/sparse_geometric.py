@@ -191,6 +191,7 @@ class GeometricSparseCounter(SparseCounter):
                 self.read, self.t = self.read + end - self.t, end
                 continue
             # [004-alg2 u3-u8] the test of time fail_at (made in step fail_at + 1) fails: the segment ends
+            assert self.fail_at >= t - 1, "the tests before time t - 1 have passed"
             self.t = self.fail_at + 1
             self.j += 1
             if self.sub is None:

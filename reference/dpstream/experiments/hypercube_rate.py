@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gc
 import itertools
 import json
 import math
@@ -451,6 +452,7 @@ def run(args: argparse.Namespace) -> int:
     with _progress(len(configs) * grid.t_max) as bar:
         for kind, d, rep in configs:
             run_rows, secs, ops = run_one(kind, d, rep, grid, args.seed, implementation, exact_max, bar)
+            gc.collect()  # the counters of a run hold reference cycles: free them before the next run
             rows.extend(run_rows)
             if rep == 0:
                 step_seconds[f"{kind.value} d={d}"] = secs

@@ -32,7 +32,9 @@ the input of the counters on two root-to-leaf paths, each path costs sup_s sum_j
 
 Efficiency options that do not change any release's law: ``sample_times`` restricts the
 Output draws (u8) to the given times (the other releases carry the consistent counts but
-no points); every counter still steps at every t.
+no points); every counter still steps at every t. The lazy version with the same releases under
+one tape is :class:`dpstream.hypercube.efficient.EfficientOnlineSyntheticData`. ``operations``
+counts the steps of the region counters (for the operation-count test of the efficient version).
 """
 
 from __future__ import annotations
