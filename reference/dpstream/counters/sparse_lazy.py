@@ -38,7 +38,7 @@ def advance_sparse(sub: SparseCounter, x: int, k: int = 1) -> int:
     """k steps of a level's 004-alg2 instance with input x (k = 1 unless x = 0); returns the operations."""
     if k > 1 and x != 0:
         raise DPStreamInputError("k", "several steps at once need input 0", k)
-    if x == 0 and isinstance(sub, GeometricSparseCounter):
+    if x == 0 and type(sub) is GeometricSparseCounter:  # (type, not isinstance: the hot path)
         return sub.skip_zeros(k)
     for _ in range(k):
         t = sub.t + 1
@@ -106,6 +106,8 @@ class LazyInhomogeneousCounter:
 
     def advance(self, tg: int) -> int:
         """Feed input 0 at the global times t+1..tg (nothing when tg <= t); returns the operations."""
+        if self.t >= tg:
+            return 0
         operations = 0
         while self.t < tg:
             if self.t + 1 < self.t_r0:  # before the starting level the inputs are not used (004-lem3.3 (2))

@@ -345,35 +345,46 @@ def plot(summary: Sequence[dict[str, Any]], rates: dict[str, Any], grid: RateGri
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(grid.dims), figsize=(5.6 * len(grid.dims), 4.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(grid.dims), figsize=(max(8.0, 5.6 * len(grid.dims)), 6.4), squeeze=False)
+    measures = (("mean_w1", "-", "E W1 exact", "fitted_exponent"),
+                ("mean_w1_upper", "--", "E 004-lem4.2 bound", "upper_bound_exponent"),
+                ("mean_w1_matching", "-.", "E matching bound", "matching_bound_exponent"),
+                ("mean_w1_lower", ":", "E marginal lower bound", "lower_bound_exponent"))
     for ax, d in zip(axes[0], grid.dims, strict=True):
+        anchor: tuple[float, float] | None = None
         for kind, marker, colour in zip(grid.streams, ("o", "s"), ("C0", "C1"), strict=False):
             sel = [r for r in summary if r["stream"] == kind.value and r["d"] == d]
-            t = np.array([r["t"] for r in sel], dtype=np.float64)
+            line = [r for r in sel if not grid.level_ends or r["level_end"]]  # other times: separate markers
+            rest = [r for r in sel if r not in line]
             rate = rates[f"{kind.value} d={d}"]
-            m = np.array([r["mean_w1"] for r in sel])
-            if np.isfinite(m).any():
-                ax.loglog(t, m, marker=marker, color=colour,
-                          label=f"E W1 exact, {kind.value} (fit {rate['fitted_exponent']:+.2f})")
-            ax.loglog(t, [r["mean_w1_upper"] for r in sel], marker=marker, ls="--", color=colour, mfc="none",
-                      label=f"E 004-lem4.2 bound, {kind.value} (fit {rate['upper_bound_exponent']:+.2f})")
-            ax.loglog(t, [r["mean_w1_matching"] for r in sel], marker=marker, ls="-.", color=colour, mfc="none",
-                      label=f"E matching bound, {kind.value} (fit {rate['matching_bound_exponent']:+.2f})")
-            ax.loglog(t, [r["mean_w1_lower"] for r in sel], marker=marker, ls=":", color=colour, mfc="none",
-                      ms=4, label=f"E marginal lower bound, {kind.value}")
+            for key, style, label, fit in measures:
+                y = np.array([r[key] for r in line], dtype=np.float64)
+                if not np.isfinite(y).any():
+                    continue
+                t = np.array([r["t"] for r in line], dtype=np.float64)
+                ax.loglog(t, y, marker=marker, ls=style, color=colour, mfc=colour if style == "-" else "none",
+                          ms=5 if style != ":" else 3, label=f"{label}, {kind.value} (fit {rate[fit]:+.2f})")
+                if rest:
+                    ax.loglog([r["t"] for r in rest], [r[key] for r in rest], marker="*", ls="none", color=colour,
+                              ms=7 if style != ":" else 4)
+            if anchor is None:
+                last = line[-1]
+                anchor = (float(last["t"]), float(last["mean_w1_matching"]))
         ref = [r for r in summary if r["stream"] == grid.streams[0].value and r["d"] == d]
         t = np.array([r["t"] for r in ref], dtype=np.float64)
-        ax.loglog(t, theorem_shape(t, d, grid.epsilon), "-", color="gray",
-                  label="004-thm1.1 shape, constant 1" + (" (log t (eps t)^(-1/d))" if d >= 2 else ""))
-        upper = np.array([r["mean_w1_upper"] for r in ref])
-        y = offline_shape(t, d, grid.epsilon)
-        ax.loglog(t, y * upper[-1] / y[-1], ":", color="black", label=f"slope -1/d = {-1.0 / d:+.2f} (anchored)")
+        ax.loglog(t, theorem_shape(t, d, grid.epsilon), "-", color="gray", lw=2, alpha=0.6,
+                  label="004-thm1.1 shape, constant 1" + (": log t (eps t)^(-1/d)" if d >= 2 else ""))
+        if anchor is not None:
+            y = offline_shape(t, d, grid.epsilon)
+            ax.loglog(t, y * anchor[1] / float(offline_shape(np.array([anchor[0]]), d, grid.epsilon)[0]), ":",
+                      color="black", label=f"slope -1/d = {-1.0 / d:+.2f} (through the last matching bound)")
         ax.axvline(c_epsilon(grid.epsilon, d), color="gray", lw=0.8, ls="-.", label="C_eps (004-rem1.2)")
-        ax.set_title(f"d = {d}, eps = {grid.epsilon:g}")
+        ax.set_title(f"d = {d}, eps = {grid.epsilon:g}" + (" (stars: t_max, not a level end)" if grid.level_ends
+                                                          else ""))
         ax.set_xlabel("t")
         ax.set_ylabel("W1 (l_inf)")
-        ax.legend(fontsize=6.5)
-    fig.suptitle("Online DP synthetic data (004-alg1), INSECURE seeded noise (simulation)")
+        ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
+    fig.suptitle("Online DP synthetic data (004-alg1), INSECURE seeded noise (simulation)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

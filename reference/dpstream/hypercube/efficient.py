@@ -145,7 +145,7 @@ class EfficientOnlineSyntheticData(OnlineParameters):
         for j in range(self.r + 1, r + 1):  # mirrors [004-alg1 u3]-[004-alg1 u4]
             self.regions.append(self._new_regions(j, t))
         # mirrors [004-alg1 u6]: only the regions containing x_t read a 1; the others' zeros are fed lazily
-        leaf = int(self.partition.cell_indices(point, r)[0]) if r > 0 else 0
+        leaf = self.partition.cell_index(point, r)
         for j in range(1, r + 1):
             if self._input(j, t, True):
                 counter = self.regions[j][leaf >> (r - j)]
