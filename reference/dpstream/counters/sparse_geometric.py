@@ -190,7 +190,7 @@ class GeometricSparseCounter(SparseCounter):
             if self.fail_at is None or self.fail_at > end - 1:  # the tests of times t-1..end-1 all pass
                 self.read, self.t = self.read + end - self.t, end
                 continue
-            # [004-alg2 u3-u8] the test of time fail_at (made in step fail_at + 1) fails: the segment ends
+            # [004-alg2 u3] the test of time fail_at (made in step fail_at + 1) fails; [004-alg2 u7]-[004-alg2 u8]
             assert self.fail_at >= t - 1, "the tests before time t - 1 have passed"
             self.t = self.fail_at + 1
             self.j += 1
