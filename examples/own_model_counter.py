@@ -46,7 +46,7 @@ class FreshNoiseCounter:
     def step(self, x: float) -> float:
         self.t += 1
         self.total += x
-        return self.total + self.noise.laplace(site("fresh L1", t=self.t), self.scale)
+        return self.noise.add_laplace(site("fresh L1", t=self.t), self.total, self.scale)  # S(t) + Lap(scale)
 
 
 def fresh_noise_model(scale: float = T / EPS) -> LinearReleaseModel:

@@ -38,7 +38,7 @@ class MyCounter:
 
     def step(self, x: float) -> float:
         self.t += 1
-        self.total += x + self.noise.laplace(f"001-alg8 L4 t={self.t}", self.scale)
+        self.total += self.noise.add_laplace(f"001-alg8 L4 t={self.t}", x, self.scale)  # f(t) + Lap(scale)
         return self.total
 
 

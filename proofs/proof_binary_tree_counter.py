@@ -7,6 +7,16 @@ sum_t |f(t) - f'(t)| <= 1), for every horizon T >= 1, with Laplace noise of scal
 b = (floor(log2 T) + 1)/eps per node; with ``discrete=True`` (integer inputs, Lap_Z(b),
 004-sec2.4) the same holds. The printed scale log2(T)/eps (L8) does NOT give eps.
 
+Code (reference/dpstream/counters/binary_tree.py)
+-------------------------------------------------
+* ``[001-alg10 L6]`` ``j = min(i for i in range(n + 1) if b[i] != 0)``: the lowest set bit of t;
+* ``[001-alg10 L7]`` ``alpha[j] = sum(alpha[i] for i in range(j)) + x``;
+* ``[001-alg10 L8]`` ``alpha_hat[j] = alpha[j] + self._draw(t)``: one draw per t at site
+  ``"001-alg10 L8 t=<t>"`` with ``self.scale = binary_tree_scale(eps, T)``, i.e.
+  ``binary_tree_nodes_per_input(T) / epsilon`` = ``T.bit_length() / eps`` (printed: ``math.log2(T) / epsilon``);
+* ``[001-alg10 L9]`` ``alpha[i] = 0.0; alpha_hat[i] = 0.0`` for i < j;
+* ``[001-alg10 L10]`` ``g = sum(alpha_hat[i] for i in range(n + 1) if b[i] == 1)``.
+
 Proof in the paper's terms
 --------------------------
 1. Nodes. At time t, L6 takes j = the lowest set bit of t and L7 sets
@@ -33,12 +43,23 @@ Proof in the paper's terms
 Error law: g(t) - S(t) = sum of the popcount(t) node noises of the cover of [1, t];
 Var = popcount(t) 2 b^2 (Laplace), popcount(t) 2p/(1-p)^2 with p = e^{-1/b} (Lap_Z).
 
-Checks below: items 1-5 and both variances.
+Checks below: items 1-5 and both variances in sympy, then the same items read from
+``BinaryTreeCounter`` (its tape's scales for T = 1..400; its nodes, covers and loss measured by
+:func:`dpstream.testing.linear.measured_linear_model`).
 """
 
 from __future__ import annotations
 
+from functools import partial
+
+import numpy as np
 import sympy as sp
+
+from dpstream.counters.binary_tree import BinaryTreeCounter
+from dpstream.counters.loss import stream_entry_epsilon
+from dpstream.noise import DrawKind
+from dpstream.testing import record_run
+from dpstream.testing.linear import measured_linear_model
 
 
 def _path(tau: int, T: int) -> list[int]:
@@ -62,18 +83,30 @@ def test_nodes_per_input_is_floor_log2_T_plus_one() -> None:
             assert containing == _path(tau, T)
 
 
-def test_releases_are_a_bijection_of_the_nodes() -> None:
-    """Item 2: W (release t <- nodes of the greedy cover) is unit lower triangular; W S = prefix sums."""
-    T = 20
-    W = sp.zeros(T, T)
+def _nodes(T: int) -> sp.Matrix:
+    """Item 1: row u is the node (u - lsb(u), u]."""
     S = sp.zeros(T, T)
+    for u in range(1, T + 1):
+        for tau in range(u - (u & -u) + 1, u + 1):
+            S[u - 1, tau - 1] = 1
+    return S
+
+
+def _covers(T: int) -> sp.Matrix:
+    """Item 2: row t holds the nodes t, t - lsb(t), ... of the greedy dyadic cover of [1, t]."""
+    W = sp.zeros(T, T)
     for t in range(1, T + 1):
         u = t
         while u > 0:
             W[t - 1, u - 1] = 1
             u -= u & -u
-        for tau in range(t - (t & -t) + 1, t + 1):
-            S[t - 1, tau - 1] = 1
+    return W
+
+
+def test_releases_are_a_bijection_of_the_nodes() -> None:
+    """Item 2: W (release t <- nodes of the greedy cover) is unit lower triangular; W S = prefix sums."""
+    T = 20
+    W, S = _covers(T), _nodes(T)
     assert W.is_lower and all(W[i, i] == 1 for i in range(T)) and W.det() == 1
     assert sp.Matrix(T, T, lambda i, j: 1 if j <= i else 0) == W * S
 
@@ -123,3 +156,42 @@ def test_error_variance() -> None:
             u -= u & -u
             n += 1
         assert n == bin(t).count("1")
+
+
+def test_implementation_scale_for_every_horizon() -> None:
+    """The scale on BinaryTreeCounter's tape is (floor(log2 T) + 1)/eps for T = 1..400 (Laplace and Lap_Z), and
+    the printed log2(T)/eps with as_printed (T >= 2)."""
+    eps = sp.Rational(7, 10)
+    for T in range(1, 401):
+        corrected = float((sp.integer_log(T, 2)[0] + 1) / eps)  # floor(log2 T) exactly
+        for discrete in (False, True):
+            _, tape = record_run(partial(BinaryTreeCounter, float(eps), T, discrete=discrete), [1], 0)
+            (draw,) = tape.draws
+            assert draw.kind is (DrawKind.DISCRETE_LAPLACE if discrete else DrawKind.LAPLACE)
+            assert np.isclose(draw.params["scale"], corrected, rtol=1e-15, atol=0)
+        if T >= 2:
+            _, tape = record_run(partial(BinaryTreeCounter, float(eps), T, as_printed=True), [1], 0)
+            assert np.isclose(tape.draws[0].params["scale"], float(sp.log(T, 2) / eps), rtol=1e-14, atol=0)
+
+
+def test_implementation_nodes_covers_and_loss() -> None:
+    """Items 1-5 on the measured model of BinaryTreeCounter: one node per t (site L8 t=u) equal to (u - lsb(u), u];
+    release t = the greedy cover; input tau in exactly |path(tau)| nodes, floor(log2 T) + 1 at tau = 1; loss eps,
+    as printed eps (floor(log2 T) + 1)/log2 T; variance popcount(t) 2 b^2."""
+    eps = sp.Rational(1, 2)
+    for T in (1, 2, 3, 8, 13, 16):
+        model = measured_linear_model(partial(BinaryTreeCounter, float(eps), T), T)
+        assert model.sites == tuple(f"001-alg10 L8 t={u}" for u in range(1, T + 1))
+        assert np.allclose(model.statistics, np.array(_nodes(T), dtype=float), atol=1e-9)
+        assert np.allclose(model.combination, np.array(_covers(T), dtype=float), atol=1e-9)
+        in_nodes = np.rint(np.abs(model.statistics).sum(axis=0)).astype(int)
+        assert list(in_nodes) == [len(_path(tau, T)) for tau in range(1, T + 1)]
+        assert in_nodes.max() == in_nodes[0] == sp.floor(sp.log(T, 2)) + 1
+        assert np.isclose(stream_entry_epsilon(model), float(eps), rtol=1e-12)
+        b = float((sp.floor(sp.log(T, 2)) + 1) / eps)
+        assert np.allclose(model.error_variance(), [bin(t).count("1") * 2 * b**2 for t in range(1, T + 1)], rtol=1e-12)
+        if T >= 2:
+            printed = measured_linear_model(partial(BinaryTreeCounter, float(eps), T, as_printed=True), T)
+            ratio = (sp.floor(sp.log(T, 2)) + 1) / sp.log(T, 2)  # the erratum's loss ratio, > 1
+            assert ratio > 1
+            assert np.isclose(stream_entry_epsilon(printed), float(eps * ratio), rtol=1e-12)

@@ -1,4 +1,4 @@
-"""Proof note — section C.1: Algorithm 6/7 releases what Algorithm 1/3 releases (same stream, same noise).
+"""Proof note — section C.1: Algorithm 6/7 (001-alg6, 001-alg7) releases what Algorithm 1/3 releases.
 
 Claim
 -----
@@ -17,6 +17,15 @@ Ext_T is linear, so the naive G(., t) = sum_{t'<=t} Ext_T(d(., t')) = Ext_T(D_t)
 
 with C_a, C_d the closed forms of (10) and (11) [checked symbolically below on full trees].
 
+Code (reference/dpstream/phdstream/efficient.py, ``EfficientPHDStream._algorithm7``)
+-----------------------------------------------------------------------------------
+* ``[001-alg7 L11]`` ``C_a[v] = (C_a(p) + C_n(p)) / part.beta`` (p the parent, top-down in BFS order): (10);
+* ``[001-alg7 L12]`` ``s = C_a(v) + C_n(v) + C_d(v)``; ``[001-alg7 L13]``-``[001-alg7 L14]`` b(v) on s + H(v);
+* ``[001-alg7 L15]`` the draw at ``privtree_site(v, t)``, the site of 001-alg5 L11;
+* ``[001-alg7 L20]`` ``C_n[v] = self.counters.get(v).prepare(H).release`` for the leaves of T(t);
+* ``[001-alg7 L25]`` ``C_d[v] = sum(C_d(w) + C_n(w) for w in part.children(v))`` popping the stack: (11);
+* ``[001-alg6 L7]`` the released G(v) = C_a(v) + C_n(v) + C_d(v).
+
 Invariants of Algorithm 7 (by induction over t):
 (I1) C_d(v) = sum of D_t over the strict descendants of v, for *every* v. D_t changes only at leaves
      of T(t); their ancestors are exactly the split vertices of T(t), which L23-L25 update bottom-up
@@ -32,14 +41,24 @@ L11, so the decisions agree and T(t) is the same; L20 steps the same counter C_v
 so D_t agrees; by (I1), (I2) the released values agree. Floating point: the two algorithms add the same
 numbers in different orders; the property test compares with relative tolerance 1e-9 (and the trees
 exactly). With as_printed L3 / L20 the scales differ from Algorithm 1's (E-phdstream-6): no equivalence.
+
+Checks below: (10)/(11) give Ext_T symbolically on full trees; then the code: the state of
+``EfficientPHDStream`` after every step satisfies (I1) and (I2) with D_t = C_n, its releases are Ext_T(D_t)
+on T(t), and replaying its tape through the naive ``PHDStream`` (Algorithm 3, Simple counters) gives the
+same trees and values.
 """
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import sympy as sp
 
-from dpstream.phdstream import HypercubePartition
+from dpstream.noise import InsecureSeededNoise, data_rng
+from dpstream.phdstream import EfficientPHDStream, HypercubePartition, PHDStream, PointEvents
 from dpstream.phdstream.partition import Node, Partition
+from dpstream.tape import TapeRecorder, TapeReplay
 
 
 def _check(partition: Partition) -> None:
@@ -73,3 +92,43 @@ def test_recursions_10_11_give_ext_binary() -> None:
 
 def test_recursions_10_11_give_ext_ternary() -> None:
     _check(HypercubePartition(1, 2, fanout=3))
+
+
+def test_efficient_state_keeps_the_invariants_and_equals_the_naive_algorithm() -> None:
+    """EfficientPHDStream on a 2-d tree of depth 3 (6 steps of inserts and removals): after each step, with
+    D = C_n, (I1) C_d(v) = sum of D over the strict descendants of every v, (I2) C_a(v) = sum over the strict
+    ancestors a of D(a) beta^{-(depth v - depth a)} on T(t), G(v) = Ext_T(D)(v) on T(t); the naive PHDStream
+    replaying the same tape releases the same T(t) and values."""
+    P = HypercubePartition(2, 3)
+    nodes = list(P.nodes())
+    rng = data_rng(4)
+    present: list[list[float]] = []
+    batches = []
+    for _ in range(6):
+        added = (rng.random((int(rng.integers(3, 12)), 2)) ** 2).tolist()
+        removed = [present.pop(int(rng.integers(0, len(present)))) for _ in range(min(2, len(present)))]
+        present += added
+        batches.append(PointEvents.of(added + removed, [1] * len(added) + [-1] * len(removed)))
+    recorder = TapeRecorder(InsecureSeededNoise(9))
+    eff = EfficientPHDStream(P, 1.0, 0.0, recorder)
+    releases = []
+    for batch in batches:
+        release = eff.step(batch)
+        releases.append(release)
+        D = {v: eff.C_n.get(v, 0.0) for v in nodes}
+        for v in nodes:
+            below = math.fsum(D[w] for w in nodes if len(w) > len(v) and w[:len(v)] == v)
+            assert math.isclose(eff.C_d.get(v, 0.0), below, rel_tol=1e-9, abs_tol=1e-9)  # (I1)
+        for u in release.tree.nodes:
+            above = math.fsum(D[u[:i]] / P.beta ** (len(u) - i) for i in range(len(u)))
+            assert math.isclose(eff.C_a.get(u, 0.0), above, rel_tol=1e-9, abs_tol=1e-9)  # (I2)
+            ext = above + D[u] + math.fsum(D[w] for w in nodes if len(w) > len(u) and w[:len(u)] == u)
+            assert math.isclose(release.node_values[u], ext, rel_tol=1e-9, abs_tol=1e-9)
+    assert max(len(r.tree) for r in releases) > 1
+    with TapeReplay(recorder.tape) as replay:
+        naive = PHDStream(P, 1.0, 0.0, replay, counter=eff.counters.factory)
+        for batch, ra in zip(batches, releases, strict=True):
+            rb = naive.step(batch)
+            assert ra.tree == rb.tree
+            assert np.allclose([ra.node_values[v] for v in ra.tree.nodes], [rb.node_values[v] for v in ra.tree.nodes],
+                               rtol=1e-9, atol=1e-9)

@@ -10,6 +10,14 @@ an increasing sequence with limit 1/(1-beta)^2 = alpha^2/(alpha-1)^2; likewise
 S / alpha^r -> (1+beta)/(1-beta)^3. So S' <= alpha^{r+2}/(alpha-1)^2 and
 S <= alpha^r (1+beta)/(1-beta)^3 for every r: the claim holds.
 
+Where the code meets it. (4.8) bounds sum_{j<=r} (1/eps_{j,r}) (log t + (r-j+1)^2 + ...) 2^{j(1-1/d)} with the
+schedule (4.1) of ``dpstream/hypercube/schedule.py``: ``PrivacySchedule.__call__`` returns
+``self.C1 * eps * float(2.0 ** ((j - r) * (1.0 - 1.0 / self.d) / 2.0))`` with ``alpha = 2^{(1-1/d)/2}``
+(``PrivacySchedule.alpha``) and ``C1 = (1 - 2^{-(1-1/d)/2}) / 2``. Then
+(1/eps_{j,r}) 2^{j(1-1/d)} = alpha^{r-j} alpha^{2j} / (C1 eps) = alpha^r alpha^j / (C1 eps), so the sums of (4.8)
+are alpha^r S' / (C1 eps) and alpha^r S / (C1 eps), and Lemma 4.3 turns them into O(alpha^{2r}) =
+O(2^{r(1-1/d)}). Checked below with the code's schedule for d = 2..6.
+
 The printed telescoping has slips (docs/errata/hypercube.md E-hypercube-10; the conclusion is
 unaffected): it writes "(alpha - 1) S' = alpha S - S" (S for S'), and
 "(alpha-1)S' = sum_{j=2}^{r+1} alpha^j + alpha^{r+1} - alpha r", which counts alpha^{r+1} twice
@@ -23,7 +31,11 @@ show that the printed ones fail.
 
 from __future__ import annotations
 
+import math
+
 import sympy as sp
+
+from dpstream.hypercube.schedule import PrivacySchedule
 
 a = sp.symbols("alpha", positive=True)
 jj = sp.symbols("j", integer=True)
@@ -80,3 +92,28 @@ def test_bounded_by_alpha_to_the_r() -> None:
             ratio1 = sum(alpha ** (j - r) * (r - j + 1) for j in range(1, r + 1))
             ratio2 = sum(alpha ** (j - r) * (r - j + 1) ** 2 for j in range(1, r + 1))
             assert ratio1 <= bound1 * (1 + 1e-12) and ratio2 <= bound2 * (1 + 1e-12)
+
+
+def test_schedule_sums_of_4_8_are_bounded_by_lemma_4_3() -> None:
+    """With the code's schedule (4.1): alpha > 1 is 2^{(1-1/d)/2}; (1/eps_{j,r}) 2^{j(1-1/d)} = alpha^{r+j}/(C1 eps);
+    the weighted sums of (4.8) equal alpha^r S'/(C1 eps) and alpha^r S/(C1 eps), and stay below
+    alpha^{2r} lim/(C1 eps) with the limits 1/(1-beta)^2 and (1+beta)/(1-beta)^3 of the corrected proof."""
+    eps = 0.8
+    for d in range(2, 7):
+        sched = PrivacySchedule(eps, d)
+        alpha = sched.alpha
+        assert alpha > 1 and math.isclose(alpha, float(sp.Integer(2) ** ((1 - sp.Rational(1, d)) / 2)), rel_tol=1e-15)
+        beta = 1 / alpha
+        lim1, lim2 = 1 / (1 - beta) ** 2, (1 + beta) / (1 - beta) ** 3
+        for r in range(1, 30):
+            weights = [2.0 ** (j * (1 - 1 / d)) / sched(j, r) for j in range(1, r + 1)]
+            for j, w in enumerate(weights, start=1):
+                assert math.isclose(w, alpha ** (r + j) / (sched.C1 * eps), rel_tol=1e-9)
+            s1 = math.fsum(w * (r - j + 1) for j, w in enumerate(weights, start=1))
+            s2 = math.fsum(w * (r - j + 1) ** 2 for j, w in enumerate(weights, start=1))
+            S1 = math.fsum(alpha**j * (r - j + 1) for j in range(1, r + 1))  # S' and S of the lemma at alpha
+            S2 = math.fsum(alpha**j * (r - j + 1) ** 2 for j in range(1, r + 1))
+            assert math.isclose(s1, alpha**r * S1 / (sched.C1 * eps), rel_tol=1e-9)
+            assert math.isclose(s2, alpha**r * S2 / (sched.C1 * eps), rel_tol=1e-9)
+            assert s1 <= alpha ** (2 * r) * lim1 / (sched.C1 * eps) * (1 + 1e-12)
+            assert s2 <= alpha ** (2 * r) * lim2 / (sched.C1 * eps) * (1 + 1e-12)

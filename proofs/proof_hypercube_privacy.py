@@ -24,6 +24,15 @@ the counter of the depth-j region on the path costs eps_{j,s} if s >= r0(j) and 
   counters replay the history from t_{r0} = t_0; section 5 "we do not ignore the earlier data"):
   sum_{j>=1} (3/pi^2) eps / (j+1)^2 = (3/pi^2) (pi^2/6 - 1) eps = (1/2 - 3/pi^2) eps ~ 0.196 eps.
 
+Code (reference/dpstream/hypercube/online.py, ``OnlineSyntheticData``; counters/sparse.py; hypercube/schedule.py)
+-------------------------------------------------------------------------------------------------------------
+* ``[004-alg1 u4]`` ``_new_counters``: A_theta = ``InhomogeneousSparseCounter(eps, r0 = schedule.r0(j), eps_levels =
+  lambda r: schedule(j, r), first, scoped(noise, "004-alg1 u6 theta=<theta>"))``, r0 = j for (4.1), 0 for (5.1);
+* ``[004-alg1 u6]`` every A_theta of depth 1..r reads ``1{x_t in Omega_theta}`` (``index == mine``);
+* ``[004-alg3 u3]`` inside A_theta, level s ends with ``S + level_sum + <draw, scale 2.0 / eps_s>`` and
+  ``[004-alg3 u2]`` runs 004-alg2 with ``eps_s / 2``: a change at level s costs eps_{j,s} (Lemma 3.3);
+* ``[004-alg1 u7]`` consistency and ``[004-alg1 u8]`` the output points: post-processing.
+
 The counters are independent mechanisms (separate draws), consistency (004-alg4) and the output
 (004-alg1 u8) are post-processing, so the loss is at most the sum over the changed counters:
 2 sup_s path(s) <= eps. For d >= 2 that is eps (in the limit); for d = 1 the printed proof states
@@ -42,10 +51,15 @@ alpha in [2^{1/4}, sqrt 2); the d = 1 series exactly; the implementation's
 from __future__ import annotations
 
 import math
+import re
 
 import sympy as sp
 
+from dpstream.hypercube.consistency import ConsistencyRule, consistency
+from dpstream.hypercube.online import OnlineSyntheticData
 from dpstream.hypercube.schedule import PrivacySchedule, ScheduleKind
+from dpstream.noise import InsecureZeroNoise, data_rng
+from dpstream.tape import TapeRecorder
 
 eps = sp.symbols("epsilon", positive=True)
 j, s = sp.symbols("j s", integer=True, positive=True)
@@ -107,3 +121,57 @@ def test_schedule_implementation_matches_closed_forms() -> None:
     assert partial <= d1.path_budget(4) <= partial + 3 / math.pi**2 * 0.7 / (N + 1)
     assert all(d1(k, r) == 3 / math.pi**2 * 0.7 / (k + 1) ** 2 for k in (1, 5) for r in (0, 3))
     assert math.isclose(PrivacySchedule(0.7, 1, ScheduleKind.EQ51_FULL).total_budget_bound(), 0.7)
+
+
+def test_region_counters_spend_the_schedule() -> None:
+    """A recorded run of OnlineSyntheticData (zero noise, 40 points): the S~ draw (004-alg3 u3) of a depth-j
+    region at the end of level s has scale 2/eps_{j,s} and its 004-alg2 draws 2/(eps_{j,s}/2), so the region's
+    counter costs eps_{j,s} for a point of level s; for d = 2 only depths j <= s draw at level s (r0 = j), and
+    the sum along a path is the schedule's path budget, below eps/2; for d = 1 every depth pays (r0 = 0)."""
+    pattern = re.compile(r"^004-alg1 u6 theta=([01]+) / 004-alg3 u(\d) r=(\d+)(?: / 004-alg2 u[23] .*)?$")
+    for d, eps in ((2, 4.0), (1, 4.0)):
+        recorder = TapeRecorder(InsecureZeroNoise())
+        alg = OnlineSyntheticData(eps, d, recorder, sample_times=[])
+        alg.run(data_rng(2).random((40, d)))
+        sched = alg.schedule
+        cost: dict[tuple[str, int], float] = {}
+        for draw in recorder.tape:
+            m = pattern.match(draw.site)
+            assert m is not None, draw.site
+            theta, line, level = m.group(1), m.group(2), int(m.group(3))
+            budget = sched(len(theta), level)
+            if line == "3" and "004-alg2" not in draw.site:
+                assert math.isclose(draw.params["scale"], 2 / budget, rel_tol=1e-15)
+                cost[theta, level] = budget / 2 + 1 / draw.params["scale"]  # 004-alg2 at eps/2 + S~ (Lemma 3.3)
+            else:
+                assert math.isclose(draw.params["scale"], 2 / (budget / 2), rel_tol=1e-15)
+        levels = sorted({s for _, s in cost})
+        assert len(levels) >= 3
+        for s in levels[:-1]:  # complete levels: every depth on the path of theta = 0...0 that read level s
+            depths = sorted(len(th) for th, lv in cost if lv == s and set(th) == {"0"})
+            if d == 2:
+                assert depths == list(range(1, s + 1))  # r0 = j
+                path = math.fsum(cost["0" * j, s] for j in depths)
+                assert math.isclose(path, sched.path_budget(s), rel_tol=1e-12) and path < eps / 2
+            else:
+                assert depths and depths[0] == 1  # r0 = 0: depth 1 pays from level 0 on
+                assert all(math.isclose(cost["0" * j, s], sched(j, s), rel_tol=1e-12) for j in depths)
+
+
+def test_consistency_is_post_processing_of_the_noisy_counts_alone() -> None:
+    """004-alg4 reads only the noisy counts n' ([004-alg4 u1], [004-alg4 u4]) and draws nothing: a deterministic
+    map of a private release, hence private with the same parameter (post-processing). Checked on random noisy
+    trees: the same counts give the same output, the output is non-negative and consistent (m_theta = m_theta0 +
+    m_theta1), and a change in the counts of one region changes nothing above it in the tree."""
+    rng = data_rng(11)
+    for rule in ConsistencyRule:
+        for _ in range(20):
+            noisy = [rng.integers(-3, 9, size=2**j) for j in range(4)]
+            m = consistency(noisy, rule)
+            assert [list(a) for a in m] == [list(a) for a in consistency([a.copy() for a in noisy], rule)]
+            for j in range(3):
+                assert all(x >= 0 for x in m[j])
+                assert list(m[j]) == [int(m[j + 1][2 * i] + m[j + 1][2 * i + 1]) for i in range(2**j)]
+            changed = [a.copy() for a in noisy]
+            changed[3][0] += 5
+            assert list(consistency(changed, rule)[0]) == list(m[0])

@@ -21,6 +21,14 @@ enters z_b at most once (when its weight reaches b).
   group privacy for two changes, for counters without that structure). Erratum E-longitudinal-7;
   exact values on concrete pairs: tests/longitudinal/test_privacy.py and the audits.
 
+Code (reference/dpstream/longitudinal/cumulative.py, ``CumulativeSynthesizer``)
+------------------------------------------------------------------------------
+* ``self.counter_rho = rho_b / self.substitution_factor`` (2 for the default tree counter; ``as_printed``: rho_b),
+  rho_b = ``rho_b_allocation(T, rho)`` (Corollary B.1);
+* ``[002-alg2 u4]`` ``z_b = int(reach[b - 1])``; ``[002-alg2 u5]`` M_b = ``TreeAggregationCounter(counter_rho[b-1],
+  T - b + 1, scoped(noise, "002-alg2 u5 b=<b>"))`` stepped on z_b (its draws at ``"... / 002-alg3 u8 t=<t>"``);
+* ``[002-alg2 u6]`` ``monotonize``; ``[002-alg2 u8]`` record choices (post-processing).
+
 Lemma 4.2 (monotonization does not increase the l_inf error)
 ------------------------------------------------------------
 Claim 4.3: A <= B and D <= C imply |B - C| <= max(|A - C|, |B - D|) (checked below by cases).
@@ -43,6 +51,11 @@ two, so its sigma_b^2 is larger than the corollary assumes. The per-pair failure
 exp(-L_b^2 log(1/beta) / P) <= beta (P <= L_b noise terms), so summing over the T(T+1)/2 pairs is
 what a union bound gives; dpstream also states a corrected explicit bound
 (``bounds.cumulative_union_bound``) with the counter's actual variance and a two-sided tail.
+
+Checks below: the allocation, the composition per relation, Claim 4.3 and Lemma 4.2, Corollary B.1; and
+a recorded run of ``CumulativeSynthesizer``: counter b's node variance on the tape gives a single-change
+cost k_b/(2 sigma_b^2) = rho_b/2 (k_b = floor(log2 T_b) + 1 nodes per input), a substitution at most twice
+that, and the sum over b is rho = the claim (2 rho as printed).
 """
 
 from __future__ import annotations
@@ -54,6 +67,10 @@ from fractions import Fraction
 import sympy as sp
 
 from dpstream.longitudinal.bounds import corollary_b1_alpha, levels, rho_b_allocation
+from dpstream.longitudinal.cumulative import CumulativeSynthesizer
+from dpstream.longitudinal.generators import random_matrix
+from dpstream.noise import DrawKind, InsecureSeededNoise
+from dpstream.tape import TapeRecorder
 
 
 def _L(T: int, b: int) -> int:
@@ -130,3 +147,25 @@ def test_tree_levels_exceed_appendix_b_when_power_of_two() -> None:
         nodes = Tb.bit_length()
         assert nodes >= levels(Tb)
         assert (nodes > levels(Tb)) == (Tb > 1 and Tb & (Tb - 1) == 0)
+
+
+def test_recorded_run_spends_rho() -> None:
+    """CumulativeSynthesizer(T = 8, rho = 1/10): counter b draws N_Z nodes of one variance sigma_b^2 at
+    "002-alg2 u5 b=<b> / 002-alg3 u8"; k_b/(2 sigma_b^2) with k_b = floor(log2(T - b + 1)) + 1 is rho_b / 2 for the
+    Corollary B.1 allocation; a substitution costs <= 2 k_b/(2 sigma_b^2); summed over b: rho (2 rho as printed)."""
+    T, rho = 8, 0.1
+    alloc = rho_b_allocation(T, rho)
+    for as_printed, total in ((False, rho), (True, 2 * rho)):
+        recorder = TapeRecorder(InsecureSeededNoise(3))
+        synth = CumulativeSynthesizer(T, rho, recorder, as_printed=as_printed)
+        synth.run(random_matrix(30, T, seed=4))
+        substitution = 0.0
+        for b in range(1, T + 1):
+            draws = [d for d in recorder.tape if d.site.startswith(f"002-alg2 u5 b={b} / 002-alg3 u8 ")]
+            assert len(draws) == T - b + 1 and all(d.kind is DrawKind.DISCRETE_GAUSSIAN for d in draws)
+            (sigma2,) = {d.params["sigma2"] for d in draws}
+            single = (T - b + 1).bit_length() / (2 * sigma2)
+            assert math.isclose(single, alloc[b - 1] * (1 if as_printed else 0.5), rel_tol=1e-12)
+            substitution += 2 * single
+        assert math.isclose(substitution, total, rel_tol=1e-12)
+        assert math.isclose(synth.claim.parameter, total, rel_tol=1e-12)

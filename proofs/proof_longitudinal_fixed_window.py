@@ -26,6 +26,13 @@ add/remove (erratum E-longitudinal-1). Exact values on concrete neighbours, also
 synthetic data (which discards part of the histograms and leaks less, between the two):
 ``dpstream.longitudinal.privacy`` and tests/longitudinal/test_privacy.py.
 
+Code (reference/dpstream/longitudinal/fixed_window.py, ``FixedWindowSynthesizer``)
+--------------------------------------------------------------------------------
+* ``self.sigma2 = fixed_window_sigma2(T, k, rho, as_printed=...)``: ``(T - k + 1) / rho``, printed ``/ (2 rho)``;
+* ``[002-alg1 u3]`` C^^t = C^t + n_pad + Y^t, one N_Z(0, sigma2) draw per bin s at ``"002-alg1 u3 t=<t> s=<s>"``;
+* ``claims``: ``rho_ar = R / (2.0 * self.sigma2)``, ``rho_sub = 2.0 * R / (2.0 * self.sigma2)``;
+* ``[002-alg1 u11]`` fair coins and ``[002-alg1 u16]`` record choices: data-independent post-processing draws.
+
 Theorem 3.2 (accuracy)
 ----------------------
 Write p_s^t - (C_s^t + n_pad) = G + B: G the part that is linear in the discrete Gaussians, B the part
@@ -70,7 +77,10 @@ Corollary 3.3: on the event of Theorem 3.2 with n_pad >= lambda, n <= n* <= n + 
 and the triangle inequality gives |p/n* - C/n| <= (lambda + n_pad)/n + 2^k (n_pad + lambda) C / n^2
 (= 2 lambda/n + 2^{k+1} lambda C/n^2 at n_pad = lambda).
 
-Checks below (sympy and exact rationals).
+Checks below (sympy and exact rationals), and a recorded run of ``FixedWindowSynthesizer``: its
+privacy-relevant draws are exactly the 2^k R discrete Gaussians of u3, of variance sigma^2 = R/rho
+(printed R/(2 rho)), and the per-relation costs of Theorem 3.1 computed from the recorded sigma^2 are
+the instance's claims.
 """
 
 from __future__ import annotations
@@ -82,8 +92,13 @@ from fractions import Fraction
 import numpy as np
 import sympy as sp
 
+from dpstream.claims import Neighbour
 from dpstream.longitudinal.bounds import fixed_window_sigma2, n_pad_section_3_1, theorem_3_2_lambda
+from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer
+from dpstream.longitudinal.generators import random_matrix
 from dpstream.longitudinal.propagation import error_propagation, rounding_sup, window_error_bound
+from dpstream.noise import DrawKind, InsecureSeededNoise
+from dpstream.tape import TapeRecorder
 
 
 def test_discrete_gaussian_square_completion() -> None:
@@ -242,3 +257,24 @@ def test_corollary_3_3_algebra() -> None:
     n_pad = lam
     general = (lam + n_pad) / n + K * (n_pad + lam) * C / n**2
     assert sp.simplify(general - (2 * lam / n + 2 * K * lam * C / n**2)) == 0
+
+
+def test_recorded_run_gives_theorem_3_1_per_relation() -> None:
+    """FixedWindowSynthesizer(T = 6, k = 2, rho = 1/2): 2^k R discrete Gaussian draws (u3) of variance R/rho
+    (printed R/(2 rho)), nothing else privacy-relevant; the zCDP costs R/(2 sigma^2) (add/remove) and
+    2R/(2 sigma^2) (substitution) from the recorded sigma^2 equal the claims: rho and 2 rho as printed."""
+    T, k, rho = 6, 2, sp.Rational(1, 2)
+    R = T - k + 1
+    for as_printed, sub_cost in ((False, rho), (True, 2 * rho)):
+        recorder = TapeRecorder(InsecureSeededNoise(1))
+        synth = FixedWindowSynthesizer(T, k, float(rho), recorder, n_pad=60, as_printed=as_printed)
+        synth.run(random_matrix(40, T, seed=2))
+        private = [d for d in recorder.tape if d.kind.privacy_relevant]
+        assert all(d.kind is DrawKind.DISCRETE_GAUSSIAN and d.site.startswith("002-alg1 u3 ") for d in private)
+        assert len(private) == 2**k * R
+        (sigma2,) = {d.params["sigma2"] for d in private}
+        assert math.isclose(sigma2, float(R / rho / (2 if as_printed else 1)), rel_tol=1e-15)
+        claims = synth.claims
+        assert math.isclose(claims[Neighbour.INDIVIDUAL_ADD_REMOVE].parameter, R * 1 / (2 * sigma2), rel_tol=1e-15)
+        assert math.isclose(claims[Neighbour.INDIVIDUAL_SUBSTITUTE].parameter, R * 2 / (2 * sigma2), rel_tol=1e-15)
+        assert math.isclose(R * 2 / (2 * sigma2), float(sub_cost), rel_tol=1e-14)

@@ -10,6 +10,16 @@ probability is the product over the vertices of S that have children in T of
 P[b(v) + Lap > theta] (v split) or P[b(v) + Lap <= theta] (v a leaf of S): a product of
 Laplace tail probabilities (dpstream.phdstream.exact_loss.privtree_log_probability).
 
+Code (reference/dpstream/phdstream/privtree.py, ``privtree``)
+------------------------------------------------------------
+* ``[001-alg5 L3]`` ``lam, delta = privtree_scales(partition, epsilon, lambda_rule)``: lam = ``(2 * beta - 1) /
+  (beta - 1) * (2.0 / epsilon)`` (``PRINTED``), ``(2 * beta - 1) / ((beta - 1) * epsilon)`` (``PROOF``),
+  ``max(partition.max_depth, 1) / epsilon`` (``GENERAL``, the default); ``delta = lam * math.log(beta)``;
+* ``[001-alg5 L5]``-``[001-alg5 L7]`` breadth first from the root; ``[001-alg5 L9]`` ``b = F.get(v, 0.0) -
+  partition.depth(v) * delta``; ``[001-alg5 L10]`` ``b = max(b, theta - delta)``;
+* ``[001-alg5 L11]`` ``b_tilde = b + <draw at privtree_site(v, t), scale lam>``;
+* ``[001-alg5 L12]``-``[001-alg5 L13]`` ``if b_tilde > theta: U.extend(partition.children(v))``.
+
 Neighbours. One point added: F' = F + 1 on the path v_1 (root), ..., v_k of the point's
 leaf, F' = F elsewhere (this is ||F - F'||_C(T) = 1 for integer changes: the C(T) norm counts
 leaves, and consistency (6) carries the change up the path). b' - b lies in [0, 1] on the path.
@@ -51,13 +61,27 @@ Consequences (checked below, and by the exact-loss tests and audits):
 
 This is what matters for PHDStream: its PrivTree input G(., t-1) + nabla F(., t) is not
 path-monotone (noise in G; removals in nabla F); see proofs/proof_phdstream.py.
+
+Checks below: Steps 1-2 and the consequences in sympy; then the code: lambda and delta of
+``privtree_scales`` for every rule and fanout put into the proof's bounds; a recorded run of
+``privtree`` is exactly the decision rule of the Notation paragraph (one draw of scale lambda per
+visited vertex, v split iff b(v) + z_v > theta); the exact loss on counts with the code's PROOF scale
+stays within (2b-1)/((b-1) lambda) (:func:`dpstream.phdstream.exact_loss.privtree_sup_loss`).
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import sympy as sp
+
+from dpstream.noise import InsecureSeededNoise, data_rng
+from dpstream.phdstream.exact_loss import privtree_sup_loss
+from dpstream.phdstream.partition import HypercubePartition, Node
+from dpstream.phdstream.privtree import LambdaRule, privtree, privtree_scales, privtree_site
+from dpstream.phdstream.tree_function import tree_function
+from dpstream.tape import TapeRecorder
 
 lam, eps, delta = sp.symbols("lambda epsilon delta", positive=True)
 beta = sp.symbols("beta", positive=True)
@@ -157,3 +181,73 @@ def test_regime_where_rho_equals_one_over_lambda_exists() -> None:
     for lam_v, beta_v in ((3.0, 2), (6.0, 2), (2.0, 4)):
         d = lam_v * math.log(beta_v)
         assert d >= 2.0
+
+
+def test_code_scales_in_the_proofs_bounds() -> None:
+    """privtree_scales: delta = lambda ln beta; the App. A bound (2b-1)/((b-1) lambda) is eps/2 for PRINTED and
+    eps for PROOF; D/lambda is eps for GENERAL, and above eps for PROOF iff D > (2b-1)/(b-1)."""
+    eps = sp.Rational(7, 10)
+    for fanout in (2, 3, 4):
+        for depth in (1, 3, 4, 6):
+            P = HypercubePartition(1, depth, fanout=fanout)
+            b = sp.Integer(P.beta)
+            for rule in LambdaRule:
+                lam_v, delta_v = privtree_scales(P, float(eps), rule)
+                assert math.isclose(delta_v, lam_v * math.log(P.beta), rel_tol=1e-15)
+                app_a = float((2 * b - 1) / (b - 1)) / lam_v  # (2b-1)/((b-1) lambda)
+                worst = depth / lam_v                                               # D/lambda (Step 1, any F)
+                if rule is LambdaRule.PRINTED:
+                    assert math.isclose(app_a, float(eps / 2), rel_tol=1e-14)
+                elif rule is LambdaRule.PROOF:
+                    assert math.isclose(app_a, float(eps), rel_tol=1e-14)
+                    assert (worst > float(eps) * (1 + 1e-12)) == (depth > (2 * b - 1) / (b - 1))
+                else:
+                    assert math.isclose(worst, float(eps), rel_tol=1e-14)
+
+
+def test_code_run_is_the_decision_rule() -> None:
+    """A recorded run of privtree: one L11 draw per visited vertex (breadth first), scale lambda; v is split iff
+    b(v) + z_v > theta with b(v) = max(F(v) - depth(v) delta, theta - delta); the output holds exactly the root
+    and the children of split vertices."""
+    P = HypercubePartition(2, 5)
+    rng = data_rng(11)
+    points = rng.random((60, 2)) ** 3
+    F = tree_function(P, points)
+    label = {privtree_site(v): v for v in P.nodes()}
+    sizes = []
+    for rule in LambdaRule:
+        for theta, seed in ((0.0, 1), (3.0, 2)):
+            lam, delta = privtree_scales(P, 1.0, rule)
+            recorder = TapeRecorder(InsecureSeededNoise(seed))
+            S = privtree(P, F, 1.0, theta, recorder, lambda_rule=rule)
+            visited: dict[Node, bool] = {(): True}
+            for draw in recorder.tape:
+                v = label[draw.site]
+                assert visited.pop(v) and np.isclose(draw.params["scale"], lam, rtol=1e-15)
+                b = max(F.get(v, 0.0) - P.depth(v) * delta, theta - delta)
+                if b + draw.value > theta:
+                    visited.update(dict.fromkeys(P.children(v), True))
+            assert not visited  # every vertex the rule visits was drawn for
+            drawn = {label[d.site] for d in recorder.tape}
+            assert S.nodes == frozenset(drawn)
+            sizes.append(len(S))
+    assert max(sizes) > 1 + P.beta  # some runs split below the root's children
+
+
+def test_exact_loss_on_counts_within_the_app_a_bound() -> None:
+    """Path-monotone F (counts of clustered points) and F + one point: the exact sup loss with the code's PROOF
+    scale is at most (2b-1)/((b-1) lambda) = eps, for fanouts 2 and 3."""
+    eps = 1.0
+    rng = data_rng(5)
+    for fanout in (2, 3):
+        P = HypercubePartition(2, 6, fanout=fanout)
+        lam, delta = privtree_scales(P, eps, LambdaRule.PROOF)
+        bound = (2 * P.beta - 1) / ((P.beta - 1) * lam)
+        worst = 0.0
+        for _ in range(20):
+            pts = rng.random((int(rng.integers(1, 200)), 2)) ** float(rng.uniform(1, 6))
+            F, F2 = tree_function(P, pts), tree_function(P, [*pts.tolist(), pts[0].tolist()])
+            for theta in (0.0, 2.0):
+                worst = max(worst, privtree_sup_loss(P, F2, F, lam, delta, theta),
+                            privtree_sup_loss(P, F, F2, lam, delta, theta))
+        assert math.isclose(bound, eps, rel_tol=1e-14) and worst <= bound * (1 + 1e-12)

@@ -12,6 +12,14 @@ the change at tau would be visible to M at every t >= tau. It may depend on the 
 history g|[t-1] (the text allows it; Algorithm 3 needs it, since G(., t-1) sums all past
 releases), while L5 prints only g(t-1) (E-phdstream-7). dpstream's default: M(f(t), g|[t-1]).
 
+Code (reference/dpstream/phdstream/selective_counting.py, ``SelectiveCounting.prepare_run``)
+------------------------------------------------------------------------------------------
+* ``[001-alg4 L5]`` ``l_t = self.selector.select(t, x, tuple(history))``, history = every earlier release
+  (as printed: the last one only);
+* ``[001-alg4 L7]`` only ``self.counter(l_t)`` is stepped, on ``x`` (or ``counter_input(x, l_t)``);
+* ``[001-alg4 L6]`` ``self.J.setdefault(release.l, []).append(release.t)``;
+* ``claim``: ``compose_selective_claim`` = selector parameter + counter parameter.
+
 The density argument (replacing the step-by-step one of Appendix E)
 -------------------------------------------------------------------
 Fix an output transcript o = ((l_1, m_1), ..., (l_T, m_T)). Its density under f factorises:
@@ -38,15 +46,29 @@ changes by at most e^{eps/2}, and Algorithm 3 is eps-DP -- given that M is eps/2
 which needs the PrivTree scale of E-phdstream-3 (proofs/proof_phdstream.py).
 
 The checks below verify the factorisation numerically on a two-counter example with Laplace
-selector and Simple counters (exact densities, a grid of outputs), and the selector's own bound.
+selector and Simple counters (exact densities, a grid of outputs), and the selector's own bound; then
+that ``SelectiveCounting`` is the algorithm the factorisation describes: M sees f(t) and the history only,
+each input is fed to exactly the selected counter (its draws on the tape), J_l are the activation times,
+and the claim is eps_M + eps_C.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
 
 import sympy as sp
+
+from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.counters.simple import SimpleCounter
+from dpstream.noise import InsecureSeededNoise, NoiseSource, scoped
+from dpstream.phdstream import HypercubePartition
+from dpstream.phdstream.privtree import Subtree
+from dpstream.phdstream.selective_counting import SelectiveCounting, SelectiveRelease
+from dpstream.tape import TapeRecorder
 
 
 def _laplace_logpdf(z: float, b: float) -> float:
@@ -118,11 +140,50 @@ def test_threshold_selector_is_eps_m_dp() -> None:
 
 def test_leaf_counters_one_vertex_changes() -> None:
     """In Algorithm 3, one point lies in exactly one leaf of T(tau): the l1 change of the leaf inputs is 1."""
-    from dpstream.phdstream import HypercubePartition
-    from dpstream.phdstream.privtree import Subtree
-
     P = HypercubePartition(2, 3)
     S = Subtree.from_nodes(P, [(), (0,), (1,), (0, 0), (0, 1)])
     x = P.leaf_of([0.1, 0.7])  # leaf path of the point in T
     holding = [v for v in S.leaves if x[:len(v)] == v]
     assert holding == [(0, 1)]
+
+
+class _ThresholdSelector:
+    """M of the first check without its noise (l_t = 1 iff f(t) > 0.5); records what it is shown."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[int, float, tuple[SelectiveRelease[Any], ...]]] = []
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        return PrivacyClaim.pure(0.4, Neighbour.STREAM_ENTRY, "threshold selector")
+
+    def select(self, t: int, x: float, history: Sequence[SelectiveRelease[Any]]) -> int:
+        self.seen.append((t, x, tuple(history)))
+        return 1 if x > 0.5 else 0
+
+
+def _scoped_simple(noise: NoiseSource, l: int) -> SimpleCounter:
+    return SimpleCounter(0.7, scoped(noise, f"C{l}"))
+
+
+def test_selective_counting_is_the_factorised_algorithm() -> None:
+    f = [1.0, 0.0, 2.0, 1.0, 0.0, 0.3]
+    for as_printed in (False, True):
+        recorder = TapeRecorder(InsecureSeededNoise(3))
+        M = _ThresholdSelector()
+        alg: SelectiveCounting[float, int] = SelectiveCounting(
+            M, partial(_scoped_simple, recorder), PrivacyClaim.pure(0.7, Neighbour.STREAM_ENTRY, "simple"),
+            as_printed=as_printed)
+        releases = [alg.step(x) for x in f]
+        for t, (seen_t, seen_x, history) in enumerate(M.seen, start=1):  # M(f(t), g|[t-1]) (printed: g(t-1))
+            assert (seen_t, seen_x) == (t, f[t - 1])
+            assert history == (tuple(releases[t - 2:t - 1]) if as_printed else tuple(releases[:t - 1]))
+        assert alg.J == {1: [1, 3, 4], 0: [2, 5, 6]}
+        for l, times in alg.J.items():  # C_l is stepped exactly at J_l, on f|J_l, one draw per step
+            draws = [d for d in recorder.tape if d.site.startswith(f"C{l} / ")]
+            assert [d.site for d in draws] == [f"C{l} / 001-alg8 L4 t={i}" for i in range(1, len(times) + 1)]
+            running = 0.0
+            for t, d in zip(times, draws, strict=True):
+                running += f[t - 1] + d.value
+                assert releases[t - 1].l == l and math.isclose(releases[t - 1].output, running, abs_tol=1e-12)
+        assert math.isclose(alg.claim.parameter, 0.4 + 0.7, rel_tol=1e-15)

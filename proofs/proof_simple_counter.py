@@ -6,6 +6,12 @@ Claim
 neighbour relation STREAM_ENTRY: input streams f, f' with sum_t |f(t) - f'(t)| <= 1
 (001-def4.1 uses the norm ||f|| = sum_t |f(t)|).
 
+Code (reference/dpstream/counters/simple.py, ``SimpleCounter._prepare``)
+------------------------------------------------------------------------
+* ``[001-alg8 L3]`` ``self.g = 0.0``: g(0) = 0;
+* ``[001-alg8 L4]`` ``g = self.g + x + z``, z one draw of scale ``1.0 / self.epsilon`` at site
+  ``"001-alg8 L4 t=<t>"``, then ``commit`` sets ``self.g = g``.
+
 Proof in the paper's terms
 --------------------------
 001-alg8 L4 releases g(t) = g(t-1) + f(t) + z_t with z_t ~ Lap(1/eps) independent.
@@ -26,12 +32,22 @@ sum of t i.i.d. Laplace variables; tests/counters/test_simple.py checks this exa
 against replayed tapes.
 
 Checks below (sympy): the Laplace log-ratio bound used for one statistic, the
-composition over the statistics, the telescoping of g, and the variance.
+composition over the statistics, the telescoping of g, and the variance; and the same
+quantities read from ``SimpleCounter`` itself (:func:`dpstream.testing.linear.measured_linear_model`:
+its draws, which statistic each input enters, which statistics each release sums).
 """
 
 from __future__ import annotations
 
+from functools import partial
+
+import numpy as np
 import sympy as sp
+
+from dpstream.counters.loss import stream_entry_epsilon
+from dpstream.counters.simple import SimpleCounter
+from dpstream.noise import DrawKind
+from dpstream.testing.linear import measured_linear_model
 
 
 def test_laplace_log_ratio_bound() -> None:
@@ -71,3 +87,20 @@ def test_telescoping_and_variance() -> None:
     density = sp.exp(-sp.Abs(xs) / b) / (2 * b)
     assert sp.simplify(sp.integrate(xs**2 * density, (xs, -sp.oo, sp.oo)) - var_lap) == 0
     assert sp.simplify(t * var_lap - 2 * t / eps**2) == 0
+
+
+def test_simple_counter_is_the_mechanism_of_the_proof() -> None:
+    """Read off SimpleCounter: one L4 draw per step, scale 1/eps; statistic t is f(t) (each input enters exactly
+    one statistic); g(t) sums the statistics 1..t (the telescoping); loss max_tau sum_j |S[j,tau]|/b_j = eps;
+    error variance 2t/eps^2."""
+    T = 9
+    for eps in (sp.Rational(3, 10), sp.Rational(1, 2), sp.Integer(2)):
+        model = measured_linear_model(partial(SimpleCounter, float(eps)), T)
+        assert model.sites == tuple(f"001-alg8 L4 t={t}" for t in range(1, T + 1))
+        assert all(law.kind is DrawKind.LAPLACE for law in model.laws)
+        assert np.allclose([law.parameter for law in model.laws], float(1 / eps), rtol=1e-15, atol=0)
+        assert np.allclose(model.statistics, np.eye(T), atol=1e-12)  # s_t = f(t) + z_t
+        assert np.allclose(model.combination, np.tril(np.ones((T, T))), atol=1e-12)  # g(t) = sum_{j<=t} s_j
+        assert np.isclose(stream_entry_epsilon(model), float(eps), rtol=1e-12)
+        variance = [2 * t / eps**2 for t in range(1, T + 1)]
+        assert np.allclose(model.error_variance(), [float(v) for v in variance], rtol=1e-12)

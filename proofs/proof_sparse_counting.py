@@ -7,6 +7,19 @@ Neighbours: Boolean streams X, X' of length n <= T that differ at one time tau; 
 X_tau = 0 and X'_tau = 1. Integer Laplace Lap_Z(b): pmf (1-p)/(1+p) p^|z|, p = e^{-1/b}
 (004-sec2.4). F(a) = P(Z <= a), S(a) = P(Z > a).
 
+Code (reference/dpstream/counters/sparse.py; the boxes print ``u`` labels)
+-------------------------------------------------------------------------
+* ``SparseCounter._threshold``, ``[004-alg2 u2]``: ``self.T0 + lam``, lam drawn at ``"004-alg2 u2 j=<j>"`` with
+  scale ``2.0 / self.epsilon``, ``self.T0 = sparse_threshold(eps, T)`` = ``9.0 * math.log(T) / eps``;
+* ``[004-alg2 u3]``: ``lam_prime`` drawn at ``"004-alg2 u3 j=<j> t=<u>"`` with scale ``2.0 / self.epsilon``;
+  the test ``if N + lam_prime <= T_tilde: break``, otherwise the segment ends (``[004-alg2 u7]``);
+* ``[004-alg2 u8]``: ``N_tilde = sub.step(N)``, A_sub = ``binary_mechanism(T)(self.epsilon / 2.0, scoped(noise,
+  "004-alg2 u8"))``, the Binary Mechanism (001-alg10, ``discrete=True``, horizon T);
+* ``[004-alg2 u5]``: ``g = N_tilde``;
+* ``InhomogeneousSparseCounter._prepare``, ``[004-alg3 u2]``: level r's counter ``SparseCounter(eps_r / 2.0,
+  t_{r+1} - t_r, scoped(noise, "004-alg3 u2 r=<r>"))``; ``[004-alg3 u3]``: ``S = S + level_sum + <draw at
+  "004-alg3 u3 r=<r>", scale 2.0 / eps_r>``; ``if tg < self.t_r0: return 0.0`` (X_t before t_r0 unused).
+
 The view of 004-alg2
 --------------------
 The releases N~_t are a function of (pi, A_sub's noisy nodes), pi the list of segment ends,
@@ -63,12 +76,26 @@ eps_r (the paper's proof says "parallel composition" but adds the two budgets, w
 sequential composition; the number is right). For tau < t_{r0}, X_tau is never read: loss 0.
 
 Checks below (sympy): the pmf shift ratio, the survival-function ratio S(a-1)/S(a) <= e^{1/b}
-for all integers a, the cdf monotonicity, and the budget arithmetic.
+for all integers a, the cdf monotonicity, and the budget arithmetic. Then the code: the scales and T_0 on
+the tapes of ``SparseCounter`` and ``InhomogeneousSparseCounter`` give the budgets of Steps 1-2 and
+Lemma 3.3, at most T - 1 segments reach A_sub, and the exact view loss
+(:func:`dpstream.hypercube.privacy_loss.sparse_view_loss`) evaluated with the parameters *read from the
+implementation* (its T_0, its two scales, A_sub's nodes measured by
+:func:`dpstream.testing.linear.measured_linear_model`) stays within eps/2 (segment ends) and eps (view).
 """
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import sympy as sp
+
+from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter, binary_mechanism, level_start
+from dpstream.hypercube.privacy_loss import SparseLaw, boolean_pairs, sparse_view_loss
+from dpstream.noise import DrawKind, InsecureZeroNoise
+from dpstream.tape import Tape, TapeRecorder
+from dpstream.testing.linear import measured_linear_model
 
 q = sp.symbols("p", positive=True)  # p = e^{-1/b} in (0, 1)
 k = sp.symbols("k", integer=True, nonnegative=True)
@@ -135,3 +162,82 @@ def test_budget_arithmetic() -> None:
     assert sp.simplify(alg2 + s_tilde - eps_r) == 0  # Lemma 3.3 (1)
     # the additive textbook bound (1/b_rho + 1/b_nu, monotone) would give eps/2 + eps/2 + eps/2
     assert sp.simplify(1 / b + 1 / b + eps / 2 - sp.Rational(3, 2) * eps) == 0
+
+
+def _zero_noise_run(eps: float, T: int, steps: int) -> tuple[SparseCounter, Tape]:
+    """SparseCounter(eps, T) on ``steps`` ones with zero noise, and its tape."""
+    recorder = TapeRecorder(InsecureZeroNoise())
+    c = SparseCounter(eps, T, recorder)
+    for _ in range(steps):
+        c.step(1)
+    return c, recorder.tape
+
+
+def test_sparse_counter_scales_threshold_and_budget() -> None:
+    """Read off SparseCounter(1, 64) on the all-ones stream with zero noise: thresholds (u2) and tests (u3) are
+    Lap_Z(2/eps), so Step 1 costs max(1/b_rho, 1/b_nu) = eps/2; the segment ends at the first test whose count
+    exceeds T_0 = 9 ln T / eps; A_sub's nodes (u8) are Lap_Z((floor(log2 T) + 1)/(eps/2)): Step 2 costs eps/2."""
+    eps, T = sp.Integer(1), 64
+    counter, tape = _zero_noise_run(float(eps), T, T)
+    by_line = {line: [d for d in tape if line in d.site] for line in ("004-alg2 u2", "004-alg2 u3", "001-alg10 L8")}
+    assert all(d.kind is DrawKind.DISCRETE_LAPLACE for d in tape)
+    b_rho = {d.params["scale"] for d in by_line["004-alg2 u2"]}
+    b_nu = {d.params["scale"] for d in by_line["004-alg2 u3"]}
+    b_sub = {d.params["scale"] for d in by_line["001-alg10 L8"]}
+    assert b_rho == b_nu == {float(2 / eps)} and len(b_sub) == 1
+    assert all(d.site.startswith("004-alg2 u8 / ") for d in by_line["001-alg10 L8"])
+    T0 = 9 * sp.log(T) / eps
+    assert math.isclose(counter.T0, float(T0), rel_tol=1e-15)
+    last_test_of_segment_1 = max(int(d.site.split("t=")[1]) for d in by_line["004-alg2 u3"] if " j=1 " in d.site)
+    assert last_test_of_segment_1 == sp.floor(T0) + 1  # count C = floor(T_0) + 1 > T_0 fails the test
+    step_1 = max(1 / b for b in b_rho | b_nu)
+    step_2 = float(sp.floor(sp.log(T, 2)) + 1) / b_sub.pop()
+    assert math.isclose(step_1, float(eps / 2), rel_tol=1e-15) and math.isclose(step_2, float(eps / 2), rel_tol=1e-15)
+    # default streaming form: at most one segment end per step, so A_sub sees at most T - 1 inputs
+    small, small_tape = _zero_noise_run(40.0, 6, 6)  # T_0 = 9 ln 6 / 40 < 1: every test after an input fails
+    assert small.segments_ended == 5 == len([d for d in small_tape if "001-alg10 L8" in d.site])
+
+
+def test_exact_view_loss_with_the_implementations_parameters() -> None:
+    """004-lem3.2 on every neighbouring Boolean pair of length T = 5, eps = 1, with the law built from the code:
+    T_0 and the scales of SparseCounter's draws, A_sub's per-input losses measured from ``binary_mechanism(T)``."""
+    eps, T = 1.0, 5
+    counter, tape = _zero_noise_run(eps, T, T)
+    b_rho = next(d.params["scale"] for d in tape if "004-alg2 u2" in d.site)
+    b_nu = next(d.params["scale"] for d in tape if "004-alg2 u3" in d.site)
+    sub_loss: list[tuple[float, ...]] = [()]
+    for m in range(1, T + 1):  # A_sub after m inputs: sum over its nodes containing input k of 1/scale
+        model = measured_linear_model(lambda n: binary_mechanism(T)(eps / 2, n), m)
+        inv_b = np.array([1.0 / law.parameter for law in model.laws])
+        sub_loss.append(tuple(float(v) for v in np.abs(model.statistics).T @ inv_b))
+    law = SparseLaw(T, counter.T0, b_rho, b_nu, tuple(sub_loss))
+    worst_partition = worst = 0.0
+    for x, y in boolean_pairs(T):
+        loss = sparse_view_loss(law, x, y)
+        worst_partition = max(worst_partition, loss.parts["partition_only_max"])
+        worst = max(worst, loss.hi)
+    assert worst_partition <= eps / 2 * (1 + 1e-9) and worst <= eps * (1 + 1e-9)
+    assert worst > eps / 2  # both parts contribute: the bound is not vacuous
+
+
+def test_inhomogeneous_levels_cost_eps_r() -> None:
+    """Lemma 3.3 read off InhomogeneousSparseCounter(eps=1, r0=2, eps_r = r/10): nothing is drawn before t_r0;
+    level r's 004-alg2 draws Lap_Z(2/(eps_r/2)) (it runs with eps_r/2: Steps 1-2 give eps_r/2) and the S~ update
+    of level r draws Lap_Z(2/eps_r) (sensitivity 1: eps_r/2)."""
+    eps_levels = [sp.Rational(r, 10) for r in range(8)]
+    recorder = TapeRecorder(InsecureZeroNoise())
+    c = InhomogeneousSparseCounter(1.0, 2, lambda r: float(eps_levels[r]), recorder)
+    t_r0 = level_start(2, 1.0)
+    for t in range(1, 20):
+        c.step(1)
+        if t < t_r0:
+            assert len(recorder.tape) == 0
+    tape = recorder.tape
+    for r in (2, 3):
+        eps_r = eps_levels[r]
+        inner = {d.params["scale"] for d in tape if d.site.startswith(f"004-alg3 u2 r={r} / 004-alg2 u")}
+        (s_tilde,) = [d.params["scale"] for d in tape if d.site == f"004-alg3 u3 r={r}"]
+        assert inner == {float(2 / (eps_r / 2))}
+        assert math.isclose(s_tilde, float(2 / eps_r), rel_tol=1e-15)
+        # the level's 004-alg2 runs with eps_r/2 (its Steps 1-2), the S~ update costs 1/s_tilde: eps_r in total
+        assert math.isclose(float(eps_r / 2) + 1 / s_tilde, float(eps_r), rel_tol=1e-14)

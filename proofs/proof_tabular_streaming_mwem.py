@@ -26,16 +26,38 @@ Steps of App. A, each checked below
    u(k*) = (2^{1/3} + 2^{-2/3}) a^{2/3} b^{1/3}; App. A prints (2^{1/3} + 2^{-1/3})
    (E-tabular-9, a constant only).
 
+Code
+----
+* ``dpstream/tabular/fitting.py``, ``MultiplicativeWeights.fit`` (``[003-alg2 L20]``): ``exponent =
+  _cell_delta(q, domain, m - q(h)) / (2.0 * N)``, ``p = weights / weights.sum()``, result ``N * p`` (step 1);
+* ``dpstream/tabular/streaming_mwem.py``: the selector at ε/(2k) (``[003-alg2 L11]``, Definition 3.8 law) and
+  ``self.lap_scale = 2.0 * self.k / self.epsilon`` (``[003-alg2 L16]``), h_{t,0} uniform of mass N_t;
+* ``dpstream/tabular/accuracy.py``: ``streaming_mwem_differential_bound`` and ``streaming_mwem_snapshot_bound``,
+  the displayed bound.
+
 Scope (docs/tabular.md): Ψ needs ∇f_t >= 0 (insert-only) and n > 0; the snapshot sum needs
 insert-only streams; the first term is >= n (trivial) unless k > 4 ln|X|.
+
+Checks below: steps 1-6 in sympy and numbers; then the code: one step of ``MultiplicativeWeights`` is
+the update of step 1 and decreases Ψ by at least eq (19) (random instances with |A| <= 2n); the bounds of
+``dpstream.tabular.accuracy`` are the displayed formula; StreamingMWEM runs with the assumed ε/(2k) and 2k/ε.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import sympy as sp
 
-from dpstream.noise import data_rng
+from dpstream.noise import InsecureZeroNoise, data_rng
+from dpstream.tabular.accuracy import streaming_mwem_differential_bound, streaming_mwem_snapshot_bound
+from dpstream.tabular.datasets import ExplicitDataset, answer
+from dpstream.tabular.domain import Domain
+from dpstream.tabular.fitting import Measurement, MultiplicativeWeights
+from dpstream.tabular.queries import all_marginal_queries
+from dpstream.tabular.streaming_mwem import StreamingMWEM
+from dpstream.tabular.totals import TotalRule
 
 n, A, qf, qh, m = sp.symbols("n A q_f q_h m", real=True)
 
@@ -98,3 +120,56 @@ def test_uniform_start_bounds_the_entropy() -> None:
     nz = p > 0
     kl = float(np.sum(p[nz] * np.log(p[nz] / 0.25)))
     assert kl <= np.log(4) + 1e-12
+
+
+def test_code_mw_step_decreases_kl_by_eq_19() -> None:
+    """MultiplicativeWeights().fit on one measurement: h_l ∝ h_{l-1} exp(q(x) A/(2n)), A = m - q(h_{l-1}), mass n;
+    Ψ_{l-1} - Ψ_l >= ((q(h_{l-1}) - q(∇f))/(2n))^2 - ((m - q(∇f))/(2n))^2 with Ψ = KL(∇f/n || h/n)."""
+    domain = Domain(("a", "b", "c"), (2, 3, 2))
+    queries = all_marginal_queries(domain, 2)
+    rng = data_rng(12)
+    fitter = MultiplicativeWeights()
+    checked = 0
+    for _ in range(40):
+        f = rng.integers(0, 6, size=domain.sizes).astype(float)
+        n = float(f.sum())
+        h_prev = rng.random(domain.sizes) + 0.05
+        h_prev *= n / h_prev.sum()
+        q = queries[int(rng.integers(0, len(queries)))]
+        q_f = float(answer(q, ExplicitDataset(domain, f))[0])
+        q_h = float(answer(q, ExplicitDataset(domain, h_prev))[0])
+        m = q_f + float(rng.laplace(0.0, 3.0))
+        if abs(m - q_h) > 2 * n:
+            continue  # step 2 needs |A| <= 2n
+        h = fitter.fit([Measurement(q, np.array([m]))], ExplicitDataset(domain, h_prev), n).marginal(tuple(range(3)))
+        indicator = np.zeros(domain.sizes)  # q(x) of the 2-way marginal query q
+        indicator[tuple(q.values[q.columns.index(c)] if c in q.columns else slice(None) for c in range(3))] = 1.0
+        update = h_prev * np.exp(indicator * (m - q_h) / (2 * n))
+        assert np.allclose(h, update * n / update.sum(), rtol=1e-10)
+        support = f > 0
+        psi_prev = float(np.sum(f[support] / n * np.log(f[support] / h_prev[support])))
+        psi = float(np.sum(f[support] / n * np.log(f[support] / h[support])))
+        eq19 = ((q_h - q_f) / (2 * n)) ** 2 - ((m - q_f) / (2 * n)) ** 2
+        assert psi_prev - psi >= eq19 - 1e-12
+        checked += 1
+    assert checked >= 30
+
+
+def test_code_bounds_are_the_displayed_formula() -> None:
+    """accuracy.py's per-step and snapshot bounds equal the displayed formula (sympy, exact values in floats);
+    StreamingMWEM selects at ε/(2k) and measures with Lap(2k/ε), the assumptions of the bound."""
+    size, X, k, eps, Qn, beta = sp.symbols("n X k epsilon Q beta", positive=True)
+    t = sp.symbols("t", positive=True, integer=True)
+    alpha_t = 2 * size * sp.sqrt(sp.log(X) / k) + 2 * k / eps * sp.log(2 * k * t / beta) \
+        + 4 * k / eps * sp.log(2 * k * t * Qn / beta)
+    values = {X: 12, k: 5, eps: sp.Rational(1, 2), Qn: 16, beta: sp.Rational(1, 20)}
+    sizes = [30, 0, 7, 12]
+    per_step = float(alpha_t.subs({**values, size: 30, t: 1}))
+    assert math.isclose(streaming_mwem_differential_bound(30, 12, 5, 0.5, 16, 0.05), per_step, rel_tol=1e-13)
+    snapshot = sum(float(alpha_t.subs({**values, size: sz, t: i})) for i, sz in enumerate(sizes, start=1))
+    assert math.isclose(streaming_mwem_snapshot_bound(sizes, 12, 5, 0.5, 16, 0.05), snapshot, rel_tol=1e-13)
+    domain = Domain(("a", "b", "c"), (2, 3, 2))
+    alg = StreamingMWEM(domain, all_marginal_queries(domain, 2), 5, 0.5, InsecureZeroNoise(),
+                        total=TotalRule.public(10))
+    assert math.isclose(alg.selector.mechanism.epsilon, 0.5 / (2 * 5), rel_tol=1e-15)
+    assert math.isclose(alg.lap_scale, 2 * 5 / 0.5, rel_tol=1e-15)

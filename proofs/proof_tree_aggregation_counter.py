@@ -9,6 +9,16 @@ log(T)/(2 rho) does not give rho (erratum E-counters-3); real inputs are not pri
 (E-counters-4); 002-def2.2's sigma^2 = Delta q/(2 rho) is right only for Delta q <= 1
 (E-counters-5).
 
+Code (reference/dpstream/counters/tree_aggregation.py, ``TreeAggregationCounter._prepare``)
+----------------------------------------------------------------------------------------
+* ``[002-alg3 u3]`` ``i = min(j for j in range(n + 1) if Bin[j] != 0)``;
+* ``[002-alg3 u4]`` ``alpha[i] = sum(alpha[j] for j in range(i)) + x``; ``[002-alg3 u5]``-``[002-alg3 u6]`` reset j < i;
+* ``[002-alg3 u8]`` ``alpha_tilde[i] = alpha[i] + noise``, noise drawn at ``"002-alg3 u8 t=<t>"`` with
+  ``self.sigma2 = tree_aggregation_sigma2(rho, T)`` = ``T.bit_length() / (2.0 * rho)``
+  (printed: ``math.log2(T) / (2.0 * rho)``);
+* ``[002-alg3 u9]`` ``S = sum(alpha_tilde[j] for j in range(n + 1) if Bin[j] == 1)``;
+* inputs: ``integer_input = not as_printed`` (item 4).
+
 Proof in the paper's terms
 --------------------------
 1. The tree is the one of 001-alg10 (u2-u4 = L5-L7, u5-u6 = L9, u8 = L8, u9 = L10), so by
@@ -30,14 +40,25 @@ Error law: S~^t - S^t = sum of popcount(t) i.i.d. N_Z(0, sigma^2); Var = popcoun
 and Var(N_Z(0, sigma^2)) < sigma^2 (002-def2.2's "at most sigma^2"). 002-rhob bounds the count
 by max(ceil(log2 t), 1); checked below for t <= 4096.
 
-Checks below: 2 (identity, Z(c) <= Z(0)), 3 (budget), the unsquared Delta, the popcount bound.
+Checks below: 2 (identity, Z(c) <= Z(0)), 3 (budget), the unsquared Delta, the popcount bound; then
+items 1, 3 and 4 read from ``TreeAggregationCounter`` (its variance parameter, its tree measured by
+:func:`dpstream.testing.linear.measured_linear_model`, its zCDP cost, its refusal of real inputs).
 """
 
 from __future__ import annotations
 
 from decimal import Decimal, getcontext
+from functools import partial
 
+import numpy as np
+import pytest
 import sympy as sp
+
+from dpstream.counters.loss import stream_entry_rho
+from dpstream.counters.tree_aggregation import TreeAggregationCounter
+from dpstream.errors import DPStreamInputError
+from dpstream.noise import DrawKind, InsecureZeroNoise
+from dpstream.testing.linear import measured_linear_model
 
 
 def _theta(c: Decimal, s2: Decimal, power: int = 0) -> Decimal:
@@ -103,3 +124,28 @@ def test_variance_below_sigma2_and_popcount_bound() -> None:
         assert bin(t).count("1") <= max((t - 1).bit_length(), 1)
     for t in (1, 2, 3, 4, 5, 7, 8, 9, 1023, 1024, 1025):
         assert (t - 1).bit_length() == sp.ceiling(sp.log(t, 2))
+
+
+def test_tree_aggregation_counter_is_the_mechanism_of_the_proof() -> None:
+    """Read off TreeAggregationCounter: N_Z nodes with sigma^2 = (floor(log2 T)+1)/(2 rho) at "002-alg3 u8 t=u",
+    node u over (u - lsb(u), u] (item 1), input 1 in floor(log2 T) + 1 nodes, zCDP cost k/(2 sigma^2) = rho
+    (item 3); as printed sigma^2 = log2(T)/(2 rho) and cost rho (floor(log2 T)+1)/log2 T; real inputs
+    refused (item 4)."""
+    rho = sp.Rational(1, 8)
+    for T in (1, 2, 5, 8, 13):
+        k = sp.floor(sp.log(T, 2)) + 1
+        model = measured_linear_model(partial(TreeAggregationCounter, float(rho), T), T)
+        assert model.sites == tuple(f"002-alg3 u8 t={u}" for u in range(1, T + 1))
+        assert all(law.kind is DrawKind.DISCRETE_GAUSSIAN for law in model.laws)
+        assert np.allclose([law.parameter for law in model.laws], float(k / (2 * rho)), rtol=1e-15, atol=0)
+        for u in range(1, T + 1):
+            assert list(np.flatnonzero(np.rint(model.statistics[u - 1])) + 1) == list(range(u - (u & -u) + 1, u + 1))
+        assert int(np.rint(np.abs(model.statistics[:, 0]).sum())) == k
+        assert np.isclose(stream_entry_rho(model), float(rho), rtol=1e-12)
+        if T >= 2:
+            printed = measured_linear_model(partial(TreeAggregationCounter, float(rho), T, as_printed=True), T)
+            assert np.allclose([law.parameter for law in printed.laws], float(sp.log(T, 2) / (2 * rho)), rtol=1e-14)
+            assert np.isclose(stream_entry_rho(printed), float(rho * k / sp.log(T, 2)), rtol=1e-12)
+    with pytest.raises(DPStreamInputError):
+        TreeAggregationCounter(float(rho), 4, InsecureZeroNoise()).step(0.5)
+    assert TreeAggregationCounter(float(rho), 4, InsecureZeroNoise(), as_printed=True).step(0.5) == 0.5

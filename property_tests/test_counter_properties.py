@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from dpstream.audit.bounds import subgaussian_bound, tree_aggregation_printed_bound
 from dpstream.audit.exact import finite_sup_loss
 from dpstream.audit.models import exponential_mechanism_law
 from dpstream.audit.neighbours import counter_positions, is_neighbour, stream_entry_pairs
@@ -37,16 +38,27 @@ from dpstream.counters import (
     binary_tree_counter_model,
     block_counter_model,
     hybrid_counter_model,
+    multidimensional_model,
     simple_counter_model,
     tree_aggregation_model,
     unbounded_block_model,
 )
+from dpstream.counters.loss import stream_entry_epsilon, stream_entry_rho
 from dpstream.errors import DPStreamInputError, HorizonExceededError
-from dpstream.linear_model import LinearReleaseModel
+from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.mechanisms import DiscreteGaussianMechanism, ExponentialMechanism, LaplaceMechanism
-from dpstream.noise import BaseNoiseSource, DrawKind, InsecureSeededNoise, InsecureZeroNoise, NoiseSource, scoped
+from dpstream.noise import (
+    ADDITIVE_KINDS,
+    BaseNoiseSource,
+    DrawKind,
+    InsecureSeededNoise,
+    InsecureZeroNoise,
+    NoiseSource,
+    scoped,
+)
 from dpstream.tape import Tape, TapeMismatchError, TapeRecorder, TapeReplay, TapeUnusedSitesError
-from dpstream.testing import record_run, replay_run
+from dpstream.testing import pins, record_run, replay_run
+from dpstream.testing.strategies import block_sizes, counter_streams, epsilons, horizons, rhos
 
 # name -> (factory(noise), state-size bound as a function of t)
 # Horizon-bounded counters get T = 8192 so that the 5000-step state test fits.
@@ -63,7 +75,7 @@ COUNTERS: dict[str, tuple[Callable[[NoiseSource], Counter], Callable[[int], floa
     "hybrid": (lambda n: HybridCounter(0.8, n), lambda t: 3 + 2 * (math.floor(math.log2(t)) + 1)),  # O(log t)
 }
 
-streams = st.lists(st.integers(min_value=-3, max_value=3), min_size=1, max_size=40)
+streams = counter_streams("integer")
 
 
 @settings(max_examples=30, deadline=None)
@@ -135,14 +147,13 @@ def counter_runs(
     """A counter of ``kind`` with random parameters, its independent model (``*_model``) and a stream of
     length <= T. Real-valued inputs for the Laplace counters, integers where the noise is integer
     (E-counters-4)."""
-    eps = draw(st.floats(min_value=0.05, max_value=5.0))
-    T = draw(st.integers(min_value=1, max_value=70))
+    eps = draw(epsilons())
+    T = draw(horizons(max_value=70))
     if kind in ("binary-tree-printed", "tree-aggregation-printed"):
         T = max(T, 2)  # the printed scale is 0 at T = 1 (refused)
     length = draw(st.integers(min_value=(T + 1) // 2, max_value=T))  # long enough to reach later partitions
     integer = kind in ("binary-tree-discrete", "tree-aggregation")
-    values = st.integers(-5, 5) if integer else st.floats(min_value=-5.0, max_value=5.0, allow_nan=False)
-    f = [float(v) for v in draw(st.lists(values, min_size=length, max_size=length))]
+    f = [float(v) for v in draw(counter_streams("integer" if integer else "real", length, length, bound=5))]
     B = draw(st.integers(min_value=1, max_value=6))
     factory: Callable[[NoiseSource], Counter]
     if kind == "simple":
@@ -187,9 +198,11 @@ def test_release_minus_prefix_sum_is_the_models_noise(kind: str, data: st.DataOb
         assert d.kind is law.kind and next(iter(d.params.values())) == law.parameter, kind
 
 
+@pins("E-counters-2")
 @settings(max_examples=30, deadline=None)
 @given(T=st.integers(min_value=1, max_value=20), eps=st.floats(min_value=0.1, max_value=4.0),
        kind=st.sampled_from(["simple", "block", "binary-tree", "tree-aggregation"]))
+@example(T=8, eps=1.0, kind="binary-tree")
 def test_finite_horizon_refused_before_any_draw(T: int, eps: float, kind: str) -> None:
     """Stepping to T + 1 raises HorizonExceededError (field t), draws nothing and changes nothing."""
     recorder = TapeRecorder(InsecureSeededNoise(0))
@@ -230,9 +243,11 @@ def test_laplace_mechanism_adds_exactly_its_draws(q: list[float], c: float, eps:
     assert np.allclose(moved - out, c, rtol=0, atol=1e-9 * (1 + abs(c) + float(np.abs(out).max())))
 
 
+@pins("E-counters-5")
 @settings(max_examples=40, deadline=None)
 @given(q=st.lists(st.integers(-10**6, 10**6), min_size=1, max_size=5),
        rho=st.floats(min_value=0.01, max_value=10.0), delta=st.integers(1, 5), seed=st.integers(0, 2**32 - 1))
+@example(q=[0], rho=0.5, delta=3, seed=0)
 def test_discrete_gaussian_mechanism_integer_release_and_calibration(q: list[int], rho: float, delta: int,
                                                                       seed: int) -> None:
     """002-def2.2: q + N_Z(0, Delta^2/(2 rho)) (integers); the printed Delta/(2 rho) costs rho * Delta."""
@@ -271,9 +286,11 @@ def test_exponential_mechanism_law_is_eps_dp_for_either_sign(case: tuple[list[fl
         assert finite_sup_loss(p, q) <= eps * (1 + 1e-9)
 
 
+@pins("E-audit-1", "E-tabular-2")
 @settings(max_examples=40, deadline=None)
 @given(u=st.lists(st.floats(min_value=-1e3, max_value=1e3), min_size=1, max_size=6),
        eps=st.floats(min_value=0.05, max_value=5.0), seed=st.integers(0, 2**32 - 1))
+@example(u=[0.0, 4.0, 8.0, 12.0], eps=1.0, seed=0)
 def test_exponential_mechanism_draw_and_sign(u: list[float], eps: float, seed: int) -> None:
     """select() hands the source exactly the utilities (negated as printed); noiseless it picks arg max
     (arg min as printed); the selected index is in range."""
@@ -302,9 +319,9 @@ def test_invalid_parameters_raise_before_any_draw(bad: float, which: int, call: 
     before drawing (the recorder around it records nothing)."""
     recorder = TapeRecorder(SOURCES[which]())
     draw: dict[str, tuple[Callable[[], object], str]] = {
-        "laplace": (lambda: recorder.laplace("s", bad), "scale"),
-        "discrete_laplace": (lambda: recorder.discrete_laplace("s", bad), "scale"),
-        "discrete_gaussian": (lambda: recorder.discrete_gaussian("s", bad), "sigma2"),
+        "laplace": (lambda: recorder.add_laplace("s", 0.0, bad), "scale"),
+        "discrete_laplace": (lambda: recorder.add_discrete_laplace("s", 0, bad), "scale"),
+        "discrete_gaussian": (lambda: recorder.add_discrete_gaussian("s", 0, bad), "sigma2"),
         "em_eps": (lambda: recorder.exponential_mechanism("s", [0.0, 1.0], bad, 1.0), "epsilon"),
         "em_delta": (lambda: recorder.exponential_mechanism("s", [0.0, 1.0], 1.0, bad), "sensitivity"),
     }
@@ -356,7 +373,7 @@ def test_tape_round_trip_and_replay_in_any_order(program: list[tuple[str, dict[s
     recorder = TapeRecorder(InsecureSeededNoise(seed))
     values = {}
     for i, (kind, params) in enumerate(program):
-        values[f"s{i}"] = recorder.draw(f"s{i}", DrawKind(kind), **params)
+        values[f"s{i}"] = draw_any(recorder, f"s{i}", DrawKind(kind), params)
     tape = Tape.loads(recorder.tape.dumps())
     assert tape.dumps() == recorder.tape.dumps()
     for d in tape:
@@ -373,17 +390,17 @@ def test_tape_round_trip_and_replay_in_any_order(program: list[tuple[str, dict[s
     with TapeReplay(tape) as replay:
         for i in indices:
             kind, params = program[i]
-            assert _as_json(replay.draw(f"s{i}", DrawKind(kind), **params)) == _as_json(values[f"s{i}"])
+            assert _as_json(draw_any(replay, f"s{i}", DrawKind(kind), params)) == _as_json(values[f"s{i}"])
     if len(program) > 1:
         partial = TapeReplay(tape)
         kind, params = program[0]
-        partial.draw("s0", DrawKind(kind), **params)
+        draw_any(partial, "s0", DrawKind(kind), params)
         with pytest.raises(TapeUnusedSitesError):
             partial.assert_exhausted()
     kind, params = program[0]
     if kind in ("laplace", "discrete_laplace"):
         with pytest.raises(TapeMismatchError):
-            TapeReplay(tape).draw("s0", DrawKind(kind), scale=params["scale"] * 2)
+            draw_any(TapeReplay(tape), "s0", DrawKind(kind), {"scale": params["scale"] * 2})
 
 
 @settings(max_examples=30, deadline=None)
@@ -395,7 +412,7 @@ def test_seeded_source_reproducible_and_scopes_prefix_sites(program: list[tuple[
     a, b = TapeRecorder(InsecureSeededNoise(seed)), TapeRecorder(InsecureSeededNoise(seed))
     inner = scoped(b, prefix)
     for i, (kind, params) in enumerate(program):
-        x = a.draw(f"s{i}", DrawKind(kind), **params)
+        x = draw_any(a, f"s{i}", DrawKind(kind), params)
         y = scoped_draw(inner, f"s{i}", DrawKind(kind), params)
         assert _as_json(x) == _as_json(y)
     assert [f"{prefix} / {d.site}" for d in a.tape] == [d.site for d in b.tape]
@@ -403,6 +420,13 @@ def test_seeded_source_reproducible_and_scopes_prefix_sites(program: list[tuple[
 
 def scoped_draw(source: NoiseSource, name: str, kind: DrawKind, params: dict[str, Any]) -> object:
     assert isinstance(source, BaseNoiseSource)
+    return draw_any(source, name, kind, params)
+
+
+def draw_any(source: BaseNoiseSource, name: str, kind: DrawKind, params: dict[str, Any]) -> object:
+    """One draw of any kind; an additive draw on the value 0 (its release is the noise sample: insecure sources)."""
+    if kind in ADDITIVE_KINDS:
+        return source.add(name, kind, 0.0 if kind is DrawKind.LAPLACE else 0, **params)
     return source.draw(name, kind, **params)
 
 
@@ -434,3 +458,102 @@ def test_generated_counter_pairs_are_legal_neighbours(base: list[int], data: st.
         t = int(p.label.split()[0][2:].rstrip(","))
         diff = [i + 1 for i, (x, y) in enumerate(zip(p.f, p.f_prime, strict=True)) if x != y]
         assert diff == [t]
+
+
+# --- errata pinned: the property the default meets for every input, with the erratum's case as @example ----
+
+
+@pins("E-counters-1")
+@settings(max_examples=15, deadline=None)
+@given(T=horizons(max_value=300), eps=epsilons())
+@example(T=16, eps=1.0)
+def test_binary_tree_scale_meets_eps_and_the_printed_scale_loses_more(T: int, eps: float) -> None:
+    """The default's exact loss is eps for every T; the printed log2(T)/eps loses eps (floor(log2 T)+1)/log2 T,
+    more than eps for every T >= 2 (1.25 eps at T = 16: an input enters 5 nodes of scale 4/eps)."""
+    assert stream_entry_epsilon(binary_tree_counter_model(eps, T)) == pytest.approx(eps, rel=1e-9)
+    if T >= 2:
+        printed = stream_entry_epsilon(binary_tree_counter_model(eps, T, as_printed=True))
+        assert printed == pytest.approx(eps * (math.floor(math.log2(T)) + 1) / math.log2(T), rel=1e-9)
+        assert printed > eps
+
+
+@pins("E-counters-3")
+@settings(max_examples=15, deadline=None)
+@given(T=horizons(max_value=300), rho=rhos())
+@example(T=16, rho=0.5)
+def test_tree_aggregation_variance_meets_rho_and_the_printed_one_costs_more(T: int, rho: float) -> None:
+    """sigma^2 = (floor(log2 T)+1)/(2 rho) costs exactly rho; the printed log2(T)/(2 rho) costs
+    rho (floor(log2 T)+1)/log2 T (0.625 at rho = 0.5, T = 16)."""
+    assert stream_entry_rho(tree_aggregation_model(rho, T)) == pytest.approx(rho, rel=1e-9)
+    if T >= 2:
+        printed = stream_entry_rho(tree_aggregation_model(rho, T, as_printed=True))
+        assert printed == pytest.approx(rho * (math.floor(math.log2(T)) + 1) / math.log2(T), rel=1e-9)
+
+
+@pins("E-counters-4")
+@settings(max_examples=20, deadline=None)
+@given(z=st.floats(-10.0, 10.0).filter(lambda x: not x.is_integer()), T=horizons(min_value=2, max_value=20),
+       rho=rhos())
+@example(z=0.5, T=16, rho=0.5)
+def test_tree_aggregation_refuses_non_integer_inputs_before_any_draw(z: float, T: int, rho: float) -> None:
+    """Integer noise on a non-integer input tells neighbours apart with certainty: the default refuses it (field
+    f(t)) before any draw; the printed variant accepts it and releases z + an integer."""
+    recorder = TapeRecorder(InsecureSeededNoise(0))
+    counter = TreeAggregationCounter(rho, T, recorder)
+    with pytest.raises(DPStreamInputError) as info:
+        counter.step(z)
+    assert info.value.field == "f(t)" and counter.t == 0 and len(recorder.tape) == 0
+    noise = TreeAggregationCounter(rho, T, InsecureSeededNoise(0), as_printed=True).step(z) - z
+    assert abs(noise - round(noise)) <= 1e-9 * (1 + abs(z))
+
+
+@pins("E-counters-6")
+@settings(max_examples=20, deadline=None)
+@given(eps=st.lists(epsilons(0.1, 2.0), min_size=1, max_size=4), T=horizons(max_value=12), B=block_sizes(4))
+@example(eps=[0.3, 0.7, 0.5], T=6, B=2)
+def test_multidimensional_counter_claims_the_max_when_losses_scale_with_l1(eps: list[float], T: int, B: int) -> None:
+    """001-sec4.3 states no parameter: for Laplace-linear components the exact loss under sum_t ||f(t)-f'(t)||_1 <= 1
+    is at most max_i eps_i (not the sum), and that is the claim."""
+    models = [(simple_counter_model(e, T) if i % 2 == 0 else block_counter_model(e, B, T)) for i, e in enumerate(eps)]
+    exact = stream_entry_epsilon(multidimensional_model(models))
+    assert exact <= max(eps) * (1 + 1e-9)
+    if eps == [0.3, 0.7, 0.5] and (T, B) == (6, 2):
+        assert exact == pytest.approx(0.7, rel=1e-12)  # the max, not the sum 1.5
+    counter = MultiDimensionalCounter([SimpleCounter(e, InsecureSeededNoise(i)) if i % 2 == 0
+                                       else BlockCounter(e, B, InsecureSeededNoise(i)) for i, e in enumerate(eps)])
+    assert counter.claim.parameter == pytest.approx(max(eps))
+
+
+def _tail(sigma2: float, nodes: int, alpha: float) -> float:
+    """P(|sum of ``nodes`` independent N_Z(0, sigma2)| >= alpha), by exact convolution of the pmfs."""
+    r = int(40 * math.sqrt(sigma2)) + 2
+    z = np.arange(-r, r + 1)
+    p = np.exp(NoiseLaw.discrete_gaussian(sigma2).log_pdf(z.astype(float)))
+    q = p
+    for _ in range(nodes - 1):
+        q = np.convolve(q, p)
+    support = np.arange(len(q)) - len(q) // 2
+    return float(q[np.abs(support) >= alpha - 1e-9].sum())
+
+
+@pins("E-audit-2")
+@settings(max_examples=15, deadline=None)
+@given(rho=rhos(0.2, 5.0), T=horizons(max_value=16), beta=st.floats(0.01, 0.5))
+@example(rho=1.0, T=2, beta=math.exp(-1.0))
+def test_tree_aggregation_two_sided_subgaussian_bound_holds_exactly(rho: float, T: int, beta: float) -> None:
+    """The audits' two-sided sub-Gaussian bound holds at every t for the exact error law of the tree counter; 002 App.
+    B's one-sided bound fails for a single node of variance 1/2 (rho = 1, T = 2 with the printed variance:
+    P(|N_Z(0, 1/2)| >= 1) = 0.436 > e^-1)."""
+    model = tree_aggregation_model(rho, T)
+    bound = subgaussian_bound(model, beta)
+    sigma2 = model.laws[0].parameter
+    for t in range(1, T + 1):
+        nodes = int(np.count_nonzero(model.combination[t - 1]))
+        assert _tail(sigma2, nodes, bound.values[t - 1]) <= beta
+    if (rho, T) == (1.0, 2) and beta == math.exp(-1.0):
+        printed_sigma2 = tree_aggregation_model(rho, T, as_printed=True).laws[0].parameter
+        assert printed_sigma2 == 0.5
+        alpha = tree_aggregation_printed_bound(printed_sigma2, T, beta).values[0]
+        tail = _tail(printed_sigma2, 1, alpha)
+        assert tail == pytest.approx(0.43587, abs=5e-6)
+        assert tail > beta

@@ -23,6 +23,7 @@ ORDER = [
     ("longitudinal", "Longitudinal synthetic data (seed 002)"),
     ("hypercube", "Online synthetic data in the hypercube (seed 004)"),
     ("tabular", "High-dimensional tabular streams (seeds 003 and 000)"),
+    ("noise", "The noise door (implementation, all families)"),
 ]
 ENTRY = re.compile(r"^## (E-[a-z]+-\d+): (.*)$")
 

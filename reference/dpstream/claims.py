@@ -2,7 +2,7 @@
 
 A claim is (measure, parameter, neighbour relation, where it is proved). Every
 algorithm exposes its claim; audits read it and documentation prints it
-(DESIGN.md, "Privacy claims are data").
+(docs/developing.md, "Claims, errors, atomic steps").
 """
 
 from __future__ import annotations

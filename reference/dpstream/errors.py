@@ -1,6 +1,6 @@
 """Errors and input validation shared by every algorithm.
 
-Rule (DESIGN.md, "Streams and inputs"): a bad input raises a subclass of
+Rule (docs/developing.md, "Claims, errors, atomic steps"): a bad input raises a subclass of
 ``ValueError`` that names the field and the rule, *before* any noise is drawn and
 before any state changes. The validators here are the only place these rules are
 spelled out, so every algorithm reports them the same way.

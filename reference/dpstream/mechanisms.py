@@ -18,8 +18,13 @@
   rho * Delta instead of rho. The default squares Delta; the printed formula is
   ``DiscreteGaussianMechanism(..., as_printed=True)`` (docs/errata/counters.md E-counters-5).
 
-All draw through the NoiseSource; the exponential mechanism uses the source's
+All draw through the NoiseSource: the additive mechanisms hand it the query value (value-in, so the
+secure source adds the noise inside OpenDP); the exponential mechanism uses the source's
 ``exponential_mechanism`` draw (OpenDP Gumbel noisy max in the secure source).
+
+Proofs: exponential mechanism proofs/proof_tabular_exponential_mechanism.py (003-thm3.9, 3.10); the
+Laplace log-ratio bound proofs/proof_simple_counter.py; the discrete Gaussian's zCDP bound and the
+unsquared Delta of 002-def2.2 proofs/proof_tree_aggregation_counter.py.
 """
 
 from __future__ import annotations
@@ -66,12 +71,12 @@ class LaplaceMechanism:
     def release(self, noise: NoiseSource, site: str, value: float) -> float:
         """Release one value; the draw is at ``site``."""
         x = require_finite_real("value", value)
-        return x + noise.laplace(site, self.scale)
+        return noise.add_laplace(site, x, self.scale)
 
     def release_vector(self, noise: NoiseSource, site: str, values: Sequence[float]) -> npt.NDArray[np.float64]:
         """Release a vector; coordinate i draws at ``f"{site} i={i}"``."""
         xs = [require_finite_real("values", v) for v in values]
-        return np.array([x + noise.laplace(f"{site} i={i}", self.scale) for i, x in enumerate(xs)])
+        return noise.add_laplace_many([f"{site} i={i}" for i in range(len(xs))], xs, self.scale)
 
 
 @dataclass(frozen=True)
@@ -149,9 +154,9 @@ class DiscreteGaussianMechanism:
     def release(self, noise: NoiseSource, site: str, value: int) -> int:
         """Release one integer value; the draw is at ``site``."""
         x = require_integer_value("value", value)
-        return x + noise.discrete_gaussian(site, self.sigma2)
+        return noise.add_discrete_gaussian(site, x, self.sigma2)
 
     def release_vector(self, noise: NoiseSource, site: str, values: Sequence[int]) -> list[int]:
         """Release an integer vector; coordinate i draws at ``f"{site} i={i}"``."""
         xs = [require_integer_value("values", v) for v in values]
-        return [x + noise.discrete_gaussian(f"{site} i={i}", self.sigma2) for i, x in enumerate(xs)]
+        return noise.add_discrete_gaussian_many([f"{site} i={i}" for i in range(len(xs))], xs, self.sigma2)

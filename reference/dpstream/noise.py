@@ -20,6 +20,16 @@ kind                      law                                    used by
 ``uniform_box``           ``count`` uniform points in a box      001 rule (5), 004
 ========================  =====================================  ==================
 
+The three *additive* kinds are value-in: an algorithm hands the door the statistic whose
+sensitivity its proof bounds and gets the noisy statistic back
+(``add_laplace(site, value, scale)``, ``add_discrete_laplace``, ``add_discrete_gaussian``
+and the batch forms ``add_*_many(sites, values, ...)``). There is no method that returns a
+bare noise sample, so no algorithm can add a float sample to a sensitive value in Python:
+in the secure source the noise is added *inside* OpenDP's measurement, whose proof covers
+exactly that (floating-point argument: ``proofs/proof_noise_door.py``). A tape records the
+noise of an additive draw as ``release - value`` (for the insecure sources: exactly the
+sample drawn), so tapes keep their format and meaning.
+
 Sources:
 
 * :class:`SecureNoise` (the default): every privacy-relevant draw is an OpenDP
@@ -58,11 +68,14 @@ from dpstream.errors import (
     DPStreamInputError,
     require_finite_real,
     require_int_at_least,
+    require_integer_value,
     require_positive_finite,
 )
 
 __all__ = [
+    "ADDITIVE_KINDS",
     "MAX_INTEGER_NOISE_SCALE",
+    "MAX_INTEGER_VALUE",
     "BaseNoiseSource",
     "DrawKind",
     "InsecureSeededNoise",
@@ -78,6 +91,10 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
+FloatValues = Sequence[float] | npt.NDArray[np.floating[Any]]
+"""The statistics of a batch of Laplace draws (a sequence or a float array)."""
+IntValues = Sequence[int] | npt.NDArray[np.integer[Any]]
+"""The statistics of a batch of integer draws (a sequence or an integer array)."""
 Params = dict[str, Any]
 """Exact parameters of a draw, JSON-compatible (floats, ints, lists of them)."""
 
@@ -123,18 +140,36 @@ def site(anchor: str, **indices: object) -> str:
 
 @runtime_checkable
 class NoiseSource(Protocol):
-    """What every algorithm receives. Each method takes the draw's ``site`` first."""
+    """What every algorithm receives. Each method takes the draw's ``site`` first.
 
-    def laplace(self, site: str, scale: float) -> float:
-        """Continuous Laplace with density exp(-|x|/scale) / (2 scale)."""
+    Additive noise is value-in: the caller passes the statistic and receives the noisy
+    statistic (the noise is added inside the source: inside OpenDP in the secure source).
+    The batch forms take one site per element; they draw exactly what the element-wise
+    calls would draw (the secure source makes one OpenDP vector measurement call).
+    """
+
+    def add_laplace(self, site: str, value: float, scale: float) -> float:
+        """value + Lap(scale), Lap with density exp(-|x|/scale) / (2 scale)."""
         ...
 
-    def discrete_laplace(self, site: str, scale: float) -> int:
-        """Integer Laplace with pmf proportional to exp(-|z|/scale) (004-sec2.4)."""
+    def add_discrete_laplace(self, site: str, value: int, scale: float) -> int:
+        """value + Lap_Z(scale), pmf proportional to exp(-|z|/scale) (004-sec2.4)."""
         ...
 
-    def discrete_gaussian(self, site: str, sigma2: float) -> int:
-        """Discrete Gaussian on Z with pmf proportional to exp(-z^2/(2 sigma2)) (002-def2.2)."""
+    def add_discrete_gaussian(self, site: str, value: int, sigma2: float) -> int:
+        """value + N_Z(0, sigma2), pmf proportional to exp(-z^2/(2 sigma2)) (002-def2.2)."""
+        ...
+
+    def add_laplace_many(self, sites: Sequence[str], values: FloatValues, scale: float) -> FloatArray:
+        """values[i] + Lap(scale) drawn at sites[i], as a float array."""
+        ...
+
+    def add_discrete_laplace_many(self, sites: Sequence[str], values: IntValues, scale: float) -> list[int]:
+        """values[i] + Lap_Z(scale) drawn at sites[i]."""
+        ...
+
+    def add_discrete_gaussian_many(self, sites: Sequence[str], values: IntValues, sigma2: float) -> list[int]:
+        """values[i] + N_Z(0, sigma2) drawn at sites[i]."""
         ...
 
     def exponential_mechanism(
@@ -166,6 +201,16 @@ saturation at +-(2^63 - 1) a visible part of the law (a saturated release x + no
 At the limit, P(|noise| >= 2^63) <= 2 exp(-2^63 / 1e15) = 2 exp(-9223), and for the Gaussian
 exp(-(2^63 / 1e15)^2 / 2); a scale of 1e15 means eps ~ 1e-15, far outside any use.
 """
+
+MAX_INTEGER_VALUE = 2**62
+"""Largest |value| an integer additive draw accepts (the statistic handed to the door).
+
+With |value| <= 2^62 and |noise| < 2^62 (probability >= 1 - 2 exp(-2^62 / 1e15) = 1 - 2 exp(-4611) at the
+largest scale) the release value + noise stays inside i64, so OpenDP's integer measurement never
+saturates (a saturated release would reveal the value)."""
+
+ADDITIVE_KINDS = frozenset({DrawKind.LAPLACE, DrawKind.DISCRETE_LAPLACE, DrawKind.DISCRETE_GAUSSIAN})
+"""The value-in kinds: drawn only through ``add_*`` (``BaseNoiseSource._add``)."""
 
 
 def validated_params(kind: DrawKind, raw: Mapping[str, Any]) -> Params:
@@ -212,40 +257,108 @@ def validated_params(kind: DrawKind, raw: Mapping[str, Any]) -> Params:
     raise AssertionError(kind)  # pragma: no cover
 
 
+def validated_value(kind: DrawKind, value: Any) -> Any:
+    """Check the statistic handed to an additive draw: a finite float (Laplace) or an integer with
+    |value| <= :data:`MAX_INTEGER_VALUE` (discrete Laplace and Gaussian), returned as float / int."""
+    if kind is DrawKind.LAPLACE:
+        return require_finite_real("value", value)
+    if kind in (DrawKind.DISCRETE_LAPLACE, DrawKind.DISCRETE_GAUSSIAN):
+        number = require_integer_value("value", value)
+        if abs(number) > MAX_INTEGER_VALUE:
+            raise DPStreamInputError("value", "integer noise needs |value| <= 2^62 (64-bit releases)", value)
+        return number
+    raise DPStreamInputError("kind", "additive draws are laplace, discrete_laplace or discrete_gaussian", kind)
+
+
+_FLOAT_MAX = sys.float_info.max
+_MAX_SIGMA2 = MAX_INTEGER_NOISE_SCALE**2
+
+
 class BaseNoiseSource(ABC):
-    """Validates every draw, then hands it to :meth:`_draw`.
+    """Validates every draw, then hands it to :meth:`_draw` (or, for additive kinds, :meth:`_add`).
 
     Subclasses implement ``_draw(site, kind, params)`` and return the value in the
-    canonical type of the kind (float, int, bool, tuple of ints, float array).
-    Invalid parameters raise :class:`~dpstream.errors.DPStreamInputError` before any
-    randomness is consumed.
+    canonical type of the kind (float, int, bool, tuple of ints, float array); for the
+    additive kinds ``_draw`` returns the noise sample, and the default :meth:`_add`
+    releases ``value + sample`` (insecure sources only: :class:`SecureNoise` overrides
+    :meth:`_add` and :meth:`_add_many` so that the noise is added inside OpenDP).
+    Invalid parameters or values raise :class:`~dpstream.errors.DPStreamInputError`
+    before any randomness is consumed.
     """
 
     @abstractmethod
     def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
-        """Produce one draw with already validated parameters."""
+        """Produce one draw with already validated parameters (for additive kinds: the bare sample)."""
+
+    def _add(self, site: str, kind: DrawKind, params: Params, value: Any) -> tuple[Any, Any]:
+        """(release, noise) of an additive draw on an already validated ``value``: release = value + noise."""
+        noise = self._draw(site, kind, params)
+        return value + noise, noise
+
+    def _add_many(self, sites: Sequence[str], kind: DrawKind, params: Params, values: Sequence[Any]
+                  ) -> tuple[list[Any], list[Any]]:
+        """(releases, noises) of element-wise additive draws, in order; the same numbers as :meth:`_add` per element."""
+        releases, noises = [], []
+        for site_name, value in zip(sites, values, strict=True):
+            release, noise = self._add(site_name, kind, params, value)
+            releases.append(release)
+            noises.append(noise)
+        return releases, noises
 
     def draw(self, site: str, kind: DrawKind, **raw: Any) -> Any:
-        """Generic entry point: validate ``raw`` parameters for ``kind`` and draw."""
+        """Generic entry point for the non-additive kinds: validate ``raw`` parameters for ``kind`` and draw."""
         if not isinstance(site, str) or not site:
             raise DPStreamInputError("site", "must be a non-empty string", site)
+        if kind in ADDITIVE_KINDS:
+            raise DPStreamInputError("kind", "additive noise is value-in: use add(site, kind, value, ...)", kind)
         return self._draw(site, kind, validated_params(kind, raw))
 
-    def _additive(self, site: str, kind: DrawKind, name: str, value: float, limit: float) -> Any:
-        # Fast path for the most frequent draws (one per node and step in the tree algorithms):
-        # the same rules as validated_params, checked without building the generic call.
-        if type(site) is str and site and type(value) is float and 0.0 < value <= limit:
-            return self._draw(site, kind, {name: value})
-        return self.draw(site, kind, **{name: value})
+    def add(self, site: str, kind: DrawKind, value: Any, **raw: Any) -> Any:
+        """Generic entry point for the additive kinds: validate, then release value + noise."""
+        if not isinstance(site, str) or not site:
+            raise DPStreamInputError("site", "must be a non-empty string", site)
+        number = validated_value(kind, value)
+        return self._add(site, kind, validated_params(kind, raw), number)[0]
 
-    def laplace(self, site: str, scale: float) -> float:
-        return float(self._additive(site, DrawKind.LAPLACE, "scale", scale, sys.float_info.max))
+    def add_many(self, sites: Sequence[str], kind: DrawKind, values: FloatValues | IntValues, **raw: Any
+                 ) -> list[Any]:
+        """Generic batch entry point: ``add`` for every (site, value), in one call of :meth:`_add_many`."""
+        names = list(sites)
+        numbers = [validated_value(kind, v) for v in values]
+        if len(names) != len(numbers):
+            raise DPStreamInputError("sites", f"must have one site per value ({len(numbers)})", len(names))
+        if any(not isinstance(s, str) or not s for s in names):
+            raise DPStreamInputError("sites", "must be non-empty strings", names)
+        return self._add_many(names, kind, validated_params(kind, raw), numbers)[0]
 
-    def discrete_laplace(self, site: str, scale: float) -> int:
-        return int(self._additive(site, DrawKind.DISCRETE_LAPLACE, "scale", scale, MAX_INTEGER_NOISE_SCALE))
+    # Fast paths for the most frequent draws (one per node and step in the tree algorithms): the same rules as
+    # validated_params / validated_value, checked inline; anything else takes the generic, validating call.
+    def add_laplace(self, site: str, value: float, scale: float) -> float:
+        if (type(site) is str and site and type(scale) is float and 0.0 < scale <= _FLOAT_MAX
+                and type(value) is float and -math.inf < value < math.inf):
+            return float(self._add(site, DrawKind.LAPLACE, {"scale": scale}, value)[0])
+        return float(self.add(site, DrawKind.LAPLACE, value, scale=scale))
 
-    def discrete_gaussian(self, site: str, sigma2: float) -> int:
-        return int(self._additive(site, DrawKind.DISCRETE_GAUSSIAN, "sigma2", sigma2, MAX_INTEGER_NOISE_SCALE**2))
+    def add_discrete_laplace(self, site: str, value: int, scale: float) -> int:
+        if (type(site) is str and site and type(scale) is float and 0.0 < scale <= MAX_INTEGER_NOISE_SCALE
+                and type(value) is int and -MAX_INTEGER_VALUE <= value <= MAX_INTEGER_VALUE):
+            return int(self._add(site, DrawKind.DISCRETE_LAPLACE, {"scale": scale}, value)[0])
+        return int(self.add(site, DrawKind.DISCRETE_LAPLACE, value, scale=scale))
+
+    def add_discrete_gaussian(self, site: str, value: int, sigma2: float) -> int:
+        if (type(site) is str and site and type(sigma2) is float and 0.0 < sigma2 <= _MAX_SIGMA2
+                and type(value) is int and -MAX_INTEGER_VALUE <= value <= MAX_INTEGER_VALUE):
+            return int(self._add(site, DrawKind.DISCRETE_GAUSSIAN, {"sigma2": sigma2}, value)[0])
+        return int(self.add(site, DrawKind.DISCRETE_GAUSSIAN, value, sigma2=sigma2))
+
+    def add_laplace_many(self, sites: Sequence[str], values: FloatValues, scale: float) -> FloatArray:
+        return np.asarray(self.add_many(sites, DrawKind.LAPLACE, values, scale=scale), dtype=np.float64)
+
+    def add_discrete_laplace_many(self, sites: Sequence[str], values: IntValues, scale: float) -> list[int]:
+        return [int(v) for v in self.add_many(sites, DrawKind.DISCRETE_LAPLACE, values, scale=scale)]
+
+    def add_discrete_gaussian_many(self, sites: Sequence[str], values: IntValues, sigma2: float) -> list[int]:
+        return [int(v) for v in self.add_many(sites, DrawKind.DISCRETE_GAUSSIAN, values, sigma2=sigma2)]
 
     def exponential_mechanism(
         self, site: str, scores: Sequence[float], epsilon: float, sensitivity: float
@@ -279,8 +392,13 @@ def em_log_weights(params: Params) -> FloatArray:
 class SecureNoise(BaseNoiseSource):
     """The default source: OpenDP measurements for every privacy-relevant draw.
 
-    * Laplace: ``make_laplace`` on floats; discrete Laplace: ``make_laplace`` on
-      integers; discrete Gaussian: ``make_gaussian`` on integers with scale sqrt(sigma2).
+    * Additive noise is value-in: the OpenDP measurement is applied to the statistic itself
+      and its output is the release; nothing is added in Python (``proofs/proof_noise_door.py``).
+      Laplace: ``make_laplace`` on floats (OpenDP samples on a grid of 2^k and rounds the exact
+      sum to a float: safe against Mironov's attack on the low-order bits); discrete Laplace:
+      ``make_laplace`` on i64; discrete Gaussian: ``make_gaussian`` on i64 with scale
+      sqrt(sigma2). The batch forms make ONE call of the vector measurement
+      (``vector_domain`` with ``l1_distance`` / ``l2_distance``), independent noise per element.
     * Exponential mechanism: ``make_noisy_max`` with the zero-concentrated output
       measure, which adds Gumbel noise of scale 2*Delta/eps; Gumbel noisy max selects
       index i with probability proportional to exp(eps*u_i/(2*Delta)), exactly the
@@ -288,33 +406,55 @@ class SecureNoise(BaseNoiseSource):
       different selection law, not used here.)
     * Post-processing (coin, choice, uniform_box): :class:`secrets.SystemRandom`.
 
-    Built measurements are cached by parameter, since building one is slow.
+    Built measurements are cached by (kind, parameter, vector), since building one is slow.
+    The source pickles and deep-copies without its cache (nothing random is stored; the
+    measurements are rebuilt on first use).
     """
 
     def __init__(self) -> None:
-        import opendp.prelude as dp  # local import: OpenDP loads a native library
-
-        dp.enable_features("contrib")
-        self._dp = dp
-        self._cache: dict[tuple[DrawKind, float], Any] = {}
+        self._cache: dict[tuple[DrawKind, float, bool], Any] = {}
         self._system = secrets.SystemRandom()
+        self._dp: Any = None
 
-    def _measurement(self, kind: DrawKind, parameter: float) -> Any:
-        key = (kind, parameter)
+    def __getstate__(self) -> dict[str, Any]:
+        return {}
+
+    def __setstate__(self, state: Mapping[str, Any]) -> None:
+        self._cache = {}
+        self._system = secrets.SystemRandom()
+        self._dp = None
+
+    def _opendp(self) -> Any:
+        if self._dp is None:
+            import opendp.prelude as dp  # local import: OpenDP loads a native library
+
+            dp.enable_features("contrib")
+            self._dp = dp
+        return self._dp
+
+    def _measurement(self, kind: DrawKind, parameter: float, vector: bool = False) -> Any:
+        """The OpenDP measurement of ``kind`` (scale, sigma2 or Gumbel scale); on a vector when ``vector``."""
+        key = (kind, parameter, vector)
         meas = self._cache.get(key)
         if meas is None:
-            dp = self._dp
+            dp = self._opendp()
             if kind is DrawKind.LAPLACE:
-                space = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))
-                meas = dp.m.make_laplace(*space, scale=parameter)
+                atom, metric = dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)
+                if vector:
+                    atom, metric = dp.vector_domain(atom), dp.l1_distance(T=float)
+                meas = dp.m.make_laplace(atom, metric, scale=parameter)
             elif kind is DrawKind.DISCRETE_LAPLACE:
                 # i64, not T=int: OpenDP maps int to i32 and saturates the noise at +-(2^31 - 1),
                 # a visible clamp of the law for scales ~1e8 and above (i64 clamps only at ~1e17)
-                space = (dp.atom_domain(T="i64"), dp.absolute_distance(T="i64"))
-                meas = dp.m.make_laplace(*space, scale=parameter)
+                atom, metric = dp.atom_domain(T="i64"), dp.absolute_distance(T="i64")
+                if vector:
+                    atom, metric = dp.vector_domain(atom), dp.l1_distance(T="i64")
+                meas = dp.m.make_laplace(atom, metric, scale=parameter)
             elif kind is DrawKind.DISCRETE_GAUSSIAN:
-                space = (dp.atom_domain(T="i64"), dp.absolute_distance(T="i64"))
-                meas = dp.m.make_gaussian(*space, scale=math.sqrt(parameter))
+                atom, metric = dp.atom_domain(T="i64"), dp.absolute_distance(T="i64")
+                if vector:
+                    atom, metric = dp.vector_domain(atom), dp.l2_distance(T="i64")
+                meas = dp.m.make_gaussian(atom, metric, scale=math.sqrt(parameter))
             elif kind is DrawKind.EXPONENTIAL_MECHANISM:
                 space = (dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float))
                 meas = dp.m.make_noisy_max(*space, dp.zero_concentrated_divergence(), scale=parameter)
@@ -323,13 +463,32 @@ class SecureNoise(BaseNoiseSource):
             self._cache[key] = meas
         return meas
 
+    @staticmethod
+    def _parameter(kind: DrawKind, params: Params) -> float:
+        return float(params["sigma2"] if kind is DrawKind.DISCRETE_GAUSSIAN else params["scale"])
+
+    def _add(self, site: str, kind: DrawKind, params: Params, value: Any) -> tuple[Any, Any]:
+        # The release IS the measurement's output on the statistic; ``noise`` only serves recording.
+        release = self._measurement(kind, self._parameter(kind, params))(value)
+        release = float(release) if kind is DrawKind.LAPLACE else int(release)
+        return release, release - value
+
+    def _add_many(self, sites: Sequence[str], kind: DrawKind, params: Params, values: Sequence[Any]
+                  ) -> tuple[list[Any], list[Any]]:
+        if len(sites) != len(values):
+            raise DPStreamInputError("sites", f"must have one site per value ({len(values)})", len(sites))
+        if not values:
+            return [], []
+        out = self._measurement(kind, self._parameter(kind, params), vector=True)(list(values))
+        cast = float if kind is DrawKind.LAPLACE else int
+        releases = [cast(r) for r in out]
+        if len(releases) != len(values):  # pragma: no cover - OpenDP returns one release per element
+            raise AssertionError("vector measurement changed the length")
+        return releases, [r - v for r, v in zip(releases, values, strict=True)]
+
     def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
-        if kind is DrawKind.LAPLACE:
-            return float(self._measurement(kind, params["scale"])(0.0))
-        if kind is DrawKind.DISCRETE_LAPLACE:
-            return int(self._measurement(kind, params["scale"])(0))
-        if kind is DrawKind.DISCRETE_GAUSSIAN:
-            return int(self._measurement(kind, params["sigma2"])(0))
+        if kind in ADDITIVE_KINDS:
+            raise TypeError(f"SecureNoise draws {kind.value} only value-in (_add): no bare noise sample exists")
         if kind is DrawKind.EXPONENTIAL_MECHANISM:
             gumbel_scale = 2.0 * params["sensitivity"] / params["epsilon"]
             return int(self._measurement(kind, gumbel_scale)([float(s) for s in params["scores"]]))
@@ -358,6 +517,23 @@ class InsecureSeededNoise(BaseNoiseSource):
         if not isinstance(seed, np.random.SeedSequence):
             seed = require_int_at_least("seed", seed, 0)
         self._rng = np.random.default_rng(seed)
+
+    def generator_state(self) -> dict[str, Any]:
+        """The generator's state (JSON-compatible: numpy's bit-generator state dict), for checkpoints."""
+        return dict(self._rng.bit_generator.state)
+
+    def restore_generator_state(self, state: Mapping[str, Any]) -> None:
+        """Continue from a :meth:`generator_state`; a state of another bit generator or a malformed one is refused
+        (DPStreamInputError) and changes nothing."""
+        current = self._rng.bit_generator
+        if not isinstance(state, Mapping) or state.get("bit_generator") != type(current).__name__:
+            raise DPStreamInputError("state", f"must be a {type(current).__name__} state", state)
+        trial = type(current)()
+        try:
+            trial.state = dict(state)
+        except (TypeError, ValueError, KeyError) as exc:
+            raise DPStreamInputError("state", f"invalid {type(current).__name__} state: {exc}", state) from exc
+        current.state = trial.state
 
     @classmethod
     def independent(cls, seed: int, count: int) -> list[InsecureSeededNoise]:
@@ -413,6 +589,11 @@ class InsecureZeroNoise(BaseNoiseSource):
     def __init__(self, post_processing_seed: int = 0) -> None:
         self._post = InsecureSeededNoise(post_processing_seed)
 
+    @property
+    def post_processing(self) -> InsecureSeededNoise:
+        """The seeded source of the post-processing draws (its state travels with checkpoints)."""
+        return self._post
+
     def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
         if kind in (DrawKind.LAPLACE,):
             return 0.0
@@ -434,22 +615,63 @@ class ScopedNoise(BaseNoiseSource):
         self.inner = inner
         self.prefix = prefix
 
+    def _full(self, site: str) -> str:
+        return f"{self.prefix}{self.SEPARATOR}{site}"
+
     def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
-        full = f"{self.prefix}{self.SEPARATOR}{site}"
         inner = self.inner
         if isinstance(inner, BaseNoiseSource):
-            return inner._draw(full, kind, params)
-        return dispatch(inner, full, kind, params)
+            return inner._draw(self._full(site), kind, params)
+        return dispatch(inner, self._full(site), kind, params)
+
+    def _add(self, site: str, kind: DrawKind, params: Params, value: Any) -> tuple[Any, Any]:
+        inner = self.inner
+        if isinstance(inner, BaseNoiseSource):
+            return inner._add(self._full(site), kind, params, value)
+        return dispatch_add(inner, self._full(site), kind, params, value)
+
+    def _add_many(self, sites: Sequence[str], kind: DrawKind, params: Params, values: Sequence[Any]
+                  ) -> tuple[list[Any], list[Any]]:
+        inner = self.inner
+        full = [self._full(s) for s in sites]
+        if isinstance(inner, BaseNoiseSource):
+            return inner._add_many(full, kind, params, values)
+        return dispatch_add_many(inner, full, kind, params, values)
+
+
+def dispatch_add(source: NoiseSource, site_name: str, kind: DrawKind, params: Params, value: Any
+                 ) -> tuple[Any, Any]:
+    """(release, release - value) from the public value-in method of ``source`` that corresponds to ``kind``."""
+    if kind is DrawKind.LAPLACE:
+        release: Any = float(source.add_laplace(site_name, value, params["scale"]))
+    elif kind is DrawKind.DISCRETE_LAPLACE:
+        release = int(source.add_discrete_laplace(site_name, value, params["scale"]))
+    elif kind is DrawKind.DISCRETE_GAUSSIAN:
+        release = int(source.add_discrete_gaussian(site_name, value, params["sigma2"]))
+    else:
+        raise DPStreamInputError("kind", "additive draws are laplace, discrete_laplace or discrete_gaussian", kind)
+    return release, release - value
+
+
+def dispatch_add_many(source: NoiseSource, sites: Sequence[str], kind: DrawKind, params: Params,
+                      values: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+    """:func:`dispatch_add` for a batch, through the source's public batch method."""
+    if kind is DrawKind.LAPLACE:
+        releases: list[Any] = [float(r) for r in source.add_laplace_many(sites, values, params["scale"])]
+    elif kind is DrawKind.DISCRETE_LAPLACE:
+        releases = [int(r) for r in source.add_discrete_laplace_many(sites, values, params["scale"])]
+    elif kind is DrawKind.DISCRETE_GAUSSIAN:
+        releases = [int(r) for r in source.add_discrete_gaussian_many(sites, values, params["sigma2"])]
+    else:
+        raise DPStreamInputError("kind", "additive draws are laplace, discrete_laplace or discrete_gaussian", kind)
+    return releases, [r - v for r, v in zip(releases, values, strict=True)]
 
 
 def dispatch(source: NoiseSource, site_name: str, kind: DrawKind, params: Params) -> Any:
-    """Call the public method of ``source`` that corresponds to ``kind``."""
-    if kind is DrawKind.LAPLACE:
-        return source.laplace(site_name, params["scale"])
-    if kind is DrawKind.DISCRETE_LAPLACE:
-        return source.discrete_laplace(site_name, params["scale"])
-    if kind is DrawKind.DISCRETE_GAUSSIAN:
-        return source.discrete_gaussian(site_name, params["sigma2"])
+    """Call the public method of ``source`` that corresponds to the non-additive ``kind``
+    (additive kinds are value-in: :func:`dispatch_add`)."""
+    if kind in ADDITIVE_KINDS:
+        raise DPStreamInputError("kind", "additive noise is value-in: use dispatch_add", kind)
     if kind is DrawKind.EXPONENTIAL_MECHANISM:
         return source.exponential_mechanism(
             site_name, params["scores"], params["epsilon"], params["sensitivity"]

@@ -11,7 +11,7 @@ implementation may draw in a different order. Replay fails loudly when
 * a site is requested twice (:class:`DuplicateSiteError`), or
 * sites are left unused when the run is declared finished (:class:`TapeUnusedSitesError`).
 
-File format (versioned JSON, JSON Schema in ``docs/tape-schema.json``), documented in
+File format (versioned JSON, JSON Schema in ``dpstream/vectors/schema.json``), documented in
 ``docs/tape-format.md``.
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -27,7 +27,16 @@ from typing import Any
 
 import numpy as np
 
-from dpstream.noise import BaseNoiseSource, DrawKind, NoiseSource, Params, dispatch, validated_params
+from dpstream.noise import (
+    BaseNoiseSource,
+    DrawKind,
+    NoiseSource,
+    Params,
+    dispatch,
+    dispatch_add,
+    dispatch_add_many,
+    validated_params,
+)
 
 __all__ = [
     "TAPE_FORMAT",
@@ -42,6 +51,9 @@ __all__ = [
     "TapeReplay",
     "TapeSiteMissingError",
     "TapeUnusedSitesError",
+    "params_equal",
+    "value_from_json",
+    "value_to_json",
 ]
 
 TAPE_FORMAT = "dpstream-noise-tape"
@@ -72,7 +84,8 @@ class TapeUnusedSitesError(TapeError):
     """The run finished but some recorded sites were never requested."""
 
 
-def _value_to_json(kind: DrawKind, value: Any) -> Any:
+def value_to_json(kind: DrawKind, value: Any) -> Any:
+    """A drawn value as JSON (the ``value`` of a tape draw)."""
     if kind is DrawKind.LAPLACE:
         return float(value)
     if kind in (DrawKind.DISCRETE_LAPLACE, DrawKind.DISCRETE_GAUSSIAN, DrawKind.EXPONENTIAL_MECHANISM):
@@ -86,7 +99,8 @@ def _value_to_json(kind: DrawKind, value: Any) -> Any:
     raise AssertionError(kind)  # pragma: no cover
 
 
-def _value_from_json(kind: DrawKind, value: Any, params: Params) -> Any:
+def value_from_json(kind: DrawKind, value: Any, params: Params) -> Any:
+    """A tape ``value`` checked against its kind and parameters, in the type the noise source returns."""
     if kind is DrawKind.LAPLACE:
         if not _is_finite_number(value):
             raise TapeFormatError(f"laplace value must be a finite number, got {value!r}")
@@ -133,7 +147,7 @@ class Draw:
 
     def to_json(self) -> dict[str, Any]:
         return {"site": self.site, "kind": self.kind.value, "params": self.params,
-                "value": _value_to_json(self.kind, self.value)}
+                "value": value_to_json(self.kind, self.value)}
 
 
 @dataclass(frozen=True)
@@ -210,7 +224,7 @@ class Tape:
                 raise TapeFormatError(f"draw {i} ({raw['site']}): invalid params: {exc}") from exc
             if set(params) != set(raw["params"]):
                 raise TapeFormatError(f"draw {i} ({raw['site']}): params must be exactly {sorted(params)}")
-            value = _value_from_json(kind, raw["value"], params)
+            value = value_from_json(kind, raw["value"], params)
             draws.append(Draw(raw["site"], kind, params, value))
         try:
             return cls(tuple(draws), meta)
@@ -239,9 +253,15 @@ class TapeRecorder(BaseNoiseSource):
         self._draws: list[Draw] = []
         self._sites: set[str] = set()
 
+    def _check_new(self, sites: list[str]) -> None:
+        if len(set(sites)) != len(sites):
+            raise DuplicateSiteError(f"a site appears twice in one batch: {sites!r}")
+        for site in sites:
+            if site in self._sites:
+                raise DuplicateSiteError(f"site {site!r} drawn twice in one run")
+
     def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
-        if site in self._sites:
-            raise DuplicateSiteError(f"site {site!r} drawn twice in one run")
+        self._check_new([site])
         inner = self.inner
         value = inner._draw(site, kind, params) if isinstance(inner, BaseNoiseSource) else dispatch(
             inner, site, kind, params)
@@ -249,15 +269,45 @@ class TapeRecorder(BaseNoiseSource):
         self._draws.append(Draw(site, kind, params, value))
         return value
 
+    def _add(self, site: str, kind: DrawKind, params: Params, value: Any) -> tuple[Any, Any]:
+        # the tape holds the noise (release - value; for an insecure inner source: the sample itself)
+        self._check_new([site])
+        inner = self.inner
+        release, noise = inner._add(site, kind, params, value) if isinstance(inner, BaseNoiseSource) else (
+            dispatch_add(inner, site, kind, params, value))
+        self._sites.add(site)
+        self._draws.append(Draw(site, kind, params, noise))
+        return release, noise
+
+    def _add_many(self, sites: Sequence[str], kind: DrawKind, params: Params, values: Sequence[Any]
+                  ) -> tuple[list[Any], list[Any]]:
+        names = list(sites)
+        self._check_new(names)
+        inner = self.inner
+        releases, noises = inner._add_many(names, kind, params, values) if isinstance(inner, BaseNoiseSource) else (
+            dispatch_add_many(inner, names, kind, params, values))
+        self._sites.update(names)
+        self._draws.extend(Draw(s, kind, params, z) for s, z in zip(names, noises, strict=True))
+        return releases, noises
+
     @property
     def tape(self) -> Tape:
         return Tape(tuple(self._draws), self.meta)
 
+    def resume(self, draws: Sequence[Draw]) -> None:
+        """Continue a recording whose first draws were ``draws`` (a checkpoint's); the sites must be unique."""
+        recorded = list(draws)
+        sites = {d.site for d in recorded}
+        if len(sites) != len(recorded):
+            raise DuplicateSiteError("a site appears twice in the draws to resume from")
+        self._draws, self._sites = recorded, sites
 
-def _params_equal(requested: Any, recorded: Any, rtol: float) -> bool:
+
+def params_equal(requested: Any, recorded: Any, rtol: float) -> bool:
+    """Draw parameters equal, floats within relative tolerance ``rtol``."""
     if isinstance(requested, list) or isinstance(recorded, list):
         return (isinstance(requested, list) and isinstance(recorded, list) and len(requested) == len(recorded)
-                and all(_params_equal(a, b, rtol) for a, b in zip(requested, recorded, strict=True)))
+                and all(params_equal(a, b, rtol) for a, b in zip(requested, recorded, strict=True)))
     if isinstance(requested, float) or isinstance(recorded, float):
         a, b = float(requested), float(recorded)
         return a == b or math.isclose(a, b, rel_tol=rtol, abs_tol=0.0)
@@ -289,11 +339,24 @@ class TapeReplay(BaseNoiseSource):
             raise TapeMismatchError(
                 f"site {site!r}: requested kind {kind.value!r}, tape has {recorded.kind.value!r}")
         if set(params) != set(recorded.params) or not all(
-            _params_equal(params[k], recorded.params[k], self.param_rtol) for k in params
+            params_equal(params[k], recorded.params[k], self.param_rtol) for k in params
         ):
             raise TapeMismatchError(f"site {site!r}: requested params {params}, tape has {recorded.params}")
         self._used.add(site)
         return recorded.value
+
+    @property
+    def used_sites(self) -> frozenset[str]:
+        """The sites served so far."""
+        return frozenset(self._used)
+
+    def resume(self, used: Iterable[str]) -> None:
+        """Continue a replay that has served ``used`` already (a checkpoint's); every site must be on the tape."""
+        served = set(used)
+        unknown = served - set(self._by_site)
+        if unknown:
+            raise TapeSiteMissingError(f"sites to resume from are not on the tape: {sorted(unknown)[:5]}")
+        self._used = served
 
     @property
     def unused_sites(self) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,8 +15,9 @@ from dpstream.noise import InsecureSeededNoise
 from dpstream.tape import TapeMismatchError, TapeRecorder, TapeReplay
 from dpstream.testing import record_run, replay_vector
 from dpstream.vectors import KnownAnswerVector
+from dpstream.vectors.corpus import known_answer
 
-VECTORS = sorted((Path(__file__).resolve().parents[1] / "vectors").glob("block-*.json"))
+VECTORS = list(known_answer("001-alg9"))
 
 
 def hand_error(noise: dict[str, float], t: int, B: int) -> float:
@@ -65,9 +65,8 @@ def test_calibration(B: int, expected: float) -> None:
     assert stream_entry_epsilon(block_counter_model(1.0, B, 30)) == pytest.approx(expected, rel=1e-12)
 
 
-@pytest.mark.parametrize("path", VECTORS, ids=[p.stem for p in VECTORS])
-def test_known_answer_vectors(path: Path) -> None:
-    vector = KnownAnswerVector.load(path)
+@pytest.mark.parametrize("vector", VECTORS, ids=[v.id for v in VECTORS])
+def test_known_answer_vectors(vector: KnownAnswerVector) -> None:
     eps, B = vector.params["epsilon"], vector.params["B"]
     got = replay_vector(lambda n: BlockCounter(eps, B, n), vector)
     assert got == pytest.approx(vector.expected, abs=1e-12)

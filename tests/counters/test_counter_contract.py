@@ -96,7 +96,7 @@ class _ForgetsL9(BinaryTreeCounter):
         alpha = self.alpha + [0.0] * (n + 1 - len(self.alpha))
         alpha_hat = self.alpha_hat + [0.0] * (n + 1 - len(self.alpha_hat))
         alpha[j] = sum(alpha[:j]) + x
-        alpha_hat[j] = alpha[j] + self.noise.laplace(f"001-alg10 L8 t={t}", self.scale)
+        alpha_hat[j] = self.noise.add_laplace(f"001-alg10 L8 t={t}", alpha[j], self.scale)
         g = sum(alpha_hat)
 
         def commit() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,8 +15,9 @@ from dpstream.noise import InsecureSeededNoise
 from dpstream.tape import TapeMismatchError, TapeRecorder, TapeReplay, TapeSiteMissingError
 from dpstream.testing import record_run, replay_vector
 from dpstream.vectors import KnownAnswerVector
+from dpstream.vectors.corpus import known_answer
 
-VECTORS = sorted((Path(__file__).resolve().parents[1] / "vectors").glob("hybrid-*.json"))
+VECTORS = list(known_answer("CSS11-hybrid"))
 
 
 def hand_error(noise: dict[str, float], t: int) -> float:
@@ -62,9 +62,8 @@ def test_calibration(T: int, expected: float) -> None:
     assert stream_entry_epsilon(hybrid_counter_model(1.0, T)) == pytest.approx(expected, rel=1e-12)
 
 
-@pytest.mark.parametrize("path", VECTORS, ids=[p.stem for p in VECTORS])
-def test_known_answer_vectors(path: Path) -> None:
-    vector = KnownAnswerVector.load(path)
+@pytest.mark.parametrize("vector", VECTORS, ids=[v.id for v in VECTORS])
+def test_known_answer_vectors(vector: KnownAnswerVector) -> None:
     eps = vector.params["epsilon"]
     got = replay_vector(lambda n: HybridCounter(eps, n), vector)
     assert got == pytest.approx(vector.expected, abs=1e-12)

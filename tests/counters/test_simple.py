@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,8 +14,9 @@ from dpstream.noise import InsecureSeededNoise
 from dpstream.tape import TapeMismatchError, TapeRecorder, TapeReplay
 from dpstream.testing import record_run, replay_vector
 from dpstream.vectors import KnownAnswerVector
+from dpstream.vectors.corpus import known_answer
 
-VECTORS = sorted((Path(__file__).resolve().parents[1] / "vectors").glob("simple-*.json"))
+VECTORS = list(known_answer("001-alg8"))
 
 
 def test_exact_error_law() -> None:
@@ -39,9 +39,8 @@ def test_exact_error_variance() -> None:
     assert np.allclose(var, [2 * t / eps**2 for t in range(1, T + 1)], rtol=1e-12)
 
 
-@pytest.mark.parametrize("path", VECTORS, ids=[p.stem for p in VECTORS])
-def test_known_answer_vectors(path: Path) -> None:
-    vector = KnownAnswerVector.load(path)
+@pytest.mark.parametrize("vector", VECTORS, ids=[v.id for v in VECTORS])
+def test_known_answer_vectors(vector: KnownAnswerVector) -> None:
     eps = vector.params["epsilon"]
     got = replay_vector(lambda n: SimpleCounter(eps, n), vector)
     assert got == pytest.approx(vector.expected, abs=1e-12)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,8 +16,9 @@ from dpstream.noise import InsecureSeededNoise
 from dpstream.tape import TapeRecorder
 from dpstream.testing import record_run, replay_vector
 from dpstream.vectors import KnownAnswerVector
+from dpstream.vectors.corpus import known_answer
 
-VECTORS = sorted((Path(__file__).resolve().parents[1] / "vectors").glob("tree-aggregation-*.json"))
+VECTORS = list(known_answer("002-alg3"))
 
 
 def hand_error(noise: dict[str, float], t: int) -> float:
@@ -100,9 +100,8 @@ def test_real_inputs_are_refused_by_default() -> None:
     assert Fraction(a).denominator == 1 and Fraction(b).denominator == 2
 
 
-@pytest.mark.parametrize("path", VECTORS, ids=[p.stem for p in VECTORS])
-def test_known_answer_vectors(path: Path) -> None:
-    vector = KnownAnswerVector.load(path)
+@pytest.mark.parametrize("vector", VECTORS, ids=[v.id for v in VECTORS])
+def test_known_answer_vectors(vector: KnownAnswerVector) -> None:
     rho, T = vector.params["rho"], vector.params["T"]
     got = replay_vector(lambda n: TreeAggregationCounter(rho, T, n), vector)
     assert got == vector.expected

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,8 +16,9 @@ from dpstream.noise import InsecureSeededNoise
 from dpstream.tape import TapeMismatchError, TapeRecorder, TapeReplay
 from dpstream.testing import record_run, replay_vector
 from dpstream.vectors import KnownAnswerVector
+from dpstream.vectors.corpus import known_answer
 
-VECTORS = sorted((Path(__file__).resolve().parents[1] / "vectors").glob("unbounded-block-*.json"))
+VECTORS = list(known_answer("003-alg4"))
 
 
 def partition_of(u: int) -> tuple[int, int]:
@@ -97,9 +97,8 @@ def test_calibration_printed_algorithm_meets_claim() -> None:
     assert a[0] == b[0] and a[1].dumps() == b[1].dumps()
 
 
-@pytest.mark.parametrize("path", VECTORS, ids=[p.stem for p in VECTORS])
-def test_known_answer_vectors(path: Path) -> None:
-    vector = KnownAnswerVector.load(path)
+@pytest.mark.parametrize("vector", VECTORS, ids=[v.id for v in VECTORS])
+def test_known_answer_vectors(vector: KnownAnswerVector) -> None:
     eps = vector.params["epsilon"]
     got = replay_vector(lambda n: UnboundedBlockCounter(eps, n), vector)
     assert got == pytest.approx(vector.expected, abs=1e-12)

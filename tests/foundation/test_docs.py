@@ -32,12 +32,12 @@ def test_counters_page_quotes_the_claims_the_code_states() -> None:
 
 
 def test_tape_format_example_is_the_shipped_vector() -> None:
-    """The tape shown in docs/tape-format.md is the start of tests/vectors/binary-tree-eps1-T8.json."""
+    """The tape shown in docs/tape-format.md is the start of the corpus vector 001-alg10/T8-bits-eps2."""
     import json
 
-    from dpstream.vectors import KnownAnswerVector
+    from dpstream.vectors.corpus import known_answer
 
-    vector = KnownAnswerVector.load(ROOT / "tests" / "vectors" / "binary-tree-eps1-T8.json")
+    vector = next(v for v in known_answer("001-alg10") if v.id == "001-alg10/T8-bits-eps2")
     text = (ROOT / "docs" / "tape-format.md").read_text(encoding="utf-8")
     for draw in vector.tape.draws[:2]:
         assert json.dumps(draw.to_json()) in text

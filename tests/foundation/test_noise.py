@@ -31,13 +31,13 @@ def test_site_format() -> None:
 @pytest.mark.parametrize(
     ("call", "field"),
     [
-        (lambda n: n.laplace("s", 0.0), "scale"),
-        (lambda n: n.laplace("s", -1.0), "scale"),
-        (lambda n: n.laplace("s", math.inf), "scale"),
-        (lambda n: n.discrete_laplace("s", math.nan), "scale"),
-        (lambda n: n.discrete_gaussian("s", 0.0), "sigma2"),
-        (lambda n: n.discrete_laplace("s", 1e16), "scale"),  # 64-bit draws would saturate
-        (lambda n: n.discrete_gaussian("s", 1e31), "sigma2"),
+        (lambda n: n.add_laplace("s", 0.0, 0.0), "scale"),
+        (lambda n: n.add_laplace("s", 0.0, -1.0), "scale"),
+        (lambda n: n.add_laplace("s", 0.0, math.inf), "scale"),
+        (lambda n: n.add_discrete_laplace("s", 0, math.nan), "scale"),
+        (lambda n: n.add_discrete_gaussian("s", 0, 0.0), "sigma2"),
+        (lambda n: n.add_discrete_laplace("s", 0, 1e16), "scale"),  # 64-bit draws would saturate
+        (lambda n: n.add_discrete_gaussian("s", 0, 1e31), "sigma2"),
         (lambda n: n.exponential_mechanism("s", [], 1.0, 1.0), "scores"),
         (lambda n: n.exponential_mechanism("s", [1.0, math.nan], 1.0, 1.0), "scores"),
         (lambda n: n.exponential_mechanism("s", [1.0], 0.0, 1.0), "epsilon"),
@@ -45,7 +45,7 @@ def test_site_format() -> None:
         (lambda n: n.choice("s", 3, 4), "k"),
         (lambda n: n.uniform_box("s", [0.0, 0.0], [1.0], 1), "high"),
         (lambda n: n.uniform_box("s", [0.0], [0.0], 1), "high"),
-        (lambda n: n.laplace("", 1.0), "site"),
+        (lambda n: n.add_laplace("", 0.0, 1.0), "site"),
     ],
 )
 def test_invalid_parameters_raise_named_errors(source: NoiseSource, call: object, field: str) -> None:
@@ -56,9 +56,9 @@ def test_invalid_parameters_raise_named_errors(source: NoiseSource, call: object
 
 @pytest.mark.parametrize("source", [InsecureSeededNoise(1), SecureNoise()])
 def test_value_types_and_shapes(source: NoiseSource) -> None:
-    assert isinstance(source.laplace("a", 1.0), float)
-    assert isinstance(source.discrete_laplace("b", 2.0), int)
-    assert isinstance(source.discrete_gaussian("c", 3.0), int)
+    assert isinstance(source.add_laplace("a", 0.0, 1.0), float)
+    assert isinstance(source.add_discrete_laplace("b", 0, 2.0), int)
+    assert isinstance(source.add_discrete_gaussian("c", 0, 3.0), int)
     idx = source.exponential_mechanism("d", [0.0, 1.0, 2.0], 1.0, 1.0)
     assert idx in (0, 1, 2)
     assert isinstance(source.coin("e"), bool)
@@ -70,25 +70,25 @@ def test_value_types_and_shapes(source: NoiseSource) -> None:
 
 
 def test_seeded_is_reproducible_and_seed_dependent() -> None:
-    a = [InsecureSeededNoise(7).laplace("x", 1.0) for _ in range(2)]
+    a = [InsecureSeededNoise(7).add_laplace("x", 0.0, 1.0) for _ in range(2)]
     assert a[0] == a[1]
-    assert InsecureSeededNoise(7).laplace("x", 1.0) != InsecureSeededNoise(8).laplace("x", 1.0)
+    assert InsecureSeededNoise(7).add_laplace("x", 0.0, 1.0) != InsecureSeededNoise(8).add_laplace("x", 0.0, 1.0)
     streams = InsecureSeededNoise.independent(3, 4)
-    values = {s.laplace("x", 1.0) for s in streams}
+    values = {s.add_laplace("x", 0.0, 1.0) for s in streams}
     assert len(values) == 4
 
 
 def test_zero_noise() -> None:
     z = InsecureZeroNoise()
-    assert z.laplace("a", 5.0) == 0.0
-    assert z.discrete_gaussian("b", 5.0) == 0
+    assert z.add_laplace("a", 0.0, 5.0) == 0.0
+    assert z.add_discrete_gaussian("b", 0, 5.0) == 0
     assert z.exponential_mechanism("c", [1.0, 3.0, 3.0], 1.0, 1.0) == 1
 
 
 def test_scoped_prefixes_sites() -> None:
     recorder = TapeRecorder(InsecureSeededNoise(0))
     inner = scoped(scoped(recorder, "001-alg3 v=root"), "counter")
-    inner.laplace("001-alg8 L4 t=1", 1.0)
+    inner.add_laplace("001-alg8 L4 t=1", 0.0, 1.0)
     assert [d.site for d in recorder.tape] == ["001-alg3 v=root / counter / 001-alg8 L4 t=1"]
     assert recorder.tape.draws[0].kind is DrawKind.LAPLACE
 
@@ -127,11 +127,11 @@ def _dgauss_pmf(sigma2: float, width: int) -> dict[int, float]:
 def test_sampler_laws(source_name: str) -> None:
     n = 4000 if source_name == "seeded" else 1500  # OpenDP draws ~3000/s: keep the secure run short
     src: NoiseSource = InsecureSeededNoise(12345) if source_name == "seeded" else SecureNoise()
-    lap = [src.laplace(f"l{i}", 2.0) for i in range(n)]
+    lap = [src.add_laplace(f"l{i}", 0.0, 2.0) for i in range(n)]
     assert stats.kstest(lap, stats.laplace(scale=2.0).cdf).pvalue > ALPHA
-    dl = [src.discrete_laplace(f"d{i}", 1.5) for i in range(n)]
+    dl = [src.add_discrete_laplace(f"d{i}", 0, 1.5) for i in range(n)]
     assert _discrete_chi2(dl, _dlap_pmf(1.5, 6)) > ALPHA
-    dg = [src.discrete_gaussian(f"g{i}", 2.5) for i in range(n)]
+    dg = [src.add_discrete_gaussian(f"g{i}", 0, 2.5) for i in range(n)]
     assert _discrete_chi2(dg, _dgauss_pmf(2.5, 5)) > ALPHA
     scores = [0.0, 1.0, 3.0]
     em = [src.exponential_mechanism(f"e{i}", scores, 1.0, 1.0) for i in range(n)]

@@ -8,6 +8,12 @@ not reproducible, so nothing here compares values with expected ones.
 
 Also here: the secure source is not reproducible (two fresh counters differ), and a regression test for
 its integer draws (they were drawn in OpenDP's i32 type, which saturates at +-(2^31 - 1)).
+
+The secure path (issue 16, part 1): every test here runs twice, on the real OpenDP measurements and on
+deterministic stand-ins (``dpstream.testing.secure_path.recognisable``: value + 0.25, value + 1, arg-max), and after
+each run every additive draw of every algorithm must have been exactly one OpenDP measurement applied to
+exactly the statistic the algorithm handed in, its output released unchanged (``SecureDoorSpy``): no
+noise is added to a sensitive value in Python. ``tests/foundation/test_secure_path.py`` has the rest.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from __future__ import annotations
 import importlib
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pytest
@@ -72,6 +78,20 @@ from dpstream.tabular.queries import all_marginal_queries, all_workloads
 from dpstream.tabular.stream import DifferentialDataset, generate_stream
 from dpstream.tabular.streaming_mwem import OfflineToStream, StreamingMWEM
 from dpstream.tabular.totals import TotalRule
+from dpstream.testing.secure_path import SecureDoorSpy, recognisable
+
+REAL_OPENDP_ONLY = {"test_secure_releases_are_not_reproducible", "test_secure_integer_draws_are_not_clamped_to_32_bits"}
+"""Tests of OpenDP's randomness itself: not run on the deterministic stand-ins."""
+
+
+@pytest.fixture(autouse=True, params=["opendp", "recognisable"])
+def secure_door(request: pytest.FixtureRequest) -> Iterator[SecureDoorSpy]:
+    """Every additive draw of the test is exactly one measurement on the handed-in value, released unchanged."""
+    if request.param == "recognisable" and request.function.__name__ in REAL_OPENDP_ONLY:
+        pytest.skip("tests OpenDP's own randomness")
+    with SecureDoorSpy(None if request.param == "opendp" else recognisable) as spy:
+        yield spy
+    assert spy.violations() == []
 
 
 def is_secure(noise: NoiseSource) -> bool:
@@ -89,29 +109,40 @@ def test_default_noise_is_secure() -> None:
 
 BOOLEAN_STREAM = [1, 0, 1, 1, 0, 1, 0, 1]
 
-# (factory, stream, integer-valued releases). The counters are built with no noise argument.
-COUNTERS: dict[str, tuple[Callable[[], Counter], list[int], bool]] = {
-    "simple": (lambda: SimpleCounter(1.0), BOOLEAN_STREAM, False),
-    "block": (lambda: BlockCounter(1.0, 3), BOOLEAN_STREAM, False),
-    "block-horizon": (lambda: BlockCounter(1.0, 2, horizon=8), BOOLEAN_STREAM, False),
-    "binary-tree": (lambda: BinaryTreeCounter(1.0, 8), BOOLEAN_STREAM, False),
-    "binary-tree-discrete": (lambda: BinaryTreeCounter(1.0, 8, discrete=True), [2, 0, -1, 3, 1, 0, 5, 1], True),
-    "tree-aggregation": (lambda: TreeAggregationCounter(0.5, 8), [2, 0, 1, 3, 1, 0, 5, 1], True),
-    "unbounded-block": (lambda: UnboundedBlockCounter(1.0), BOOLEAN_STREAM + BOOLEAN_STREAM, False),
-    "hybrid": (lambda: HybridCounter(1.0), BOOLEAN_STREAM + BOOLEAN_STREAM, False),
-    "sparse": (lambda: SparseCounter(1.0, 8), BOOLEAN_STREAM, True),
+def flat_budget(r: int) -> float:
+    """eps_r = 1 at every level (004-alg3)."""
+    return 1.0
+
+
+def busy_budget(r: int) -> float:
+    """eps_r = 50 at every level: segments end almost every step."""
+    return 50.0
+
+
+# (factory(noise), stream, integer-valued releases). The tests here pass noise=None (the default source);
+# tests/foundation/test_checkpoint.py reuses this enumeration with seeded and taped sources.
+COUNTERS: dict[str, tuple[Callable[[NoiseSource | None], Counter], list[int], bool]] = {
+    "simple": (lambda n: SimpleCounter(1.0, n), BOOLEAN_STREAM, False),
+    "block": (lambda n: BlockCounter(1.0, 3, n), BOOLEAN_STREAM, False),
+    "block-horizon": (lambda n: BlockCounter(1.0, 2, n, horizon=8), BOOLEAN_STREAM, False),
+    "binary-tree": (lambda n: BinaryTreeCounter(1.0, 8, n), BOOLEAN_STREAM, False),
+    "binary-tree-discrete": (lambda n: BinaryTreeCounter(1.0, 8, n, discrete=True), [2, 0, -1, 3, 1, 0, 5, 1], True),
+    "tree-aggregation": (lambda n: TreeAggregationCounter(0.5, 8, n), [2, 0, 1, 3, 1, 0, 5, 1], True),
+    "unbounded-block": (lambda n: UnboundedBlockCounter(1.0, n), BOOLEAN_STREAM + BOOLEAN_STREAM, False),
+    "hybrid": (lambda n: HybridCounter(1.0, n), BOOLEAN_STREAM + BOOLEAN_STREAM, False),
+    "sparse": (lambda n: SparseCounter(1.0, 8, n), BOOLEAN_STREAM, True),
     # eps = 50: T_0 = 9 log(16)/50 < 1 and Lap_Z(0.04) is almost surely 0, so segments end at almost
     # every step and A_sub (a discrete binary tree) is created and then copied (copy-on-write)
-    "sparse-many-segments": (lambda: SparseCounter(50.0, 16), [1] * 16, True),
-    "inhomogeneous-sparse": (lambda: InhomogeneousSparseCounter(1.0, 0, lambda r: 1.0), [1] * 20, True),
-    "inhomogeneous-sparse-busy": (lambda: InhomogeneousSparseCounter(1.0, 0, lambda r: 50.0), [1] * 20, True),
+    "sparse-many-segments": (lambda n: SparseCounter(50.0, 16, n), [1] * 16, True),
+    "inhomogeneous-sparse": (lambda n: InhomogeneousSparseCounter(1.0, 0, flat_budget, n), [1] * 20, True),
+    "inhomogeneous-sparse-busy": (lambda n: InhomogeneousSparseCounter(1.0, 0, busy_budget, n), [1] * 20, True),
 }
 
 
 @pytest.mark.parametrize("name", list(COUNTERS))
 def test_counter_runs_on_the_default_source(name: str) -> None:
     factory, stream, integer = COUNTERS[name]
-    counter = factory()
+    counter = factory(None)
     assert isinstance(counter.noise, SecureNoise)
     out = [counter.step(x) for x in stream]
     assert len(out) == len(stream) and counter.t == len(stream) and counter.releases == out
@@ -271,12 +302,17 @@ def test_tree_level_phdstream_runs_on_the_default_source(cls: type[PHDStreamTree
         assert set(release.leaf_values) == set(release.tree.leaves)
 
 
-PHDSTREAMS: dict[str, Callable[[Partition], PHDStream | EfficientPHDStream]] = {
-    "phdstream-alg1": lambda p: PHDStream(p, 1.0),
-    "phdstream-alg3": lambda p: PHDStream(p, 1.0, 0.5, counter=simple_counter_factory),
-    "phdstream-alg3-block": lambda p: PHDStream(p, 2.0, counter=lambda e, n: BlockCounter(e, 2, n)),
-    "efficient": lambda p: EfficientPHDStream(p, 1.0),
-    "efficient-as-printed": lambda p: EfficientPHDStream(p, 1.0, as_printed=True),
+def block_counter_b2(epsilon: float, noise: NoiseSource) -> Counter:
+    """The vertex counters of 001-alg3 as Block counters with B = 2."""
+    return BlockCounter(epsilon, 2, noise)
+
+
+PHDSTREAMS: dict[str, Callable[[Partition, NoiseSource | None], PHDStream | EfficientPHDStream]] = {
+    "phdstream-alg1": lambda p, n: PHDStream(p, 1.0, noise=n),
+    "phdstream-alg3": lambda p, n: PHDStream(p, 1.0, 0.5, counter=simple_counter_factory, noise=n),
+    "phdstream-alg3-block": lambda p, n: PHDStream(p, 2.0, counter=block_counter_b2, noise=n),
+    "efficient": lambda p, n: EfficientPHDStream(p, 1.0, noise=n),
+    "efficient-as-printed": lambda p, n: EfficientPHDStream(p, 1.0, as_printed=True, noise=n),
 }
 
 
@@ -284,7 +320,7 @@ PHDSTREAMS: dict[str, Callable[[Partition], PHDStream | EfficientPHDStream]] = {
 @pytest.mark.parametrize("data", list(BATCHES))
 def test_phdstream_synthetic_points_follow_rule5(name: str, data: str) -> None:
     partition, batches = BATCHES[data]
-    alg = PHDSTREAMS[name](partition)
+    alg = PHDSTREAMS[name](partition, None)
     assert isinstance(alg.noise, SecureNoise)
     if isinstance(alg, PHDStream):
         assert alg.tree.noise is alg.noise
@@ -495,8 +531,8 @@ def test_secure_integer_draws_are_not_clamped_to_32_bits() -> None:
     0.20 and P(|N_Z(0, 1e20)| <= 2^31) ~ P(|N(0,1)| <= 0.2147) < 0.18, so a false alarm (40 draws all of
     magnitude <= 2^31) has probability < 0.2^40 < 1e-27 per kind."""
     noise = SecureNoise()
-    draws: list[Callable[[int], int]] = [lambda i: noise.discrete_laplace(f"dl i={i}", 1e10),
-                                         lambda i: noise.discrete_gaussian(f"dg i={i}", 1e20)]
+    draws: list[Callable[[int], int]] = [lambda i: noise.add_discrete_laplace(f"dl i={i}", 0, 1e10),
+                                         lambda i: noise.add_discrete_gaussian(f"dg i={i}", 0, 1e20)]
     for draw in draws:
         values = [draw(i) for i in range(40)]
         assert all(type(v) is int for v in values)

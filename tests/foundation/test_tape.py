@@ -22,9 +22,9 @@ from dpstream.tape import (
 
 def _draw_all(noise: NoiseSource) -> list[object]:
     return [
-        noise.laplace("a", 0.5),
-        noise.discrete_laplace("b", 2.0),
-        noise.discrete_gaussian("c", 4.0),
+        noise.add_laplace("a", 0.0, 0.5),
+        noise.add_discrete_laplace("b", 0, 2.0),
+        noise.add_discrete_gaussian("c", 0, 4.0),
         noise.exponential_mechanism("d", [1.0, 2.5, -1.0], 0.7, 1.0),
         noise.coin("e"),
         noise.choice("f", 9, 3),
@@ -42,9 +42,9 @@ def test_round_trip_and_replay_in_other_order() -> None:
         # a different order is fine: replay is keyed by site
         g = replay.uniform_box("g", [0.0, 0.0], [1.0, 2.0], 3).tolist()
         rest = [
-            replay.laplace("a", 0.5),
-            replay.discrete_laplace("b", 2.0),
-            replay.discrete_gaussian("c", 4.0),
+            replay.add_laplace("a", 0.0, 0.5),
+            replay.add_discrete_laplace("b", 0, 2.0),
+            replay.add_discrete_gaussian("c", 0, 4.0),
             replay.exponential_mechanism("d", [1.0, 2.5, -1.0], 0.7, 1.0),
             replay.coin("e"),
             replay.choice("f", 9, 3),
@@ -54,32 +54,32 @@ def test_round_trip_and_replay_in_other_order() -> None:
 
 def test_replay_failures() -> None:
     recorder = TapeRecorder(InsecureSeededNoise(3))
-    recorder.laplace("a", 0.5)
-    recorder.discrete_laplace("b", 2.0)
+    recorder.add_laplace("a", 0.0, 0.5)
+    recorder.add_discrete_laplace("b", 0, 2.0)
     tape = recorder.tape
     with pytest.raises(TapeSiteMissingError):
-        TapeReplay(tape).laplace("zzz", 0.5)
+        TapeReplay(tape).add_laplace("zzz", 0.0, 0.5)
     with pytest.raises(TapeMismatchError, match="kind"):
-        TapeReplay(tape).discrete_laplace("a", 0.5)
+        TapeReplay(tape).add_discrete_laplace("a", 0, 0.5)
     with pytest.raises(TapeMismatchError, match="params"):
-        TapeReplay(tape).laplace("a", 0.25)
+        TapeReplay(tape).add_laplace("a", 0.0, 0.25)
     replay = TapeReplay(tape)
-    replay.laplace("a", 0.5)
+    replay.add_laplace("a", 0.0, 0.5)
     with pytest.raises(DuplicateSiteError):
-        replay.laplace("a", 0.5)
+        replay.add_laplace("a", 0.0, 0.5)
     with pytest.raises(TapeUnusedSitesError, match="'b'"):
         replay.assert_exhausted()
     with pytest.raises(TapeUnusedSitesError), TapeReplay(tape) as r2:
-        r2.laplace("a", 0.5)
+        r2.add_laplace("a", 0.0, 0.5)
 
 
 def test_param_tolerance() -> None:
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    recorder.laplace("a", 0.1 * 3)
+    recorder.add_laplace("a", 0.0, 0.1 * 3)
     tape = recorder.tape
-    assert TapeReplay(tape).laplace("a", 0.3) == tape.value("a")  # 0.1*3 != 0.3 by one ulp
+    assert TapeReplay(tape).add_laplace("a", 0.0, 0.3) == tape.value("a")  # 0.1*3 != 0.3 by one ulp
     with pytest.raises(TapeMismatchError):
-        TapeReplay(tape, param_rtol=0.0).laplace("a", 0.3)
+        TapeReplay(tape, param_rtol=0.0).add_laplace("a", 0.0, 0.3)
 
 
 def test_recorder_rejects_duplicate_sites() -> None:
@@ -105,8 +105,8 @@ def test_recorder_rejects_duplicate_sites() -> None:
 )
 def test_format_errors(mutate: object) -> None:
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    recorder.laplace("a", 1.0)
-    recorder.discrete_laplace("b", 1.0)
+    recorder.add_laplace("a", 0.0, 1.0)
+    recorder.add_discrete_laplace("b", 0, 1.0)
     recorder.choice("c", 5, 2)
     doc = json.loads(recorder.tape.dumps())
     mutate(doc)  # type: ignore[operator]

@@ -1,12 +1,12 @@
-"""docs/tape-schema.json: our tapes and known-answer vectors validate; broken ones are rejected
-(by the schema, and, for the same mutations, by Tape.from_json / KnownAnswerVector.from_json)."""
+"""dpstream/vectors/schema.json: our tapes, the corpus's vectors and its manifest validate; broken ones are
+rejected (by the schema, and, for the same mutations, by Tape.from_json / KnownAnswerVector.from_json /
+MustRejectVector.from_json)."""
 
 from __future__ import annotations
 
 import copy
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -16,19 +16,22 @@ from dpstream.counters import BinaryTreeCounter, TreeAggregationCounter
 from dpstream.noise import InsecureSeededNoise
 from dpstream.tape import Tape, TapeFormatError, TapeRecorder
 from dpstream.testing import record_run
-from dpstream.vectors import KnownAnswerVector
+from dpstream.vectors import KnownAnswerVector, MustRejectVector
+from dpstream.vectors.corpus import MANIFEST, corpus_dir, load_manifest
 
-ROOT = Path(__file__).resolve().parents[2]
-SCHEMA = json.loads((ROOT / "docs" / "tape-schema.json").read_text(encoding="utf-8"))
-VECTORS = sorted((ROOT / "tests").glob("**/vectors/*.json"))  # counters and every family
+CORPUS = corpus_dir()
+SCHEMA = json.loads((CORPUS.parent / "schema.json").read_text(encoding="utf-8"))
+ROWS = load_manifest()
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+SAMPLE = CORPUS / "001-alg10" / "T8-bits-eps2.json"
+"""A known-answer vector the broken-document tests start from."""
 
 
 def _all_kinds_tape() -> dict[str, Any]:
     recorder = TapeRecorder(InsecureSeededNoise(3), meta={"seed": 3})
-    recorder.laplace("001-alg8 L4 t=1", 0.5)
-    recorder.discrete_laplace("001-alg10 L8 t=1", 2.0)
-    recorder.discrete_gaussian("002-alg3 u8 t=1", 4.0)
+    recorder.add_laplace("001-alg8 L4 t=1", 0.0, 0.5)
+    recorder.add_discrete_laplace("001-alg10 L8 t=1", 0, 2.0)
+    recorder.add_discrete_gaussian("002-alg3 u8 t=1", 0, 4.0)
     recorder.exponential_mechanism("003-alg2 L11 t=1", [1.0, 2.5, -1.0], 0.7, 1.0)
     recorder.coin("002-alg1 u9 t=1")
     recorder.choice("002-alg1 u12 t=1", 9, 3)
@@ -47,12 +50,16 @@ def test_tape_with_every_kind_validates() -> None:
     assert Tape.from_json(doc).dumps() == json.dumps(doc, indent=1)
 
 
-@pytest.mark.parametrize("path", VECTORS, ids=[f"{p.parent.parent.name}/{p.stem}" for p in VECTORS])
-def test_shipped_vectors_validate(path: Path) -> None:
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    VALIDATOR.validate(doc)
-    VALIDATOR.validate(doc["tape"])
-    KnownAnswerVector.from_json(doc)
+def test_every_shipped_vector_and_the_manifest_validate() -> None:
+    VALIDATOR.validate(json.loads((CORPUS / MANIFEST).read_text(encoding="utf-8")))
+    assert len(ROWS) >= 200
+    for row in ROWS:
+        doc = json.loads((CORPUS / row.file).read_text(encoding="utf-8"))
+        VALIDATOR.validate(doc)
+        if doc.get("tape") is not None:
+            VALIDATOR.validate(doc["tape"])
+        reader = KnownAnswerVector if row.kind == "known-answer" else MustRejectVector
+        assert reader.from_json(doc).id == row.id
 
 
 def test_counter_tapes_validate() -> None:
@@ -121,7 +128,9 @@ VECTOR_MUTATIONS: dict[str, Mutation] = {
     "missing expected": lambda d: d.pop("expected"),
     "missing tape": lambda d: d.pop("tape"),
     "broken inner tape": lambda d: d["tape"]["draws"][0].update(kind="normal"),
-    "empty component": lambda d: d.update(component=""),
+    "empty algorithm": lambda d: d.update(algorithm=""),
+    "id not <algorithm>/<name>": lambda d: d.update(id="T8"),
+    "tolerance not an object": lambda d: d.update(tolerance=1e-9),
     "extra key": lambda d: d.update(extra=1),
     "params not an object": lambda d: d.update(params=[1.0, 8]),
     "inputs not a list": lambda d: d.update(inputs="10110011"),
@@ -134,7 +143,7 @@ VECTOR_MUTATIONS: dict[str, Mutation] = {
 
 @pytest.mark.parametrize("name", VECTOR_MUTATIONS)
 def test_broken_vectors_are_rejected(name: str) -> None:
-    doc = json.loads((ROOT / "tests" / "vectors" / "binary-tree-eps1-T8.json").read_text(encoding="utf-8"))
+    doc = json.loads(SAMPLE.read_text(encoding="utf-8"))
     broken = copy.deepcopy(doc)
     VECTOR_MUTATIONS[name](broken)
     if name != "inputs shorter than expected":  # a rule the schema cannot state (the reader checks it)
@@ -156,3 +165,23 @@ def test_non_finite_values_are_rejected_by_the_reader() -> None:
         doc["draws"][6]["value"][0][0] = json.loads(token)
         with pytest.raises(TapeFormatError):
             Tape.from_json(doc)
+
+
+REJECT_SAMPLE = CORPUS / "001-alg10" / "reject-step-string.json"
+REJECT_MUTATIONS: dict[str, Mutation] = {
+    "at neither init nor step": lambda d: d.update(at="later"),
+    "step without its tape": lambda d: d.pop("tape"),
+    "step without after": lambda d: d.pop("after"),
+    "extra key": lambda d: d.update(extra=1),
+    "expected one short": lambda d: d["expected"].pop(),
+}
+
+
+@pytest.mark.parametrize("name", REJECT_MUTATIONS)
+def test_broken_must_reject_vectors_are_rejected(name: str) -> None:
+    broken = json.loads(REJECT_SAMPLE.read_text(encoding="utf-8"))
+    REJECT_MUTATIONS[name](broken)
+    if name != "expected one short":  # a rule the schema cannot state (the reader checks it)
+        assert not VALIDATOR.is_valid(broken)
+    with pytest.raises(TapeFormatError):
+        MustRejectVector.from_json(broken)

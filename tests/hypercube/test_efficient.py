@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,8 +17,9 @@ from dpstream.hypercube.online import HypercubeRelease, OnlineSyntheticData
 from dpstream.hypercube.streams import make_stream
 from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise, NoiseSource
 from dpstream.tape import Tape, TapeRecorder, TapeReplay, TapeSiteMissingError
-from dpstream.testing import replay_vector
+from dpstream.testing import replay_run
 from dpstream.vectors import KnownAnswerVector
+from dpstream.vectors.corpus import known_answer
 
 
 def assert_same(a: HypercubeRelease, b: HypercubeRelease) -> None:
@@ -100,13 +100,17 @@ def test_geometric_form_equals_its_line_by_line_version(d: int, eps: float, n: i
         assert_same(reference[b.t - 1], b)
 
 
-def test_online_vector_replays_through_the_efficient_version() -> None:
-    path = Path(__file__).resolve().parent / "vectors" / "online-d2-eps2-t10.json"
-    vector = KnownAnswerVector.load(path)
+ONLINE_VECTORS = list(known_answer("004-alg1"))
+
+
+@pytest.mark.parametrize("vector", ONLINE_VECTORS, ids=[v.id for v in ONLINE_VECTORS])
+def test_known_answer_vectors_replay_through_the_efficient_version(vector: KnownAnswerVector) -> None:
+    """Every 004-alg1 known-answer vector of the corpus (recorded through the line-by-line version) replays through
+    the efficient version: same releases, every tape site used exactly once."""
     p = vector.params
-    releases = replay_vector(lambda n: EfficientOnlineSyntheticData(p["epsilon"], p["d"], n),
-                             KnownAnswerVector(vector.component, p, [np.asarray(x) for x in vector.inputs],
-                                               vector.tape, vector.expected))
+    releases = replay_run(lambda n: EfficientOnlineSyntheticData(p["epsilon"], p["d"], n),
+                          [np.asarray(x) for x in vector.inputs], vector.tape)
+    assert len(releases) == len(vector.expected)
     for release, want in zip(releases, vector.expected, strict=True):
         assert release is not None
         assert [level.tolist() for level in release.noisy] == want["noisy"]

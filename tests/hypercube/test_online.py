@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,8 +17,9 @@ from dpstream.hypercube.schedule import PrivacySchedule, ScheduleKind
 from dpstream.hypercube.streams import make_stream
 from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise
 from dpstream.tape import Tape, TapeError, TapeRecorder, TapeReplay, TapeSiteMissingError
-from dpstream.testing import replay_vector
+from dpstream.testing import replay_run
 from dpstream.vectors import KnownAnswerVector
+from dpstream.vectors.corpus import known_answer
 
 
 @pytest.mark.parametrize(("d", "eps"), [(1, 1.0), (2, 1.0), (3, 2.0), (2, 0.4)])
@@ -165,16 +165,21 @@ def test_level_creation_times() -> None:
                 assert t == (level_time(j - 1, 0.5) if as_printed else level_time(j, 0.5))
 
 
-def test_online_vector() -> None:
-    """Replaying tests/hypercube/vectors/online-d2-eps2-t10.json gives its releases exactly."""
-    path = Path(__file__).resolve().parent / "vectors" / "online-d2-eps2-t10.json"
-    vector = KnownAnswerVector.load(path)
+ONLINE_VECTORS = list(known_answer("004-alg1"))
+
+
+@pytest.mark.parametrize("vector", ONLINE_VECTORS, ids=[v.id for v in ONLINE_VECTORS])
+def test_online_vector(vector: KnownAnswerVector) -> None:
+    """Replaying a corpus vector of 004-alg1 gives its releases exactly; the consistent counts are 004-alg4 of the
+    noisy ones and every output point lies in its region."""
     p = vector.params
-    releases = replay_vector(lambda n: OnlineSyntheticData(p["epsilon"], p["d"], n),
-                             KnownAnswerVector(vector.component, p, [np.asarray(x) for x in vector.inputs],
-                                               vector.tape, vector.expected))
+    releases = replay_run(lambda n: OnlineSyntheticData(p["epsilon"], p["d"], n),
+                          [np.asarray(x) for x in vector.inputs], vector.tape)
+    P = BinaryPartition(p["d"])
     for release, want in zip(releases, vector.expected, strict=True):
         assert [level.tolist() for level in release.noisy] == want["noisy"]
         assert [level.tolist() for level in release.consistent] == want["consistent"]
         assert [level.tolist() for level in consistency(release.noisy)] == want["consistent"]
         assert release.points is not None and release.points.tolist() == want["points"]
+        cells = np.bincount(P.cell_indices(release.points, release.depth), minlength=2**release.depth)
+        assert cells.tolist() == want["consistent"][-1]

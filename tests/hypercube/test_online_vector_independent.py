@@ -1,18 +1,20 @@
-"""Independent recomputation of the known-answer vector ``online-d2-eps2-t10.json`` (004-alg1).
+"""Independent recomputation of the corpus vectors of 004-alg1, 004-alg4, 004-alg2 and 004-alg3.
 
-``tests/hypercube/test_online.py::test_online_vector`` replays the vector through the
+``tests/hypercube/test_online.py::test_online_vector`` replays the 004-alg1 vectors through the
 implementation. This module recomputes every expected release from the vector's inputs and tape
-alone, from the printed boxes (../shared/papers/ALGORITHMS.md 004-alg1..alg4, 001-alg10) with the
+alone, from the printed boxes (004-alg1..alg4, 001-alg10 of paper 004, arXiv:2402.08012) with the
 default corrections of docs/errata/hypercube.md (E-hypercube-1..5, 8, 9, 12, 13) and E-counters-1.
-It imports nothing from ``dpstream``: the partition, the schedule (4.1), 004-alg2/3, the Binary
-Mechanism, 004-alg4's EQUAL_SHIFT rule and the output step are written again here.
+It imports nothing from ``dpstream`` (it reads the corpus files, reference/dpstream/vectors/corpus, as JSON):
+the partition, the schedules (4.1) and (5.1), 004-alg2/3, the Binary Mechanism, 004-alg4's two rules
+(EQUAL_SHIFT, PROPORTIONAL) and the output step are written again here.
 
 What is recomputed, per release t (global time, one point x_t per step):
 
 1. the depth r = max{j : t_j <= t}, t_j = ceil(2^j / eps) (E-hypercube-1; checked against
    floor(log2(eps t)) of §3.2), and the regions theta in {0,1}^{<=r} (depth k -> k + 1 halves
    coordinate k mod d at its midpoint, E-hypercube-13); region theta's input stream is
-   1{x_i in Omega_theta} for i >= t_{|theta|} (r0 = |theta| for d >= 2, E-hypercube-2);
+   1{x_i in Omega_theta} for i >= t_{r0} (r0 = |theta| and schedule (4.1) for d >= 2; r0 = 0 and schedule
+   (5.1) for d = 1, the counter reading the whole history when its region appears; E-hypercube-2);
 2. each region's noisy count n'_theta = S~ + c_t of 004-alg3 (levels r >= r0, each with its own
    004-alg2 of parameter eps_{|theta|,r}/2 and horizon t_{r+1} - t_r; S~ adds each ended level's
    exact sum + Lap_Z(2/eps_{|theta|,r})); 004-alg2 in its streaming form (E-hypercube-3, -4); A_sub
@@ -39,9 +41,15 @@ from typing import Any
 
 import pytest
 
-VECTORS = Path(__file__).resolve().parent / "vectors"
-ONLINE = VECTORS / "online-d2-eps2-t10.json"
+CORPUS = Path(__file__).resolve().parents[2] / "reference" / "dpstream" / "vectors" / "corpus"
+ONLINE = CORPUS / "004-alg1" / "online-d2-eps2-t10.json"
 FLOAT_TOL = 1e-12
+
+
+def corpus_files(algorithm: str) -> list[Path]:
+    """The known-answer vectors of ``algorithm`` listed by the corpus manifest."""
+    rows = json.loads((CORPUS / "manifest.json").read_text(encoding="utf-8"))["vectors"]
+    return [CORPUS / r["file"] for r in rows if r["kind"] == "known-answer" and r["algorithm"] == algorithm]
 
 Point = Sequence[float]
 
@@ -109,17 +117,29 @@ def eps_41(j: int, r: int, eps: float, d: int) -> float:
     return c1 * eps * math.pow(2.0, (j - r) * (1.0 - 1.0 / d) / 2.0)
 
 
+def eps_51(j: int, eps: float) -> float:
+    """(5.1), d = 1: eps_{j,r} = (3/pi^2) eps / (j+1)^2 for every level r >= r0 = 0."""
+    return 3.0 / math.pi**2 * eps / (j + 1) ** 2
+
+
 def region_schedule(j: int, eps: float, d: int) -> Callable[[int], float]:
     """eps_{j,r0}, eps_{j,r0+1}, ... of the depth-j regions' counters (004-alg1 u4)."""
+    if d == 1:
+        return lambda r: eps_51(j, eps)
     return lambda r: eps_41(j, r, eps, d)
+
+
+def start_level(j: int, d: int) -> int:
+    """r0 of a depth-j region's counter: j under (4.1), 0 under (5.1)."""
+    return j if d >= 2 else 0
 
 
 # --- the binary partition (004-sec3.1, E-hypercube-13) ---------------------------------------------
 
 
 def label(depth: int, index: int) -> str:
-    """theta as printed in sites: its bits, first split first (index = theta read in binary)."""
-    return format(index, f"0{depth}b") if depth else ""
+    """theta as printed in sites: its bits, first split first (index = theta read in binary); the root is 'root'."""
+    return format(index, f"0{depth}b") if depth else "root"
 
 
 def region_of(x: Point, depth: int, d: int) -> int:
@@ -141,7 +161,7 @@ def region_of(x: Point, depth: int, d: int) -> int:
 
 def box(depth: int, index: int, d: int) -> tuple[list[float], list[float]]:
     low, high = [0.0] * d, [1.0] * d
-    for k, bit in enumerate(label(depth, index)):
+    for k, bit in enumerate(format(index, f"0{depth}b") if depth else ""):
         c = k % d
         mid = (low[c] + high[c]) / 2.0
         if bit == "1":
@@ -231,8 +251,9 @@ def inhomogeneous_sparse_counting(x: dict[int, int], t_end: int, eps: float, r0:
     while level_time(r, eps) <= t_end:
         start, stop = level_time(r, eps), level_time(r + 1, eps)
         times = range(start, min(stop, t_end + 1))
+        # an empty level (t_r = t_{r+1}, eps > 1) has no time, hence no Algorithm 2, but still ends with u3
         c = sparse_counting([x[t] for t in times], eps_level(r) / 2.0, stop - start, tape,
-                            f"{prefix}004-alg3 u2 r={r} / ", ends)
+                            f"{prefix}004-alg3 u2 r={r} / ", ends) if stop > start else []
         for t, c_t in zip(times, c, strict=True):
             out[t] = S + c_t  # u3 "Output S~ + c_t"
         if stop > t_end:
@@ -265,21 +286,21 @@ def consistent_counts(noisy: list[list[int]]) -> list[list[int]]:
 
 
 def recompute(vector: dict[str, Any], ends: list[int] | None = None) -> list[dict[str, Any]]:
-    """Every release of an 004-alg1 vector (d >= 2) from its params, inputs and tape; asserts that every
-    tape site is read exactly once."""
+    """Every release of an 004-alg1 vector from its params, inputs and tape; asserts that every tape site is read
+    exactly once."""
     eps, d = float(vector["params"]["epsilon"]), int(vector["params"]["d"])
-    assert d >= 2  # schedule (4.1), r0 = |theta|
     xs: list[list[float]] = vector["inputs"]
     t_end = len(xs)
     tape = Tape(vector["tape"])
     r_max = depth_at(t_end, eps)
-    # (1)+(2): each region's counter (created at t_j, r0 = j, stream from t_j on), run to t_end
+    # (1)+(2): each region's counter (created at t_j; r0 = j or 0, stream from t_{r0} on), run to t_end
     noisy_of: dict[tuple[int, int], dict[int, int]] = {}
     for j in range(1, r_max + 1):
+        r0 = start_level(j, d)
         for index in range(2**j):
-            stream = {t: int(region_of(xs[t - 1], j, d) == index) for t in range(level_time(j, eps), t_end + 1)}
+            stream = {t: int(region_of(xs[t - 1], j, d) == index) for t in range(level_time(r0, eps), t_end + 1)}
             noisy_of[(j, index)] = inhomogeneous_sparse_counting(
-                stream, t_end, eps, j, region_schedule(j, eps, d), tape,
+                stream, t_end, eps, r0, region_schedule(j, eps, d), tape,
                 f"004-alg1 u6 theta={label(j, index)} / ", ends)
     releases: list[dict[str, Any]] = []
     for t in range(1, t_end + 1):
@@ -364,34 +385,33 @@ def test_partition_rule() -> None:
     assert region_of([1.0, 1.0], 4, 2) == 15 and region_of([0.5, 0.49], 2, 2) == 0b10
 
 
-def test_own_counters_reproduce_the_counter_vectors() -> None:
-    """The 004-alg2 / 004-alg3 written here also give the (independently checked) counter vectors."""
-    sparse = load(VECTORS / "sparse-eps4-T24.json")
-    assert not sparse["params"]["as_printed"]
-    tape = Tape(sparse["tape"])
-    ends: list[int] = []
-    p = sparse["params"]
-    assert sparse_counting(sparse["inputs"], p["epsilon"], p["T"], tape, ends=ends) == sparse["expected"]
-    assert not tape.unused() and len(ends) >= 2
+COUNTER_FILES = [*corpus_files("004-alg2"), *corpus_files("004-alg3")]
 
-    inhom = load(VECTORS / "inhomogeneous-eps1-r0-1.json")
-    p = inhom["params"]
-    tape = Tape(inhom["tape"])
-    x = inhom["inputs"]
-    start = level_time(p["r0"], p["epsilon"])
-    got = inhomogeneous_sparse_counting({t: x[t - 1] for t in range(start, len(x) + 1)}, len(x), p["epsilon"],
-                                        p["r0"], lambda r: float(p["eps_r"]), tape)
-    assert [got.get(t, 0) for t in range(1, len(x) + 1)] == inhom["expected"]  # 0 before t_{r0}
+
+@pytest.mark.parametrize("path", COUNTER_FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_own_counters_reproduce_the_counter_vectors(path: Path) -> None:
+    """The 004-alg2 / 004-alg3 written here also give the counters' corpus vectors (checked independently in
+    tests/hypercube/test_sparse_counters.py), reading every tape site."""
+    vector = load(path)
+    p, x, tape = vector["params"], vector["inputs"], Tape(vector["tape"])
+    if vector["algorithm"] == "004-alg2":
+        assert sparse_counting(x, p["epsilon"], p["T"], tape) == vector["expected"]
+    else:
+        start = level_time(p["r0"], p["epsilon"])
+        got = inhomogeneous_sparse_counting({t: x[t - 1] for t in range(start, len(x) + 1)}, len(x), p["epsilon"],
+                                            p["r0"], lambda r: float(p["eps_r"]), tape)
+        assert [got.get(t, 0) for t in range(1, len(x) + 1)] == vector["expected"]  # 0 before t_{r0}
     assert not tape.unused()
 
 
-def test_online_vector_recomputed_independently() -> None:
-    vector = load(ONLINE)
-    assert vector["component"] == "004-alg1" and vector["params"] == {"epsilon": 2.0, "d": 2}
-    ends: list[int] = []
-    releases = recompute(vector, ends)
-    assert len(ends) >= 2  # A_sub (the Binary Mechanism) is exercised, not only the thresholds
-    assert [r["t"] for r in releases] == list(range(1, 11))
+ONLINE_FILES = corpus_files("004-alg1")
+
+
+@pytest.mark.parametrize("path", ONLINE_FILES, ids=lambda p: p.stem)
+def test_online_vector_recomputed_independently(path: Path) -> None:
+    vector = load(path)
+    releases = recompute(vector)
+    assert [r["t"] for r in releases] == list(range(1, len(vector["inputs"]) + 1))
     assert disagreements(vector) == []
     for got, want in zip(releases, vector["expected"], strict=True):
         assert got["depth"] == want["depth"] and got["noisy"] == want["noisy"]
@@ -399,6 +419,50 @@ def test_online_vector_recomputed_independently() -> None:
         assert len(got["points"]) == got["t"] == len(want["points"])
         for a, b in zip(got["points"], want["points"], strict=True):
             assert a == pytest.approx(b, abs=FLOAT_TOL, rel=0)
+
+
+def test_online_vectors_exercise_the_boxes() -> None:
+    """Over the corpus: A_sub (the Binary Mechanism) is fed, d = 1, 2, 3 occur, and some steps precede level 1."""
+    ends: list[int] = []
+    for path in ONLINE_FILES:
+        recompute(load(path), ends)
+    assert len(ends) >= 2  # A_sub is fed (segments end), as in the first vector
+    vectors = [load(p) for p in ONLINE_FILES]
+    assert {v["params"]["d"] for v in vectors} == {1, 2, 3}
+    assert any(r["depth"] == 0 and r["t"] > 1 for v in vectors for r in v["expected"])
+    old = load(ONLINE)
+    assert old["algorithm"] == "004-alg1" and old["params"] == {"epsilon": 2.0, "d": 2}
+
+
+# --- 004-alg4 on its own (the protocol's stateless stream) --------------------------------------------
+
+
+def proportional_counts(noisy: list[list[int]]) -> list[list[int]]:
+    """PROPORTIONAL: m_{theta0} = round-half-up(m a / (a + b)) (ceil(m/2) when a + b = 0), m_{theta1} = m - m_{theta0}.
+    """
+    m = [[max(noisy[0][0], 0)]]
+    for j in range(len(noisy) - 1):
+        level: list[int] = []
+        for i, parent in enumerate(m[j]):
+            a, b = max(noisy[j + 1][2 * i], 0), max(noisy[j + 1][2 * i + 1], 0)
+            left = math.floor(Fraction(parent * a, a + b) + Fraction(1, 2)) if a + b else -(-parent // 2)
+            right = parent - left
+            assert left >= 0 and right >= 0 and (left - a) * (right - b) >= 0
+            level += [left, right]
+        m.append(level)
+    return m
+
+
+@pytest.mark.parametrize("path", corpus_files("004-alg4"), ids=lambda p: p.stem)
+def test_consistency_vector_recomputed_independently(path: Path) -> None:
+    vector = load(path)
+    rule = {"equal-shift": consistent_counts, "proportional": proportional_counts}[vector["params"]["rule"]]
+    assert vector["tape"]["draws"] == []
+    got = [rule([[int(n) for n in level] for level in noisy]) for noisy in vector["inputs"]]
+    assert got == vector["expected"]
+    for m in got:  # consistent and non-negative
+        assert all(v >= 0 for level in m for v in level)
+        assert all(m[j][i] == m[j + 1][2 * i] + m[j + 1][2 * i + 1] for j in range(len(m) - 1) for i in range(2**j))
 
 
 def _bump_tape(vector: dict[str, Any], site: str, delta: float) -> None:

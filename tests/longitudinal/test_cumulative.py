@@ -130,7 +130,7 @@ class _PlainCounter(Counter):
 
     def _step(self, x: float, t: int) -> float:
         self.total += x
-        return self.total + self.noise.laplace(site("test L1", t=t), 1.0 / self.eps)
+        return self.noise.add_laplace(site("test L1", t=t), self.total, 1.0 / self.eps)
 
     def state_size(self) -> int:
         return 1

@@ -1,24 +1,27 @@
-"""Known-answer vectors of PHDStream (seed 001): PrivTree_T, Algorithm 3, Algorithm 6/7, Algorithm 2.
+"""Known-answer vectors of PHDStream (seed 001) in the shipped corpus: 001-alg5, 001-alg1, 001-alg3, 001-alg6, 001-alg2.
 
-Each vector (``tests/phdstream/vectors/*.json``, made by ``generate_phdstream.py`` there; encoding in
-docs/phdstream.md, "Known-answer vectors") is
+The vectors are generated from the catalog (``dpstream.catalog.phdstream``; encodings in docs/phdstream.md,
+"Known-answer vectors"). Each one is
 
-* replayed through the implementation -- 001-alg3 through BOTH the naive Algorithm 3 and the compute-efficient
-  Algorithm 6/7, 001-alg6 through both Algorithm 6/7 and the naive 001-alg2 around 001-alg3 -- with every tape
-  site used, and compared with ``expected`` (exact for trees, labels and counts, 1e-12 for floats);
+* replayed through the implementations that must reproduce it other than the catalog's own (which
+  ``dpstream vectors verify`` replays): 001-alg1 also through the naive tree algorithm on nabla F and through
+  PHDStream around it; 001-alg3 through the naive Algorithm 3 on nabla F and the compute-efficient Algorithm 6/7;
+  001-alg6 through Algorithm 6/7 and the naive 001-alg2 around 001-alg3; 001-alg2 around 001-alg3 through
+  Algorithm 6/7 too -- every tape site used, compared with ``expected`` (exact for trees, labels and counts, 1e-9
+  for floats: the efficient algorithm sums in another order);
 * recomputed from the tape alone by the printed boxes written again here (nothing of ``dpstream.phdstream`` is
-  called by the recomputation): PrivTree_T (001-alg5 L3-L13) with lambda = D/eps, delta = lambda ln beta;
-  Algorithm 1 (L5-L7) / Algorithm 3 (L6-L8) with Ext_T written from the verbal rule of section 3.2 (a unit at u
-  is 1 on u's ancestors and u, beta^-k on its descendants at distance k); the Simple counter (001-alg8 L4:
-  the increment of C_v at its k-th activation is nabla F(v, t) + its draw at local time k); rule (5)
+  called by the recomputation): PrivTree_T (001-alg5 L3-L13) with the three scales lambda (general D/eps, proof
+  (2b-1)/((b-1) eps), printed (2b-1)/(b-1) 2/eps), delta = lambda ln beta; Algorithm 1 (L5-L7) / Algorithm 3 (L6-L8)
+  with Ext_T written from the verbal rule of section 3.2 (a unit at u is 1 on u's ancestors and u, beta^-k on its
+  descendants at distance k); the Simple counter (001-alg8 L4) and the Block counter (001-alg9 L5-L12) of every
+  vertex, activated only when the vertex is a leaf of T(t), d(v, t) = the increment of its output; rule (5)
   (ceil(G(v)) uniform points in leaf v, the tape's rows);
 * for the Simple counter also checked against the closed form of G: if v lies in T(s) for every s <= t, then
-  G(v, t) = F(v, t) + the sum of the counter draws of the leaves of T(s) below v, s <= t (the true count plus
-  the noise that fell below v);
-* validated against docs/tape-schema.json (``tests/foundation/test_tape_schema.py`` only globs
-  ``tests/vectors``).
+  G(v, t) = F(v, t) + the sum of the counter draws of the leaves of T(s) below v, s <= t.
 
-A corrupted vector (one expected value, label or count changed, or one tape value) is rejected by both checks.
+Every PrivTree decision and every rule (5) ceiling of a vector is at least MARGIN from its threshold, so that an
+implementation summing in another order takes the same decisions. A corrupted vector (one expected value, label or
+count changed, or one tape value) is rejected by both checks.
 """
 
 from __future__ import annotations
@@ -27,34 +30,43 @@ import itertools
 import json
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 
-from dpstream.noise import BaseNoiseSource, DrawKind, InsecureSeededNoise, Params, dispatch
+from dpstream.catalog import entry
+from dpstream.catalog.phdstream import counter_factory, lambda_rule, partition
+from dpstream.noise import BaseNoiseSource, DrawKind, InsecureSeededNoise, Params
+from dpstream.phdstream import (
+    EfficientPHDStream,
+    PHDStream,
+    PHDStreamTree,
+    PHDStreamTreeWithCounters,
+    PointEvents,
+    privtree,
+    tree_function,
+)
+from dpstream.phdstream.codec import encode_subtree, encode_synthetic, encode_tree_release, node_of
 from dpstream.tape import Draw, Tape, TapeError, TapeReplay
-from dpstream.testing import load_script, replay_run
+from dpstream.testing import replay_run
 from dpstream.vectors import KnownAnswerVector
+from dpstream.vectors.corpus import known_answer
 
-HERE = Path(__file__).resolve().parent / "vectors"
-VECTORS = sorted(HERE.glob("*.json"))
-ROOT = Path(__file__).resolve().parents[2]
-SCHEMA = jsonschema.Draft202012Validator(json.loads((ROOT / "docs" / "tape-schema.json").read_text(encoding="utf-8")))
-ATOL = 1e-12
+ATOL = 1e-9
 MARGIN = 1e-6
-COMPONENTS = {"001-alg5", "001-alg3", "001-alg6", "001-alg2"}
+ANCHORS = ("001-alg5", "001-alg1", "001-alg3", "001-alg6", "001-alg2")
+VECTORS: list[KnownAnswerVector] = [v for a in ANCHORS for v in known_answer(a)]
+IDS = [v.id for v in VECTORS]
+RECREATED = ("001-alg5/privtree-d2-D4-eps2-theta1", "001-alg3/alg3-simple-d2-D3-eps2-T5",
+             "001-alg6/alg6-simple-d2-D3-eps2-T5", "001-alg2/alg2-alg1-d2-D3-eps2-T4")
+"""The four vectors of the former tests/phdstream/vectors (same parameters, inputs and seeds)."""
 
 Vertex = tuple[int, ...]
 Release = dict[str, Any]
 
 
-def _generator() -> Any:
-    return load_script(HERE / "generate_phdstream.py")
-
-
-GEN = _generator()
+def params(v: KnownAnswerVector) -> dict[str, Any]:
+    return entry(v.algorithm).params.validate(v.params)
 
 
 # ------------------------------------------------------------------------------------------ comparison
@@ -76,9 +88,9 @@ def compare(got: Sequence[Release], want: Sequence[Release]) -> None:
                 assert g[key] == expected, (w.get("t"), key, g[key], expected)
 
 
-# ------------------------------------------------------------------------------------------ the implementation
+# ------------------------------------------------------------------------------------------ the implementations
 class RuleFiveAside(BaseNoiseSource):
-    """The tape for every site but rule (5)'s: Algorithm 6 L8 samples g(., t) by (5), which Algorithm 3 has not,
+    """The tape for every site but rule (5)'s: Algorithm 6 L8 samples g(., t) by (5), which Algorithm 1/3 have not,
     so the 001-eq5 draws (post-processing) come from a seeded source and are listed in ``aside``."""
 
     def __init__(self, replay: TapeReplay, aside: BaseNoiseSource) -> None:
@@ -89,38 +101,64 @@ class RuleFiveAside(BaseNoiseSource):
     def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
         if site.startswith("001-eq5 "):
             self.aside.append(site)
-            return dispatch(self.other, site, kind, params)
-        return dispatch(self.replay, site, kind, params)
+            return self.other._draw(site, kind, params)
+        return self.replay._draw(site, kind, params)
+
+
+def _batches(v: KnownAnswerVector) -> list[PointEvents]:
+    d = int(v.params["d"])
+    return [PointEvents.of(x["points"], x["moves"]) if x["points"] else PointEvents.empty(d) for x in v.inputs]
+
+
+def _tree_part(releases: Sequence[Any]) -> list[Release]:
+    return [{k: encode_synthetic(r)[k] for k in ("t", "nodes", "leaves", "values")} for r in releases]
+
+
+def _with_rule5_aside(v: KnownAnswerVector, make: Callable[[BaseNoiseSource], Any]) -> list[Any]:
+    """Run ``make(source)`` on the vector's batches with every draw but rule (5)'s from the tape."""
+    with TapeReplay(v.tape) as replay:
+        source = RuleFiveAside(replay, InsecureSeededNoise(0))
+        alg = make(source)
+        out = [alg.step(b) for b in _batches(v)]
+    # the only draws not on the tape are rule (5)'s, one per leaf with a positive count
+    assert source.aside == [f"001-eq5 t={r.t} v={label}" for r in out for label, n in encode_synthetic(r)["counts"]
+                            .items() if n > 0]
+    return out
 
 
 def implementation_releases(v: KnownAnswerVector) -> dict[str, list[Release]]:
-    """The vector's releases as computed by each implementation that must reproduce it (every tape site used)."""
-    p = v.params
-    if v.component == "001-alg5":
-        F = {GEN.node_of(label): x for label, x in v.inputs[0].items()}
+    """The vector's releases as computed by the implementations that must reproduce it (every tape site used)."""
+    p = params(v)
+    P, rule = partition(p), lambda_rule(p, False)
+    eps, theta = p["epsilon"], p["theta"]
+    if v.algorithm == "001-alg5":
+        F = {node_of(label): x for label, x in v.inputs[0].items()}
         with TapeReplay(v.tape) as replay:
-            S = GEN.privtree(GEN.partition(p), F, p["epsilon"], p["theta"], replay, lambda_rule=GEN.lambda_rule(p))
-        return {"privtree": [GEN.encode_tree(None, S, None)]}
-    batches = [GEN.events(x) for x in v.inputs]
-    if v.component == "001-alg3":
-        naive = replay_run(lambda n: GEN.build_alg3(p, n), [GEN.nabla_F(p, x) for x in v.inputs], v.tape)
-        with TapeReplay(v.tape) as replay:
-            source = RuleFiveAside(replay, InsecureSeededNoise(0))
-            alg = GEN.build_alg6(p, source)
-            efficient = [alg.step(b) for b in batches]
-        # the only draws not on the tape are rule (5)'s, one per leaf with a positive count
-        assert source.aside == [f"001-eq5 t={r.t} v={GEN.node_label(u)}" for r in efficient
-                                for u in r.tree.leaves if r.counts[u] > 0]
-        tree_part = [{k: GEN.encode_synthetic(r)[k] for k in ("t", "nodes", "leaves", "values")} for r in efficient]
-        return {"001-alg3 naive": [GEN.encode_tree_release(r) for r in naive], "001-alg6/7 efficient": tree_part}
-    if v.component == "001-alg6":
-        efficient = replay_run(lambda n: GEN.build_alg6(p, n), batches, v.tape)
-        naive = replay_run(lambda n: GEN.build_naive_alg6(p, n), batches, v.tape)
-        return {"001-alg6/7 efficient": [GEN.encode_synthetic(r) for r in efficient],
-                "001-alg2 around 001-alg3 naive": [GEN.encode_synthetic(r) for r in naive]}
-    assert v.component == "001-alg2"
-    return {"001-alg2 around 001-alg1": [GEN.encode_synthetic(r) for r in replay_run(
-        lambda n: GEN.build_alg2(p, n), batches, v.tape)]}
+            S = privtree(P, F, eps, theta, replay, lambda_rule=rule)
+        return {"privtree": [encode_subtree(S)]}
+    nabla_F = [tree_function(P, x["points"], x["moves"]) for x in v.inputs]
+    batches = _batches(v)
+    if v.algorithm == "001-alg1":
+        naive = replay_run(lambda n: PHDStreamTree(P, eps, theta, n, lambda_rule=rule), nabla_F, v.tape)
+        around = _with_rule5_aside(v, lambda n: PHDStream(P, eps, theta, n, lambda_rule=rule))
+        return {"001-alg1 on nabla F": [encode_tree_release(r) for r in naive],
+                "001-alg2 around 001-alg1": _tree_part(around)}
+    if v.algorithm == "001-alg3":
+        cf = counter_factory(p)
+        naive = replay_run(lambda n: PHDStreamTreeWithCounters(P, eps, theta, n, counter=cf, lambda_rule=rule),
+                           nabla_F, v.tape)
+        efficient = _with_rule5_aside(v, lambda n: EfficientPHDStream(P, eps, theta, n, counter=cf, lambda_rule=rule))
+        return {"001-alg3 naive on nabla F": [encode_tree_release(r) for r in naive],
+                "001-alg6/7 efficient": _tree_part(efficient)}
+    if v.algorithm == "001-alg6" or p["tree"] == "001-alg3":
+        cf = counter_factory(p)
+        efficient = replay_run(lambda n: EfficientPHDStream(P, eps, theta, n, counter=cf, lambda_rule=rule), batches,
+                               v.tape)
+        naive = replay_run(lambda n: PHDStream(P, eps, theta, n, counter=cf, lambda_rule=rule), batches, v.tape)
+        return {"001-alg6/7 efficient": [encode_synthetic(r) for r in efficient],
+                "001-alg2 around 001-alg3 naive": [encode_synthetic(r) for r in naive]}
+    return {"001-alg2 around 001-alg1": [encode_synthetic(r) for r in replay_run(
+        lambda n: PHDStream(P, eps, theta, n, lambda_rule=rule), batches, v.tape)]}
 
 
 # ------------------------------------------------------------------------------------------ from scratch
@@ -185,6 +223,18 @@ class TapeReader:
         return self.used == set(self.draws)
 
 
+def scale(p: Mapping[str, Any], eps: float) -> float:
+    """lambda of 001-alg5 L3 for budget eps under the vector's rule (E-phdstream-3, -4)."""
+    beta, D = int(p["fanout"]), int(p["D"])
+    rule = p["lambda_rule"]
+    if rule == "general":
+        return max(D, 1) / eps
+    if rule == "proof":
+        return (2 * beta - 1) / ((beta - 1) * eps)
+    assert rule == "printed"
+    return (2 * beta - 1) / (beta - 1) * 2.0 / eps
+
+
 def privtree_scratch(F: Mapping[Vertex, float], beta: int, D: int, lam: float, theta: float, reader: TapeReader,
                      t: int | None, stats: dict[str, int]) -> list[Vertex]:
     """001-alg5 as printed (L3 with lambda given): breadth first, b = max(F(v) - depth delta, theta - delta) + Lap,
@@ -222,11 +272,6 @@ def ext_weight(u: Vertex, w: Vertex, beta: int) -> float:
     return 1.0 if u[: len(w)] == w else 0.0
 
 
-def general_lambda(p: Mapping[str, Any], eps: float) -> float:
-    assert p["lambda_rule"] == "general" and p["fanout"] >= 2
-    return max(int(p["D"]), 1) / eps  # LambdaRule.GENERAL (E-phdstream-3)
-
-
 def recompute_privtree(v: KnownAnswerVector, stats: dict[str, int]) -> list[Release]:
     p = v.params
     F = {vertex(name): float(x) for name, x in v.inputs[0].items()}
@@ -236,21 +281,55 @@ def recompute_privtree(v: KnownAnswerVector, stats: dict[str, int]) -> list[Rele
         if len(u) < D:
             assert F[u] == sum(F[c] for c in children(u, beta, D))
     reader = TapeReader(v.tape)
-    S = privtree_scratch(F, beta, D, general_lambda(p, p["epsilon"]), p["theta"], reader, None, stats)
+    S = privtree_scratch(F, beta, D, scale(p, p["epsilon"]), p["theta"], reader, None, stats)
     assert reader.all_used()
-    return [{"nodes": [label(u) for u in sorted(S, key=bfs_key)],
-             "leaves": [label(u) for u in leaves_of(S, beta, D)]}]
+    return [{"nodes": [label(u) for u in sorted(S, key=bfs_key)], "leaves": [label(u) for u in leaves_of(S, beta, D)]}]
+
+
+class VertexCounter:
+    """C_v of 001-alg3 L4 with budget eps/2, stepped at its activations k = 1, 2, ... (its own local time)."""
+
+    def __init__(self, v: Vertex, kind: str, B: int | None, eps: float, reader: TapeReader) -> None:
+        self.v, self.kind, self.B, self.reader = v, kind, B, reader
+        self.e = eps / 2.0
+        self.k = 0
+        self.output = 0.0
+        self.alpha = self.beta = self.beta_last = 0.0  # 001-alg9 L3
+
+    def step(self, x: float) -> float:
+        """The increment d(v, t) of the counter's output (001-alg3 L7, default reading)."""
+        self.k += 1
+        prefix = f"001-alg3 L7 v={label(self.v)} / "
+        if self.kind == "simple":  # 001-alg8 L4: g(k) = g(k-1) + (x + Lap(1/e))
+            z = float(self.reader.get(f"{prefix}001-alg8 L4 t={self.k}", "laplace", scale=1 / self.e))
+            out = self.output + x + z
+        else:  # 001-alg9 with block size B, Lap(2/e) at both levels
+            assert self.B is not None
+            self.beta += x  # L5
+            if self.k % self.B == 0:  # L6
+                self.alpha = 0.0  # L7
+                self.beta += float(self.reader.get(f"{prefix}001-alg9 L7 t={self.k}", "laplace", scale=2 / self.e))
+                self.beta_last = self.beta  # L8
+            else:  # L10
+                z = float(self.reader.get(f"{prefix}001-alg9 L10 t={self.k}", "laplace", scale=2 / self.e))
+                self.alpha += x + z
+            out = self.beta_last + self.alpha  # L12
+        increment = out - self.output
+        self.output = out
+        return increment
 
 
 def recompute_stream(v: KnownAnswerVector, stats: dict[str, int]) -> list[Release]:
-    """Algorithm 1 or 3 (Simple counters) on V(T), then rule (5) for 001-alg2 / 001-alg6."""
+    """Algorithm 1 or 3 on V(T), then rule (5) for 001-alg2 / 001-alg6."""
     p = v.params
     d, D, beta, eps, theta = int(p["d"]), int(p["D"]), int(p["fanout"]), float(p["epsilon"]), float(p["theta"])
+    with_counters = v.algorithm in ("001-alg3", "001-alg6") or p.get("tree") == "001-alg3"
+    kind, B = p.get("counter") or "simple", p.get("B")
     V = vertices(beta, D)
-    lam = general_lambda(p, eps / 2.0)  # PrivTree at eps/2 (001-alg1 L5, 001-alg3 L4/L6)
+    lam = scale(p, eps / 2.0)  # PrivTree at eps/2 (001-alg1 L5, 001-alg3 L4/L6)
     reader = TapeReader(v.tape)
     G = dict.fromkeys(V, 0.0)  # L3: G(v, 0) = 0
-    activations = dict.fromkeys(V, 0)
+    counters: dict[Vertex, VertexCounter] = {}
     out: list[Release] = []
     for t, step in enumerate(v.inputs, start=1):
         dF = dict.fromkeys(V, 0.0)  # (4) of the batch: nabla F(v, t) = sum of the moves of its points in v
@@ -263,26 +342,24 @@ def recompute_stream(v: KnownAnswerVector, stats: dict[str, int]) -> list[Releas
         L = leaves_of(S, beta, D)
         incr: dict[Vertex, float] = {}
         for u in L:
-            if v.component == "001-alg2":  # 001-alg1 L6: nabla F(u, t) + Lap(2/eps)
-                z = reader.get(f"001-alg1 L6 t={t} v={label(u)}", "laplace", scale=2.0 / eps)
-            else:  # 001-alg3 L7: the increment of C_u (Simple, budget eps/2) at its next activation
-                activations[u] += 1
-                z = reader.get(f"001-alg3 L7 v={label(u)} / 001-alg8 L4 t={activations[u]}", "laplace",
-                               scale=2.0 / eps)
-            incr[u] = dF[u] + float(z)
+            if with_counters:  # 001-alg3 L7: the increment of C_u at its next activation
+                counter = counters.setdefault(u, VertexCounter(u, kind, B, eps, reader))
+                incr[u] = counter.step(dF[u])
+            else:  # 001-alg1 L6: nabla F(u, t) + Lap(2/eps)
+                incr[u] = dF[u] + float(reader.get(f"001-alg1 L6 t={t} v={label(u)}", "laplace", scale=2.0 / eps))
         G = {w: G[w] + sum(x * ext_weight(u, w, beta) for u, x in incr.items()) for w in V}  # L7 / L8
         release: Release = {"t": t, "nodes": [label(u) for u in sorted(S, key=bfs_key)],
                             "leaves": [label(u) for u in L], "values": {label(u): G[u] for u in sorted(S, key=bfs_key)}}
-        if v.component in ("001-alg2", "001-alg6"):  # rule (5): ceil(G(u)) uniform points of every leaf u
+        if v.algorithm in ("001-alg2", "001-alg6"):  # rule (5): ceil(G(u)) uniform points of every leaf u
             counts, points = {}, []
             for u in L:
-                k = max(0, math.ceil(G[u]))
+                n = max(0, math.ceil(G[u]))
                 assert abs(G[u] - round(G[u])) > MARGIN, "rule (5)'s ceiling is too close to an integer to be robust"
-                counts[label(u)] = k
-                stats["empty_leaves"] += k == 0
-                if k:
+                counts[label(u)] = n
+                stats["empty_leaves"] += n == 0
+                if n:
                     low, high = cell(u, d, beta)
-                    rows = reader.get(f"001-eq5 t={t} v={label(u)}", "uniform_box", low=low, high=high, count=k)
+                    rows = reader.get(f"001-eq5 t={t} v={label(u)}", "uniform_box", low=low, high=high, count=n)
                     assert all(lo <= c < hi for row in rows for c, lo, hi in zip(row, low, high, strict=True))
                     points += [[float(c) for c in row] for row in rows]
             release["counts"], release["points"] = counts, points
@@ -295,7 +372,7 @@ def closed_form_values(v: KnownAnswerVector) -> Iterator[tuple[int, str, float]]
     """(t, v, G(v, t)) for the vertices v in T(s) for all s <= t, by G(v, t) = F(v, t) + the counter draws that fell
     below v: the Simple counter's increments sum to the true count plus its draws (001-alg8 L4)."""
     p = v.params
-    d, D, beta = int(p["d"]), int(p["D"]), int(p["fanout"])
+    d, D, beta = int(p["d"]), int(p["D"]), int(p.get("fanout", 2))
     draws = v.tape.by_site()
     F: dict[Vertex, float] = {}
     noise: dict[Vertex, float] = {}
@@ -318,82 +395,69 @@ def closed_form_values(v: KnownAnswerVector) -> Iterator[tuple[int, str, float]]
             yield t, label(u), F.get(u, 0.0) + noise.get(u, 0.0)
 
 
-# ------------------------------------------------------------------------------------------ the tests
-def load(path: Path) -> KnownAnswerVector:
-    return KnownAnswerVector.load(path)
+STATS = ("clamped", "split", "stopped", "at_depth_D", "empty_leaves")
 
 
 def independent(v: KnownAnswerVector, stats: dict[str, int] | None = None) -> list[Release]:
-    stats = {k: 0 for k in ("clamped", "split", "stopped", "at_depth_D", "empty_leaves")} if stats is None else stats
-    return recompute_privtree(v, stats) if v.component == "001-alg5" else recompute_stream(v, stats)
+    stats = dict.fromkeys(STATS, 0) if stats is None else stats
+    return recompute_privtree(v, stats) if v.algorithm == "001-alg5" else recompute_stream(v, stats)
 
 
-def test_there_are_vectors_for_every_component() -> None:
-    assert {load(path).component for path in VECTORS} == COMPONENTS
-    assert len(VECTORS) == len(COMPONENTS)
+def _simple(v: KnownAnswerVector) -> bool:
+    return ((v.algorithm in ("001-alg3", "001-alg6") or v.params.get("tree") == "001-alg3")
+            and (v.params.get("counter") or "simple") == "simple")
 
 
-@pytest.mark.parametrize("path", VECTORS, ids=[p.stem for p in VECTORS])
-def test_vector_is_small_and_valid(path: Path) -> None:
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    assert path.stat().st_size < 60_000
-    SCHEMA.validate(doc)
-    SCHEMA.validate(doc["tape"])
-    v = KnownAnswerVector.from_json(doc)
-    assert json.loads(json.dumps(v.to_json())) == doc  # the reader keeps everything
+# ------------------------------------------------------------------------------------------ the tests
+def test_corpus_has_vectors_for_every_algorithm() -> None:
+    found = {a: sum(v.algorithm == a for v in VECTORS) for a in ANCHORS}
+    assert all(n >= 8 for n in found.values()), found
+    assert set(RECREATED) <= set(IDS)
 
 
-@pytest.mark.parametrize("path", VECTORS, ids=[p.stem for p in VECTORS])
-def test_known_answer_vector(path: Path) -> None:
-    v = load(path)
-    # the generator's parameters (the vector is in sync with the code that wrote it)
-    expected_params = {"001-alg5": GEN.PRIVTREE_PARAMS, "001-alg3": GEN.ALG3_PARAMS, "001-alg6": GEN.ALG3_PARAMS,
-                       "001-alg2": GEN.ALG2_PARAMS}[v.component]
-    assert v.params == expected_params
+@pytest.mark.parametrize("v", VECTORS, ids=IDS)
+def test_vector_is_small(v: KnownAnswerVector) -> None:
+    """(The whole corpus validates against dpstream/vectors/schema.json: tests/foundation/test_tape_schema.py.)"""
+    assert len(json.dumps(v.to_json(), indent=1)) < 60_000
+
+
+@pytest.mark.parametrize("v", VECTORS, ids=IDS)
+def test_known_answer_vector(v: KnownAnswerVector) -> None:
     for name, got in implementation_releases(v).items():
         try:
             compare(got, v.expected)
         except AssertionError as exc:  # pragma: no cover - the message names the implementation
             raise AssertionError(f"{name}: {exc}") from exc
-    stats = {k: 0 for k in ("clamped", "split", "stopped", "at_depth_D", "empty_leaves")}
-    compare(independent(v, stats), v.expected)
-    # what the vector exercises: clamps (L10), splits and stops above depth D, draws at depth D
-    assert stats["clamped"] > 0 and stats["split"] > 0 and stats["stopped"] > 0 and stats["at_depth_D"] > 0
-    if v.component != "001-alg5":
-        assert any(m == -1 for x in v.inputs for m in x["moves"])  # deletions
-        trees = [tuple(r["nodes"]) for r in v.expected]
-        assert len(set(trees)) >= 2  # T(t) changes
-        assert any(r["values"]["root"] != pytest.approx(sum(m for x in v.inputs[: r["t"]] for m in x["moves"]))
-                   for r in v.expected)  # the values are noisy
-    if v.component in ("001-alg2", "001-alg6"):
+    compare(independent(v), v.expected)
+
+
+@pytest.mark.parametrize("anchor", ANCHORS)
+def test_vectors_exercise_the_boxes(anchor: str) -> None:
+    """Over the algorithm's vectors: clamps (L10), splits and stops above depth D, draws at depth D; deletions, a
+    changing T(t), noisy values; leaves with G <= 0 (no point) under rule (5)."""
+    stats = dict.fromkeys(STATS, 0)
+    mine = [v for v in VECTORS if v.algorithm == anchor]
+    for v in mine:
+        independent(v, stats)
+    assert stats["clamped"] > 0 and stats["split"] > 0 and stats["stopped"] > 0 and stats["at_depth_D"] > 0, stats
+    if anchor == "001-alg5":
+        return
+    assert all(any(m == -1 for x in v.inputs for m in x["moves"]) for v in mine if len(v.inputs) > 1)
+    assert any(len({tuple(r["nodes"]) for r in v.expected}) >= 2 for v in mine)  # T(t) changes
+    assert all(r["values"]["root"] != pytest.approx(sum(m for x in v.inputs[: r["t"]] for m in x["moves"]))
+               for v in mine for r in v.expected)  # the values are noisy
+    if anchor in ("001-alg2", "001-alg6"):
         assert stats["empty_leaves"] > 0  # a leaf with G <= 0 gets no point
-        assert all(sum(r["counts"].values()) == len(r["points"]) for r in v.expected)
+        assert all(sum(r["counts"].values()) == len(r["points"]) for v in mine for r in v.expected)
 
 
-@pytest.mark.parametrize("path", [p for p in VECTORS if load(p).component in ("001-alg3", "001-alg6")],
-                         ids=lambda p: p.stem)
-def test_simple_counter_closed_form(path: Path) -> None:
-    v = load(path)
+@pytest.mark.parametrize("v", [v for v in VECTORS if _simple(v)], ids=lambda v: v.id)
+def test_simple_counter_closed_form(v: KnownAnswerVector) -> None:
     checked = 0
     for t, name, value in closed_form_values(v):
         assert abs(v.expected[t - 1]["values"][name] - value) <= ATOL, (t, name)
         checked += 1
-    assert checked >= 2 * len(v.expected)  # the root and at least one more vertex per step on average
-
-
-def test_alg3_tape_is_the_alg6_tape_without_rule_5() -> None:
-    """One recorded run: Algorithm 6/7 draws what Algorithm 3 draws (same sites) plus rule (5) at 001-eq5."""
-    alg3 = next(load(p) for p in VECTORS if load(p).component == "001-alg3")
-    alg6 = next(load(p) for p in VECTORS if load(p).component == "001-alg6")
-    assert alg3.inputs == alg6.inputs and alg3.params == alg6.params
-    assert alg3.tape.draws == tuple(d for d in alg6.tape.draws if not d.site.startswith("001-eq5 "))
-    assert alg3.expected == [{k: r[k] for k in ("t", "nodes", "leaves", "values")} for r in alg6.expected]
-
-
-def test_generator_reproduces_the_shipped_vectors(tmp_path: Path) -> None:
-    GEN.main(tmp_path)
-    for path in VECTORS:
-        assert (tmp_path / path.name).read_bytes() == path.read_bytes(), path.name
+    assert checked >= len(v.expected)  # at least the root at every step
 
 
 Corruption = Callable[[dict[str, Any]], None]
@@ -420,7 +484,7 @@ def _bump_count(doc: dict[str, Any]) -> None:
 
 
 def _bump_point(doc: dict[str, Any]) -> None:
-    _last(doc)["points"][0][1] += 1e-9
+    _last(doc)["points"][0][1] += 1e-6
 
 
 def _flip_root(doc: dict[str, Any]) -> None:
@@ -439,29 +503,29 @@ CORRUPTIONS: dict[str, Corruption] = {"value": _bump_value, "leaf": _drop_leaf, 
                                       "point": _bump_point, "tape-decision": _flip_root, "tape-noise": _bump_noise}
 
 
-def _applies(corruption: str, path: Path) -> bool:
+def _applies(corruption: str, v: KnownAnswerVector) -> bool:
     """Whether the vector has the field the corruption changes (PrivTree releases no values, Algorithm 3 no points)."""
-    component = load(path).component
     if corruption in ("value", "tape-noise"):
-        return component != "001-alg5"
+        return v.algorithm != "001-alg5"
     if corruption in ("count", "point"):
-        return component in ("001-alg2", "001-alg6")
+        return v.algorithm in ("001-alg2", "001-alg6")
     return True
 
 
-CASES = [(path, corruption) for path in VECTORS for corruption in sorted(CORRUPTIONS) if _applies(corruption, path)]
+CASES = [(v, corruption) for v in VECTORS if v.id in RECREATED for corruption in sorted(CORRUPTIONS)
+         if _applies(corruption, v)]
 
 
-@pytest.mark.parametrize(("path", "corruption"), CASES, ids=[f"{p.stem}-{c}" for p, c in CASES])
-def test_corrupted_vector_is_detected(path: Path, corruption: str) -> None:
-    bad = json.loads(path.read_text(encoding="utf-8"))
+@pytest.mark.parametrize(("v", "corruption"), CASES, ids=[f"{v.id}-{c}" for v, c in CASES])
+def test_corrupted_vector_is_detected(v: KnownAnswerVector, corruption: str) -> None:
+    bad = json.loads(json.dumps(v.to_json()))
     CORRUPTIONS[corruption](bad)
-    v = KnownAnswerVector.from_json(bad)
-    for got in implementation_releases_or_error(v).values():
+    w = KnownAnswerVector.from_json(bad)
+    for got in implementation_releases_or_error(w).values():
         with pytest.raises(AssertionError):
-            compare(got, v.expected)
+            compare(got, w.expected)
     with pytest.raises((AssertionError, KeyError)):
-        compare(independent(v), v.expected)
+        compare(independent(w), w.expected)
 
 
 def implementation_releases_or_error(v: KnownAnswerVector) -> dict[str, list[Release]]:

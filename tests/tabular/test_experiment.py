@@ -1,4 +1,4 @@
-"""The tabular-adult experiment on the shipped 300-row Adult sample (no access to ../shared/data)."""
+"""The tabular-adult experiment on the 300-row Adult sample of tests/data (the full table in data/ is not read)."""
 
 from __future__ import annotations
 

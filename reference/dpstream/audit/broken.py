@@ -52,7 +52,7 @@ class HalvedScaleSimpleCounter:
 
     def step(self, x: float) -> float:
         self.t += 1
-        self.g += x + self.noise.laplace(site("001-alg8 L4", t=self.t), self.scale)
+        self.g += self.noise.add_laplace(site("001-alg8 L4", t=self.t), x, self.scale)
         return self.g
 
 
@@ -68,8 +68,8 @@ class UnnoisedReleaseCounter:
 
     def step(self, x: float) -> float:
         self.t += 1
-        z = 0.0 if self.t == self.t0 else self.noise.laplace(site("001-alg8 L4", t=self.t), self.scale)
-        self.g += x + z
+        # the defect: at t0 the statistic f(t0) is released as is, without the noise door
+        self.g += x if self.t == self.t0 else self.noise.add_laplace(site("001-alg8 L4", t=self.t), x, self.scale)
         return self.g
 
 
@@ -85,13 +85,13 @@ class SensitivityOffByOneBlock:
 
     def step(self, x: float) -> float:
         self.t += 1
-        self.beta += x
+        self.beta += x  # the true block sum (as in dpstream.counters.block)
         if self.t % self.B == 0:
             self.alpha = 0.0
-            self.beta += self.noise.laplace(site("001-alg9 L7", t=self.t), self.scale)
-            self.beta_lastblock = self.beta
+            self.beta_lastblock += self.noise.add_laplace(site("001-alg9 L7", t=self.t), self.beta, self.scale)
+            self.beta = 0.0
         else:
-            self.alpha += x + self.noise.laplace(site("001-alg9 L10", t=self.t), self.scale)
+            self.alpha += self.noise.add_laplace(site("001-alg9 L10", t=self.t), x, self.scale)
         return self.beta_lastblock + self.alpha
 
 
@@ -117,12 +117,13 @@ class DyadicTreeCounter:
         self.f.append(float(x))
         t = len(self.f)
         low = t & -t
+        alpha = sum(self.f[t - low:t])
         if self.reuse is not None and t == self.reuse[1]:
-            z = self.draws[self.reuse[0]]
+            # the defect: node t2 repeats node t1's noise (release minus statistic) instead of a fresh draw
+            self.nodes[t] = alpha + self.draws[self.reuse[0]]
         else:
-            z = self.noise.laplace(site("001-alg10 L8", t=t), self.scale)
-        self.draws[t] = z
-        self.nodes[t] = sum(self.f[t - low:t]) + z
+            self.nodes[t] = self.noise.add_laplace(site("001-alg10 L8", t=t), alpha, self.scale)
+        self.draws[t] = self.nodes[t] - alpha
         g, u = 0.0, t
         while u > 0:
             g += self.nodes[u]

@@ -59,12 +59,14 @@ class BlockCounter(Counter):
         # [001-alg9 L4] for t = 1, 2, ... (one call per t)
         scale = 2.0 / self.epsilon
         alpha, beta, beta_lastblock = self.alpha, self.beta, self.beta_lastblock
+        # Value-in noise (dpstream.noise): beta holds the TRUE sum of the current block, the statistic the
+        # door noises at L7; the printed beta (the running noisy total) is beta_lastblock + beta here.
         beta = beta + x  # [001-alg9 L5] beta <- beta + f(t)
         if t % self.B == 0:  # [001-alg9 L6] t = k B for some k in N
-            alpha, beta = 0.0, beta + self.noise.laplace(site("001-alg9 L7", t=t), scale)  # [001-alg9 L7]
-            beta_lastblock = beta  # [001-alg9 L8]
+            alpha, beta = 0.0, self.noise.add_laplace(site("001-alg9 L7", t=t), beta, scale)  # [001-alg9 L7]
+            beta_lastblock, beta = beta_lastblock + beta, 0.0  # [001-alg9 L8] (the next block's sum restarts at 0)
         else:
-            alpha = alpha + x + self.noise.laplace(site("001-alg9 L10", t=t), scale)  # [001-alg9 L10]
+            alpha = alpha + self.noise.add_laplace(site("001-alg9 L10", t=t), x, scale)  # [001-alg9 L10]
         g = beta_lastblock + alpha  # [001-alg9 L12]
 
         def commit() -> None:

@@ -94,8 +94,9 @@ class HybridCounter(Counter):
     def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
         if _is_power_of_two(t):
             k = t.bit_length() - 1
-            beta = self.beta + self.pending + x + self.noise.laplace(site(f"{HYBRID_ANCHOR} L", t=t),
-                                                                       2.0 / self.epsilon)
+            # L's statistic (the true sum since the last power of two) through the noise door (value-in)
+            beta = self.beta + self.noise.add_laplace(site(f"{HYBRID_ANCHOR} L", t=t), self.pending + x,
+                                                      2.0 / self.epsilon)
             binary = (BinaryTreeCounter(self.epsilon / 2.0, t - 1, scoped(self.noise, site(f"{HYBRID_ANCHOR} B",
                                                                                            k=k)))
                       if k >= 1 else None)

@@ -38,8 +38,9 @@ class SimpleCounter(Counter):
         return PrivacyClaim.pure(self.epsilon, Neighbour.STREAM_ENTRY, "001-alg8")
 
     def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
-        z = self.noise.laplace(site("001-alg8 L4", t=t), 1.0 / self.epsilon)
-        g = self.g + x + z  # [001-alg8 L4] g(t) <- g(t-1) + f(t) + Lap(1/eps)
+        # g(t) <- g(t-1) + f(t) + Lap(1/eps): the door returns the noisy statistic f(t) + Lap(1/eps)
+        # (value-in); adding g(t-1) is post-processing
+        g = self.g + self.noise.add_laplace(site("001-alg8 L4", t=t), x, 1.0 / self.epsilon)  # [001-alg8 L4]
 
         def commit() -> None:
             self.g = g

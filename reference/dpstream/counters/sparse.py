@@ -153,8 +153,12 @@ class SparseCounter(Counter):
         return _require_boolean_input(self, x)
 
     def _threshold(self, j: int) -> float:
-        lam = self.noise.discrete_laplace(site("004-alg2 u2", j=j), 2.0 / self.epsilon)
-        return self.T0 + lam  # [004-alg2 u2] T~_j = T_0 + lambda_j, lambda_j ~ Lap_Z(2/eps)
+        # AboveThreshold's proof noises the PUBLIC threshold: the door gets T_0 (its integer part, as the noise
+        # is integer; the fractional part is public, and floor(T_0) + lambda_j + frac(T_0) is the same float as
+        # T_0 + lambda_j: both operands are exact and the sum is rounded once)
+        base = math.floor(self.T0)
+        noisy = self.noise.add_discrete_laplace(site("004-alg2 u2", j=j), base, 2.0 / self.epsilon)
+        return noisy + (self.T0 - base)  # [004-alg2 u2] T~_j = T_0 + lambda_j, lambda_j ~ Lap_Z(2/eps)
 
     def _copy_sub(self) -> Counter:
         """A_sub to be stepped in this step: a copy of the current one (copy-on-write) or a new one."""
@@ -173,9 +177,9 @@ class SparseCounter(Counter):
             T_tilde = self._threshold(j)
         while self.as_printed or read > 0:
             # [004-alg2 u3] while t <= T and N_j + lambda'_t <= T~_j, lambda'_t ~ Lap_Z(2/eps)
-            lam_prime = self.noise.discrete_laplace(f"004-alg2 u3 j={j} t={u}", 2.0 / self.epsilon)  # = site(...)
-            if N + lam_prime <= T_tilde:
-                break
+            # the query noise lambda'_t goes on the segment's COUNT N_j (AboveThreshold's proof): value-in
+            if self.noise.add_discrete_laplace(f"004-alg2 u3 j={j} t={u}", N, 2.0 / self.epsilon) <= T_tilde:
+                break  # (the site is site("004-alg2 u3", j=j, t=u), built inline on this hot path)
             j += 1  # [004-alg2 u7] end the segment j and set j <- j + 1
             ended += 1
             if sub is None:
@@ -276,7 +280,7 @@ class InhomogeneousSparseCounter(Counter):
             budgets = {k: self.eps_r(k) for k in [*ending, first_new]}
             for k in ending:
                 # [004-alg3 u3] S~ <- S~ + sum_{t=t_r}^{t_{r+1}-1} X_t + Lap_Z(2/eps_r); r <- r + 1
-                S = S + level_sum + self.noise.discrete_laplace(site("004-alg3 u3", r=k), 2.0 / budgets[k])
+                S = S + self.noise.add_discrete_laplace(site("004-alg3 u3", r=k), level_sum, 2.0 / budgets[k])
                 level_sum = 0
             # [004-alg3 u1] while r0 <= r < inf: the current level is r
             r, t_next = first_new, level_start(first_new + 1, self.epsilon)

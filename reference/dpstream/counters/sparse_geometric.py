@@ -49,9 +49,9 @@ from dpstream.noise import NoiseSource, site
 __all__ = ["GeometricSparseCounter", "bernoulli", "first_failure", "log_test_pass"]
 
 
-def _discrete_laplace(noise: NoiseSource, where: str, scale: float) -> int:
-    """The only draw of this module (one helper per draw kind): Lap_Z(scale) at ``where``."""
-    return noise.discrete_laplace(where, scale)
+def _discrete_laplace(noise: NoiseSource, where: str, value: int, scale: float) -> int:
+    """The only draw of this module (one helper per draw kind): value + Lap_Z(scale) at ``where``."""
+    return noise.add_discrete_laplace(where, value, scale)
 
 
 def log_test_pass(c: int, scale: float) -> tuple[float, float]:
@@ -78,7 +78,7 @@ def bernoulli(noise: NoiseSource, where: str, pi: float, pi_complement: float) -
     if q <= 0.0:
         return not q_is_pi
     p = q / (2.0 - q)
-    hit = _discrete_laplace(noise, where, -1.0 / math.log(p)) != 0
+    hit = _discrete_laplace(noise, where, 0, -1.0 / math.log(p)) != 0
     return hit if q_is_pi else not hit
 
 

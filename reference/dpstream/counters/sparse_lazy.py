@@ -91,8 +91,8 @@ class LazyInhomogeneousCounter:
         budgets = {k: self.eps_r(k) for k in [*ending, first_new]}
         for k in ending:
             # [004-alg3 u3] S~ <- S~ + sum_{t=t_r}^{t_{r+1}-1} X_t + Lap_Z(2/eps_r); r <- r + 1
-            self.S_tilde = self.S_tilde + self.level_sum + self.noise.discrete_laplace(
-                site("004-alg3 u3", r=k), 2.0 / budgets[k])
+            self.S_tilde = self.S_tilde + self.noise.add_discrete_laplace(
+                site("004-alg3 u3", r=k), self.level_sum, 2.0 / budgets[k])
             self.level_sum = 0
         # [004-alg3 u1] the current level is r
         self.r, self.t_next = first_new, level_start(first_new + 1, self.epsilon)

@@ -104,8 +104,12 @@ class TreeAggregationCounter(Counter):
         for j in range(i):  # [002-alg3 u5] for j <- 0 to i - 1
             alpha[j] = 0.0  # [002-alg3 u6] alpha_j <- 0 and alpha~_j <- 0
             alpha_tilde[j] = 0.0
-        noise = self.noise.discrete_gaussian(site("002-alg3 u8", t=t), self.sigma2)
-        alpha_tilde[i] = alpha[i] + noise  # [002-alg3 u8] alpha~_i <- alpha_i + N(0, sigma^2)
+        # alpha~_i <- alpha_i + N(0, sigma^2): the p-sum alpha_i goes through the noise door (value-in); with
+        # integer inputs it is an exact integer. AS PRINTED (real inputs, E-counters-4) the door noises its integer
+        # part and the fractional part is added unnoised, as the printed alpha_i + N_Z does (same float result).
+        base = int(alpha[i]) if self.integer_input else math.floor(alpha[i])
+        noisy = self.noise.add_discrete_gaussian(site("002-alg3 u8", t=t), base, self.sigma2)
+        alpha_tilde[i] = noisy + (0.0 if self.integer_input else alpha[i] - base)  # [002-alg3 u8]
         S = sum(alpha_tilde[j] for j in range(n + 1) if Bin[j] == 1)  # [002-alg3 u9] S~^t
 
         def commit() -> None:

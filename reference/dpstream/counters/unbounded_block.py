@@ -93,8 +93,8 @@ class UnboundedBlockCounter(Counter):
         alpha_trueInBlock = s.alpha_trueInBlock + x  # [003-alg4 L12] [000-alg4 L12]
         if delta % B == 0:  # [003-alg4 L13] [000-alg4 L13] delta = kB for some k in Z
             # [003-alg4 L14] [000-alg4 L14] (printed "alpha_tueInBlock": a typo for alpha_trueInBlock)
-            alpha_lastBlock = alpha_lastBlock + alpha_trueInBlock + self.noise.laplace(
-                site("003-alg4 L14", t=t), scale)
+            alpha_lastBlock = alpha_lastBlock + self.noise.add_laplace(  # the block's true sum, value-in
+                site("003-alg4 L14", t=t), alpha_trueInBlock, scale)
             alpha_trueInBlock, alpha_synthInBlock = 0.0, 0.0  # [003-alg4 L15] [000-alg4 L15]
             g = alpha_lastBlock  # [003-alg4 L16] [000-alg4 L16]
             if delta == T:  # [003-alg4 L17] [000-alg4 L17]
@@ -102,8 +102,8 @@ class UnboundedBlockCounter(Counter):
                 B = B + 1  # [003-alg4 L19] [000-alg4 L19] B <- B + 1 and T <- B^2 (in this order)
                 T = B * B
         else:  # 003 L20 / 000 L21: else
-            alpha_synthInBlock = alpha_synthInBlock + x + self.noise.laplace(
-                site("003-alg4 L21", t=t), scale)  # [003-alg4 L21] [000-alg4 L22]
+            alpha_synthInBlock = alpha_synthInBlock + self.noise.add_laplace(
+                site("003-alg4 L21", t=t), x, scale)  # [003-alg4 L21] [000-alg4 L22]
             g = alpha_lastBlock + alpha_synthInBlock  # [003-alg4 L22] [000-alg4 L23]
         new = _State(T, B, alpha_lastBlock, alpha_trueInBlock, alpha_synthInBlock, t_atPartition)
 

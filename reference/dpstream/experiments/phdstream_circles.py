@@ -12,10 +12,11 @@ queries and writes
 * ``summary.md`` -- mean relative error over the evaluation times per algorithm and panel.
 
 Data (``--source authors``, the default): the authors' stream ``motion_circles_with_deletion_unit.csv``
-and their 16,000 query rectangles ``motion_circles_queries.csv`` from
-``<data-dir>/motion_circles/`` (``--data-dir`` defaults to ``../shared/data`` next to the repository).
-``--source generated`` uses :func:`dpstream.phdstream.data.concentric_circles_stream` and random
-small rectangles instead and needs no files.
+and their 16,000 query rectangles ``motion_circles_queries.csv``, shipped in ``data/motion_circles/``
+of the repository (xz-compressed, checked against ``SHA256SUMS`` before use; ``--data-dir`` reads
+another folder with the same layout). ``--source generated`` uses
+:func:`dpstream.phdstream.data.concentric_circles_stream` and random small rectangles instead and
+needs no files.
 
 PHDStream uses ``--lambda-rule`` (default ``general``, the scale that makes it eps-DP, E-phdstream-3); the
 baselines run PrivTree on counts, where the paper's App. A scale is eps-DP, and always use it.
@@ -40,6 +41,7 @@ from typing import Any
 from dpstream.counters import BlockCounter
 from dpstream.errors import DPStreamInputError
 from dpstream.experiments import Experiment
+from dpstream.experiments.data import DataFile, materialized
 from dpstream.noise import InsecureSeededNoise, NoiseSource, SecureNoise
 from dpstream.phdstream.baselines import (
     InitPrivTreeThenCounters,
@@ -54,11 +56,11 @@ from dpstream.phdstream.partition import HypercubePartition, Partition
 from dpstream.phdstream.privtree import LambdaRule
 from dpstream.phdstream.stream import PointEvents, SyntheticRelease, TrueStream
 
-__all__ = ["ALGORITHMS", "EXPERIMENT", "default_data_dir", "run_experiment"]
+__all__ = ["ALGORITHMS", "DATA", "EXPERIMENT", "run_experiment"]
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-STREAM_FILE = "motion_circles_with_deletion_unit.csv"
-QUERY_FILE = "motion_circles_queries.csv"
+STREAM = DataFile("motion_circles", "motion_circles_with_deletion_unit.csv")
+QUERIES = DataFile("motion_circles", "motion_circles_queries.csv")
+DATA = (STREAM, QUERIES)
 
 
 class Releasing:
@@ -81,13 +83,7 @@ ALGORITHMS: dict[str, Maker] = {
 }
 
 
-def default_data_dir() -> Path:
-    return REPO_ROOT.parent / "shared" / "data"
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data-dir", type=Path, default=default_data_dir(),
-                        help="folder holding motion_circles/ (default: %(default)s)")
     parser.add_argument("--source", choices=("authors", "generated"), default="authors",
                         help="the authors' CSV stream and queries, or our generator (default: %(default)s)")
     parser.add_argument("--eps", type=float, nargs="+", default=[0.5, 1.0], help="per-event eps values")
@@ -113,14 +109,12 @@ def _load(args: argparse.Namespace) -> tuple[PointEvents, RangeQueries]:
         events = concentric_circles_stream(args.n, deletion=True, seed=args.seed).as_events()
         queries = query_set(args.seed, "small")
     else:
-        folder = Path(args.data_dir) / "motion_circles"
-        missing = [f for f in (STREAM_FILE, QUERY_FILE) if not (folder / f).is_file()]
-        if missing:
-            raise DPStreamInputError(
-                "--data-dir", f"needs {', '.join(missing)} in {folder} (see ../shared/data/motion_circles/SOURCE.md; "
-                "or use --source generated)", str(args.data_dir))
-        events = load_point_stream_csv(folder / STREAM_FILE).as_events()
-        queries = load_query_csv(folder / QUERY_FILE)["small"]
+        try:
+            with materialized(DATA, args.data_dir) as paths:
+                events = load_point_stream_csv(paths[STREAM]).as_events()
+                queries = load_query_csv(paths[QUERIES])["small"]
+        except DPStreamInputError as exc:
+            raise DPStreamInputError(exc.field, f"{exc.rule} (or use --source generated)", exc.value) from exc
     if args.max_events is not None:
         events = PointEvents(events.points[: args.max_events], events.moves[: args.max_events])
     if args.max_queries is not None:
@@ -250,4 +244,5 @@ EXPERIMENT = Experiment(
     help="001 Figure 1(d): PHDStream (Simple, Block 8) and baselines 1-3 on concentric circles with deletion",
     add_arguments=add_arguments,
     run=run,
+    data=DATA,
 )

@@ -10,7 +10,8 @@ layout of 003 Tables 1-3 with the paper's numbers beside ours.
 * Default (reduced): eps = 1, B in {50, 200}, both streams, the first 20 time steps (PGM: the
   first 5), k = 3 selections per step. ``--full``: eps in {0.5, 1, 2, 4} and whole streams
   (977 steps for B = 50; hours with PGM on a CPU).
-* Data: ``../shared/data/adult_liu2021`` (the version 003 says it used; see its SOURCE.md).
+* Data: ``data/adult_liu2021/`` of the repository (the version 003 says it used; see its SOURCE.md),
+  xz-compressed and checked against its ``SHA256SUMS`` before use (``--data-dir`` reads another folder).
 * Noise: INSECURE seeded noise (``InsecureSeededNoise``) — a simulation, not a release.
 * Choices the paper does not state (docs/tabular.md): k (default 3), the sort order of
   Adult-ordered (lexicographic), the mass of the fitted datasets (the public batch schedule), the
@@ -34,7 +35,9 @@ import numpy.typing as npt
 
 from dpstream.counters import SimpleCounter, UnboundedBlockCounter
 from dpstream.counters.base import CounterFactory
+from dpstream.errors import DPStreamInputError
 from dpstream.experiments import Experiment
+from dpstream.experiments.data import DataFile, materialized
 from dpstream.noise import InsecureSeededNoise, NoiseSource
 from dpstream.tabular.domain import Domain, IntArray
 from dpstream.tabular.fitting import DatasetFitter, MultiplicativeWeights
@@ -49,7 +52,9 @@ from dpstream.tabular.totals import TotalRule
 __all__ = ["EXPERIMENT", "PAPER_TABLES_1_2", "PAPER_TABLE_3", "IndependentDataset", "RunSpec", "relwe_reference",
            "run_one"]
 
-DEFAULT_DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "adult_liu2021"
+TABLE = DataFile("adult_liu2021", "adult.csv")
+DOMAIN = DataFile("adult_liu2021", "adult-domain.json")
+DATA = (TABLE, DOMAIN)
 MW_COLUMNS = ("sex", "income>50K", "race", "relationship", "marital-status")
 
 # 003 Tables 1-2 (Adult rows): (dataset, eps, metric) -> (Baseline, Proposed), copied from the paper.
@@ -260,8 +265,8 @@ def relwe_reference(domain: Domain, steps: Sequence[StreamStep], times: Sequence
     return out
 
 
-def _relwe_report(data: Path, B: int, seed: int) -> str:
-    domain, records = _load(data, None)
+def _relwe_report(data_dir: Path, B: int, seed: int) -> str:
+    domain, records = _load(data_dir, None)
     steps = adult_randomized(domain, records, B, seed)
     times = sorted({min(40, len(steps)), len(steps)})
     lines = [f"# RelWE conventions on a non-private reference release (Adult-randomized-bs-{B}, all "
@@ -281,11 +286,9 @@ def _relwe_report(data: Path, B: int, seed: int) -> str:
     return "\n".join(lines)
 
 
-def _load(data: Path, columns: Sequence[str] | None) -> tuple[Domain, IntArray]:
-    csv_path, domain_path = data / "adult.csv", data / "adult-domain.json"
-    if not csv_path.exists():
-        raise SystemExit(f"Adult data not found at {csv_path} (see ../shared/data/adult_liu2021/SOURCE.md)")
-    return load_table_csv(csv_path, domain_path, columns=columns)
+def _load(data_dir: Path, columns: Sequence[str] | None) -> tuple[Domain, IntArray]:
+    with materialized(DATA, data_dir) as paths:
+        return load_table_csv(paths[TABLE], paths[DOMAIN], columns=columns)
 
 
 def _streams(domain: Domain, records: IntArray, B: int, seed: int, horizon: int | None
@@ -374,7 +377,6 @@ def _plot(results: dict[RunSpec, list[dict[str, float]]], out: Path) -> list[Pat
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder with adult.csv and adult-domain.json")
     parser.add_argument("--full", action="store_true", help="the paper's grid: eps 0.5,1,2,4 and whole streams")
     parser.add_argument("--epsilons", type=float, nargs="+", default=None, help="override the eps grid")
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[50, 200], help="batch sizes B")
@@ -395,13 +397,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except DPStreamInputError as exc:
+        print(f"tabular-adult: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     epsilons = args.epsilons or ([0.5, 1.0, 2.0, 4.0] if args.full else [1.0])
     horizon = args.horizon if args.horizon is not None else (None if args.full else 20)
     pgm_horizon = args.pgm_horizon if args.pgm_horizon is not None else (None if args.full else 5)
     if args.relwe_reference:
-        report = "\n\n".join(_relwe_report(args.data, B, args.seed) for B in args.batch_sizes)
+        report = "\n\n".join(_relwe_report(args.data_dir, B, args.seed) for B in args.batch_sizes)
         (out / "relwe_reference.md").write_text(report + "\n", encoding="utf-8")
         print(report)
         print(f"wrote {out / 'relwe_reference.md'}")
@@ -409,14 +419,14 @@ def run(args: argparse.Namespace) -> int:
     print("NOTE: insecure seeded noise (InsecureSeededNoise) -- a simulation, not a private release.", flush=True)
     data: dict[str, tuple[Domain, IntArray]] = {}
     if "mw" in args.fitters:
-        data["mw"] = _load(args.data, [c.strip() for c in args.mw_columns.split(",")])
+        data["mw"] = _load(args.data_dir, [c.strip() for c in args.mw_columns.split(",")])
     if "pgm" in args.fitters:
         from dpstream.tabular.pgm import mbi_available
 
         if not mbi_available():
             print("mbi (pip extra 'pgm') is not installed: skipping PGM", file=sys.stderr)
         else:
-            data["pgm"] = _load(args.data, None)
+            data["pgm"] = _load(args.data_dir, None)
     specs: list[tuple[RunSpec, list[StreamStep], Domain]] = []
     datasets: list[str] = []
     for fitter, (domain, records) in data.items():
@@ -463,5 +473,6 @@ EXPERIMENT = Experiment(
     help="003 Tables 1-3: StreamingMWEM vs Algorithm 3 (Simple/block counters) on Adult streams, MW and PGM",
     add_arguments=add_arguments,
     run=run,
+    data=DATA,
 )
 

@@ -22,7 +22,8 @@ the default reads n'. The literal reading stays reachable through ``constraint_c
   arithmetic), or ceil(m_theta / 2) when a + b = 0; m_{theta1} = m_theta - m_{theta0}.
 
 Both satisfy the condition for every input (proofs in the rule docstrings, checked by
-property_tests/test_hypercube_properties.py).
+property_tests/test_hypercube_properties.py). Privacy: post-processing of the noisy counts
+(proofs/proof_hypercube_privacy.py).
 """
 
 from __future__ import annotations

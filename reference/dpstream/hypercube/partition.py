@@ -15,6 +15,7 @@ Level schedule (004-sec3.1, section 3.2 (1)): all regions of depth j are created
 t_j = ceil(2^j / eps); t is *of level j* if t_j <= t < t_{j+1}, and the tree then has
 depth j. :func:`depth_at` gives j (0 before t_1), :func:`depth_as_printed` gives the
 depth that 004-alg1 u2 produces as printed (one more; docs/errata/hypercube.md).
+The partition depends on t only, never on the data (proofs/proof_hypercube_privacy.py).
 """
 
 from __future__ import annotations

@@ -34,6 +34,9 @@ Deviations from the printed box (docs/errata/longitudinal.md):
   records (section 4.1, "Generating synthetic data").
 * A counter with real-valued noise may release a non-integer S~_b^t; it is rounded to the
   nearest integer before the clamp (post-processing). The default counter is integer-valued.
+
+Proof: proofs/proof_longitudinal_cumulative.py (Theorem 4.1 per neighbour relation, Lemma 4.2,
+Corollary B.1); the counters: proofs/proof_tree_aggregation_counter.py.
 """
 
 from __future__ import annotations

@@ -29,6 +29,9 @@ Deviations from the printed box (docs/errata/longitudinal.md):
   succeed"). The step raises :class:`PaddingExhaustedError` before releasing anything of
   round t and the synthesizer stays failed (no silent clamping, no re-drawing of noise).
 * n_pad defaults to Corollary 3.3's lambda rounded up to an integer (counts are integers).
+
+Proof: proofs/proof_longitudinal_fixed_window.py (Theorem 3.1 per neighbour relation, Theorem 3.2,
+Corollary 3.3, padding).
 """
 
 from __future__ import annotations
@@ -154,11 +157,12 @@ class FixedWindowSynthesizer:
 
     @property
     def claims(self) -> dict[Neighbour, PrivacyClaim]:
-        """The zCDP guarantee under each individual-level neighbour relation (proofs/proof_longitudinal_privacy.py).
+        """The zCDP guarantee under each individual-level neighbour relation.
 
         The R = T-k+1 noisy histograms are a discrete Gaussian mechanism of squared l2 sensitivity R
         (one individual added or removed: one bin per step) or 2R (substituted: two bins per step),
-        so D_alpha <= alpha * sens / (2 sigma^2); the synthetic data are post-processing.
+        so D_alpha <= alpha * sens / (2 sigma^2); the synthetic data are post-processing
+        (proofs/proof_longitudinal_fixed_window.py).
         """
         R = self.T - self.k + 1
         rho_ar = R / (2.0 * self.sigma2)
@@ -277,8 +281,10 @@ class FixedWindowSynthesizer:
         C = np.bincount(codes, minlength=self._bins)  # [002-alg1 u2] C_s^t, the true suffix counts
         sigma2 = self.noise_variance()
         # [002-alg1 u3] C^_s^t = C_s^t + n_pad + N(0, (T-k+1)/(2 rho))  (default variance: see E-longitudinal-1)
-        return [int(C[s]) + self.n_pad + self.noise.discrete_gaussian(
-            site("002-alg1 u3", t=t, s=self._s_labels[s]), sigma2) for s in range(self._bins)]
+        # The door noises the counts C_s^t (value-in, one batch call); adding the public n_pad is post-processing.
+        sites = [site("002-alg1 u3", t=t, s=self._s_labels[s]) for s in range(self._bins)]
+        noisy = self.noise.add_discrete_gaussian_many(sites, [int(c) for c in C], sigma2)
+        return [c + self.n_pad for c in noisy]
 
     def _first_window(self, x: IntArray, t: int, new_suffix: IntArray, C_hat: list[int]) -> WindowRelease:
         """Round t = k: the first synthetic dataset, with C^_s^k records of each pattern s."""

@@ -30,6 +30,9 @@ PrivTree input is G(., t-1) + nabla F(., t), needs ``LambdaRule.GENERAL``).
 Sites: PrivTree ``"001-alg5 L11 t=<t> v=<v>"``; counts ``"001-sec5.3 count t=<t> v=<v>"``;
 baseline 2's removal total ``"001-sec5.3 removals t=<t>"``; baseline 3's counters scoped
 ``"001-sec5.3 counter v=<v>"``; rule (5) ``"001-eq5 t=<t> v=<v>"``.
+
+Proofs: the PrivTree part on counts (path-monotone inputs) is proofs/proof_privtree.py (App. A scale), the
+eps/2 + eps/2 composition with the Laplace counts as in proofs/proof_phdstream.py.
 """
 
 from __future__ import annotations
@@ -74,11 +77,11 @@ def privtree_counting(partition: Partition, F: Mapping[Node, float], epsilon: fl
     """PrivTree_T (eps/2) then Lap(2/eps) on every leaf count: (S, noisy leaf counts). Sampling is rule (5)."""
     epsilon = require_positive_finite("epsilon", epsilon)
     S = privtree(partition, F, epsilon / 2.0, theta, noise, t=t, lambda_rule=lambda_rule, check_input=False)
-    counts = {}
-    for v in S.leaves:
-        name = site(COUNT_SITE, v=node_label(v)) if t is None else site(COUNT_SITE, t=t, v=node_label(v))
-        counts[v] = F.get(v, 0.0) + noise.laplace(name, 2.0 / epsilon)
-    return S, counts
+    leaves = list(S.leaves)
+    names = [site(COUNT_SITE, v=node_label(v)) if t is None else site(COUNT_SITE, t=t, v=node_label(v))
+             for v in leaves]
+    noisy = noise.add_laplace_many(names, [F.get(v, 0.0) for v in leaves], 2.0 / epsilon)  # leaf counts, value-in
+    return S, dict(zip(leaves, noisy.tolist(), strict=True))
 
 
 def _counts_note(rule: LambdaRule) -> str:
@@ -217,7 +220,7 @@ class OfflinePrivTreeOnDifferential(_Baseline):
             N = float(self._true.size + int(prepared.moves.sum()))
             N_hat = self.N_hat
         else:
-            removals = removed + self.noise.laplace(site("001-sec5.3 removals", t=t), 1.0 / self.epsilon)
+            removals = self.noise.add_laplace(site("001-sec5.3 removals", t=t), removed, 1.0 / self.epsilon)
             N_hat = self.N_hat + synthetic_total - removals
             N = N_hat
         counts = apportion(leaf_values, round(max(N, 0.0)))

@@ -10,7 +10,7 @@ is drawn with ``dpstream.noise.data_rng`` and needs no scikit-learn.)
 * with deletion: every outer point added first; then, for i = 1, 2, ..., outer point i is
   removed and inner point i added; then any remaining inner points are added. The density
   moves from the outer to the inner circle (the authors' ``motion_circles.csv`` has exactly
-  this row structure, see ``../shared/data/motion_circles/SOURCE.md``).
+  this row structure, see ``data/motion_circles/SOURCE.md`` of the repository).
 
 Time comes from batching in row order (constant batch size) and the initialization ratio t0
 (:func:`dpstream.phdstream.initialization.initialize_by_ratio`).

@@ -147,7 +147,8 @@ class EfficientPHDStream(PHDStreamParameters):
             s = get(C_a, self.C_a, v) + get(C_n, self.C_n, v) + get(C_d, self.C_d, v)  # [001-alg7 L12]
             b = s + H - part.depth(v) * delta  # [001-alg7 L13]
             b = max(b, theta - delta)  # [001-alg7 L14]
-            b_hat = b + self.noise.laplace(privtree_site(v, t), lam)  # [001-alg7 L15] (the site of 001-alg5 L11)
+            # as in PrivTree (001-alg5 L11, the same site): the biased count b(v) is noised (value-in), not theta
+            b_hat = self.noise.add_laplace(privtree_site(v, t), b, lam)  # [001-alg7 L15]
             children = part.children(v)
             if b_hat > theta and children:  # [001-alg7 L16]
                 Q.extend(children)  # [001-alg7 L17]

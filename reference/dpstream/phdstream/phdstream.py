@@ -8,6 +8,7 @@ compute-efficient equivalent for deep trees is :class:`dpstream.phdstream.effici
 ``step(PointEvents) -> SyntheticRelease``: the batch is validated against Omega and the true
 multiset before anything is drawn; rule (5) samples ceil(G(v)) uniform points in every leaf
 of T(t) through the noise source (post-processing, so the claim is the tree algorithm's).
+Proofs: proofs/proof_phdstream.py (001-thm3.2), proofs/proof_privtree.py, proofs/proof_selective_counting.py.
 """
 
 from __future__ import annotations

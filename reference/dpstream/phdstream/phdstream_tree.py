@@ -8,6 +8,7 @@ the compute-efficient Algorithm 6/7 (:mod:`dpstream.phdstream.efficient`).
 
 Claim (001-thm3.2): eps-DP under the EVENT relation, exactly for the default PrivTree scale
 (``LambdaRule.GENERAL``, E-phdstream-3); :func:`dpstream.phdstream.guarantees.phdstream_claim`.
+Proof: proofs/proof_phdstream.py (with proofs/proof_privtree.py for the PrivTree part).
 
 Sites: PrivTree ``"001-alg5 L11 t=<t> v=<v>"``, leaf noise ``"001-alg1 L6 t=<t> v=<v>"``.
 Input: ``step(nabla_F)`` with nabla F(., t) a consistent tree function (absent vertices 0),
@@ -111,8 +112,10 @@ class PHDStreamTree(NaiveTreeStream):
         inputs = {v: g + dF.get(v, 0.0) for v, g in self.G.items()}
         T_t = privtree(self.partition, inputs, eps / 2.0, self.theta, self.noise, t=t,  # [001-alg1 L5]
                        lambda_rule=self.lambda_rule, check_input=False)
-        d = {v: dF.get(v, 0.0) + self.noise.laplace(site(LEAF_NOISE, t=t, v=node_label(v)), 2.0 / eps)
-             for v in T_t.leaves}  # [001-alg1 L6] (0 on every other vertex)
+        leaves = list(T_t.leaves)  # the door noises the leaf counts dF(v) (value-in, one batch call)
+        noisy = self.noise.add_laplace_many([site(LEAF_NOISE, t=t, v=node_label(v)) for v in leaves],
+                                            [dF.get(v, 0.0) for v in leaves], 2.0 / eps)
+        d = dict(zip(leaves, noisy.tolist(), strict=True))  # [001-alg1 L6] (0 on every other vertex)
         extension = consistent_extension(self.partition, d)
         G_new = {v: g + extension[v] for v, g in self.G.items()}  # [001-alg1 L7] G(., t) = G(., t-1) + Ext_T(d)
         release = TreeRelease(t, T_t, G_new)

@@ -194,7 +194,8 @@ def privtree(
         # [001-alg5 L8] U <- U \ {v}: done by popleft
         b = F.get(v, 0.0) - partition.depth(v) * delta  # [001-alg5 L9]
         b = max(b, theta - delta)  # [001-alg5 L10]
-        b_tilde = b + noise.laplace(privtree_site(v, t), lam)  # [001-alg5 L11]
+        # PrivTree's proof noises the biased COUNT b(v) (theta is public and compared afterwards): value-in
+        b_tilde = noise.add_laplace(privtree_site(v, t), b, lam)  # [001-alg5 L11]
         if b_tilde > theta:  # [001-alg5 L12]
             U.extend(partition.children(v))  # [001-alg5 L13] (none at depth D)
     return Subtree.from_nodes(partition, S)

@@ -263,6 +263,8 @@ class MainAlgorithm:
         self._true.check(step)
         self._check_horizons()
         t = self.t + 1                                                       # [003-alg3 L7] [000-alg3 L7] for t
+        if self.total_rule.kind is TotalKind.PUBLIC:
+            self.total_rule.public_size(t)  # n_t must exist and be >= 0: checked here, before the first draw
         diff = DifferentialDataset(self.domain, step)
         q_diff = [diff.answer(q) for q in self.Q]
         target = [q_diff[i] + answer(q, self.g) for i, q in enumerate(self.Q)]  # q_i(∇f_t + g_{t-1})

@@ -24,8 +24,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.errors import require_int_at_least, require_positive_finite
 from dpstream.noise import NoiseSource, default_noise, site
@@ -109,8 +107,8 @@ def select_measure_fit(
         l_i = select.select(noise, site("003-alg1 L7", i=i), e_i)   # [003-alg1 L7] [000-alg1 L7] Select
         q = Q[l_i]
         # [003-alg1 L8] [000-alg1 L8] Measure: m_i <- q_{l_i}(f) + Lap(2 Delta_{q_{l_i}} / eps)
-        z = np.array([noise.laplace(site("003-alg1 L8", i=i, cell=c), lap_scale) for c in range(q.dim)])
-        m_i = Measurement(q, true_answers[l_i] + z, lap_scale)
+        m_i = Measurement(q, noise.add_laplace_many([site("003-alg1 L8", i=i, cell=c) for c in range(q.dim)],
+                                                    true_answers[l_i], lap_scale), lap_scale)  # value-in
         M.append(m_i)                           # [003-alg1 L9] [000-alg1 L9] M <- M u {(q_{l_i}, m_i)}
         N = _total(total, f, M, fallback=h_prev.total if i > 1 else 1.0)
         if from_scratch:
@@ -135,8 +133,7 @@ def measure_all(f: SyntheticDataset, queries: Sequence[Query], epsilon: float, n
     scale = 1.0 / (epsilon * len(Q)) if as_printed_000 else 1.0 / (epsilon / len(Q))
     out = []
     for i, q in enumerate(Q):
-        value = answer(q, f) + np.array([noise.laplace(site("003-sec4 eq10", i=i, cell=c), scale)
-                                         for c in range(q.dim)])
+        value = noise.add_laplace_many([site("003-sec4 eq10", i=i, cell=c) for c in range(q.dim)], answer(q, f), scale)
         out.append(Measurement(q, value, scale))
     return out
 

@@ -4,7 +4,7 @@ The input at time t is the differential dataset ∇f_t = f_t - f_{t-1} (003-def3
 records added at t and the records removed at t. :class:`StreamStep` holds both;
 :class:`DifferentialDataset` answers marginal tables of ∇f_t (removed records count -1).
 :class:`RecordMultiset` keeps the true f_t so that a removal of a record that is not
-present is rejected before any draw (DESIGN.md, "Streams and inputs").
+present is rejected before any draw (docs/developing.md, "Claims, errors, atomic steps").
 
 Constructions and loaders:
 

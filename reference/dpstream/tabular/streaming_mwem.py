@@ -21,6 +21,9 @@ Corrections to the printed box (docs/errata/tabular.md):
 * h_{t,0} is never initialised in the box (L8 needs it); App. A eq (17) bounds
   Ψ_{t,0} <= ln|X|, which holds for the uniform dataset of mass N_t: that is h_{t,0}.
 * L20 writes the measurement as m_j; it is m(t, j) of L17.
+
+Proofs: proofs/proof_tabular_main_privacy.py (budget ε per step, 3ε/2 with the printed L11 law) and
+proofs/proof_tabular_streaming_mwem.py (the accuracy bound of App. A).
 """
 
 from __future__ import annotations
@@ -80,12 +83,13 @@ def checked_round(queries: Sequence[Query], k: object, epsilon: object, total: o
 
 @dataclass(frozen=True)
 class LaplaceMeasurer:
-    """The Laplace mechanism of 003-alg2 L16-L17: value + Lap(scale), drawn at ``site``."""
+    """The Laplace mechanism of 003-alg2 L16-L17: value + Lap(scale), drawn at ``site`` (value-in: the noise door
+    adds the noise to the cell's answer)."""
 
     scale: float
 
     def measure(self, noise: NoiseSource, site_name: str, value: float) -> float:
-        return float(value) + noise.laplace(site_name, self.scale)
+        return noise.add_laplace(site_name, float(value), self.scale)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,129 @@
+"""One catalog entry: everything dpstream knows about one algorithm, in one place.
+
+An :class:`Entry` names the algorithm (its anchor, the protocol's algorithm name), how to build it
+from protocol parameters, its parameter schema and JSON codec, where its proof note, doc page and
+errata are, its exact model if it has one, its printed variant if any, the vectors it contributes to
+the corpus (:class:`VectorSpec`, :class:`RejectSpec`) and the space of its statistical checks
+(:class:`StatisticalSpec`). Fields that do not apply hold ``None`` or ``()`` and the entry says why in
+``notes`` (a test checks that every entry is complete or explains itself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dpstream.catalog.codecs import Codec
+from dpstream.catalog.params import ParamSchema
+from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.noise import InsecureZeroNoise, NoiseSource
+
+__all__ = ["Builder", "Entry", "RejectSpec", "StatisticalSpec", "VectorSpec"]
+
+Builder = Callable[[Mapping[str, Any], NoiseSource], Any]
+"""(validated protocol parameters, noise source) -> a fresh algorithm object with ``step``."""
+
+
+@dataclass(frozen=True)
+class VectorSpec:
+    """A known-answer vector to generate: one seeded run of the algorithm on ``inputs`` (JSON INPUTs).
+
+    ``name`` is unique within the algorithm (the corpus id is ``f"{anchor}/{name}"``); ``edges``
+    names the edge cases the vector covers (``"T=1"``, ``"T=2^k+1"``, ``"empty batch"``, ...).
+    """
+
+    name: str
+    params: Mapping[str, Any]
+    inputs: Sequence[Any]
+    seed: int
+    edges: tuple[str, ...] = ()
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class RejectSpec:
+    """A must-reject case: invalid ``params`` at init (``bad_input is None`` and ``at_init``), or an
+    invalid ``bad_input`` sent after the valid ``before`` inputs, followed by the valid ``after`` inputs
+    whose releases must be those of a run that never saw the bad input."""
+
+    name: str
+    params: Mapping[str, Any]
+    reason: str
+    at_init: bool = False
+    before: Sequence[Any] = ()
+    bad_input: Any = None
+    after: Sequence[Any] = ()
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class StatisticalSpec:
+    """What the statistical (black-box) checks may vary for this algorithm.
+
+    ``sweep``: parameter sets to audit (epsilon below and above 1, T powers and non-powers of two);
+    ``relation``: the neighbour relation of the claim; ``alphabet``: the input values a neighbouring
+    stream may use (counters: ``(0, 1)`` or ``None`` for any real); ``horizon``: the parameter that
+    fixes the stream length (``"T"``), or ``None`` with ``length`` giving it.
+    """
+
+    sweep: tuple[Mapping[str, Any], ...]
+    relation: Neighbour
+    alphabet: tuple[int, ...] | None = (0, 1)
+    integer_inputs: bool = False
+    horizon: str | None = "T"
+    length: int = 16
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One algorithm of the catalog (see the module docstring)."""
+
+    anchor: str
+    title: str
+    family: str
+    params: ParamSchema
+    build: Builder | None
+    codec: Codec | None
+    proof: str
+    doc: str
+    errata: tuple[str, ...] = ()
+    printed: bool = True
+    """One of the papers' printed algorithm boxes (False for components such as the hybrid counter)."""
+    as_printed: Builder | None = None
+    """The printed variant where the default corrects the paper (same parameters)."""
+    model: Callable[[Mapping[str, Any]], Any] | None = None
+    """The exact release model for given parameters (e.g. a LinearReleaseModel), where one exists."""
+    vectors: Callable[[], Sequence[VectorSpec]] = field(default=lambda: ())
+    must_reject: Callable[[], Sequence[RejectSpec]] = field(default=lambda: ())
+    statistical: StatisticalSpec | None = None
+    realised_by: tuple[str, ...] = ()
+    """For boxes with no standalone instance (a meta-algorithm, a subroutine): the entries that run it."""
+    notes: str = ""
+    sites: str = ""
+    """The draw sites of one step, as documented for implementers (docs/conformance.md)."""
+
+    @property
+    def streaming(self) -> bool:
+        """Speaks the conformance protocol (built from parameters, INPUT/RELEASE codecs)."""
+        return self.build is not None and self.codec is not None
+
+    def make(self, params: Mapping[str, Any], noise: NoiseSource, *, as_printed: bool = False) -> Any:
+        """Validate ``params`` against the schema and build the algorithm (or its printed variant)."""
+        valid = self.params.validate(params)
+        builder = self.as_printed if as_printed else self.build
+        if builder is None:
+            what = "a printed variant" if as_printed else "a standalone instance"
+            raise LookupError(f"{self.anchor} has no {what} ({self.notes or 'see the catalog'})")
+        return builder(valid, noise)
+
+    def claim(self, params: Mapping[str, Any], *, as_printed: bool = False) -> PrivacyClaim:
+        """The claim that holds for these parameters (built on a zero source: construction draws nothing)."""
+        claim: PrivacyClaim = self.make(params, InsecureZeroNoise(), as_printed=as_printed).claim
+        return claim
+
+    def paper_claim(self, params: Mapping[str, Any], *, as_printed: bool = False) -> PrivacyClaim:
+        """What the paper states for these parameters."""
+        obj = self.make(params, InsecureZeroNoise(), as_printed=as_printed)
+        claim: PrivacyClaim = getattr(obj, "paper_claim", obj.claim)
+        return claim

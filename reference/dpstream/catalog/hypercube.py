@@ -1,0 +1,204 @@
+"""Catalog entries of online synthetic data in [0, 1]^d (seed 004: 004-alg1, 004-alg4; 004-alg2/3 are counters).
+
+Protocol parameters: 004-alg1 takes ``epsilon`` and the dimension ``d`` (schedule (4.1) for d >= 2, (5.1) for
+d = 1); 004-alg4 takes the splitting ``rule`` (``"equal-shift"``, the default, or ``"proportional"``: the two
+deterministic readings of "transform ... into any vector", docs/hypercube.md). INPUT and RELEASE:
+:mod:`dpstream.hypercube.codec`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dpstream.catalog.adapters import Stateless
+from dpstream.catalog.codecs import Codec
+from dpstream.catalog.entry import Entry, RejectSpec, StatisticalSpec, VectorSpec
+from dpstream.catalog.params import ParamSchema, integer, positive, string
+from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.hypercube.codec import decode_counts, decode_point, encode_counts, encode_release
+from dpstream.hypercube.consistency import ConsistencyRule, consistency
+from dpstream.hypercube.online import OnlineSyntheticData
+from dpstream.noise import NoiseSource, data_rng, derived_seed
+
+__all__ = ["ENTRIES"]
+
+P = Mapping[str, Any]
+DOC = "docs/hypercube.md"
+
+
+def _online(p: P, noise: NoiseSource, printed: bool = False) -> OnlineSyntheticData:
+    return OnlineSyntheticData(p["epsilon"], p["d"], noise, as_printed=printed)
+
+
+def _consistency(p: P, noise: NoiseSource) -> Stateless:
+    rule = ConsistencyRule(p["rule"])
+    claim = PrivacyClaim.not_private(
+        Neighbour.POINT_REPLACE, "004-alg4",
+        "deterministic post-processing: private only on noisy counts, as inside 004-alg1")
+    return Stateless(lambda noisy: consistency(noisy, rule), claim, algorithm=consistency)
+
+
+_COORDS = {"type": "array", "items": {"type": "number", "minimum": 0, "maximum": 1}}
+_LEVELS = {"type": "array", "items": {"type": "array", "items": {"type": "integer"}}}
+ONLINE_CODEC = Codec(_COORDS, {
+    "type": "object", "required": ["t", "depth", "noisy", "consistent", "points"], "additionalProperties": False,
+    "properties": {"t": {"type": "integer"}, "depth": {"type": "integer"}, "noisy": _LEVELS, "consistent": _LEVELS,
+                   "points": {"type": "array", "items": _COORDS}}},
+    lambda x, p: decode_point(x, p["d"]), encode_release)
+CONSISTENCY_CODEC = Codec({"type": "array", "items": {"type": "array", "items": {"type": "number"}}}, _LEVELS,
+                          lambda x, p: decode_counts(x), encode_counts)
+
+
+def _uniform(n: int, d: int, seed: int) -> list[list[float]]:
+    return [[round(float(v), 6) for v in row] for row in data_rng(seed).random((n, d))]
+
+
+def _clustered(n: int, d: int, seed: int) -> list[list[float]]:
+    """Points near (0.3, 0.7, 0.3, ...) with spread 0.05 (most in one deep region), clipped to [0, 1]."""
+    rng = data_rng(seed)
+    return [[round(min(max((0.3 if j % 2 == 0 else 0.7) + 0.05 * float(rng.standard_normal()), 0.0), 1.0), 6)
+             for j in range(d)] for _ in range(n)]
+
+
+def _online_vectors() -> list[VectorSpec]:
+    specs = [VectorSpec("online-d2-eps2-t10", {"epsilon": 2.0, "d": 2}, _uniform(10, 2, 405), 44, ("d=2",),
+                        "004-alg1 {'epsilon': 2.0, 'd': 2} seed=44")]
+    # (name, eps, d, n, kind, edges)
+    cases: tuple[tuple[str, float, int, int, str, tuple[str, ...]], ...] = (
+        ("T1-d2-eps2", 2.0, 2, 1, "uniform", ("T=1",)),
+        ("d1-eps1-t8", 1.0, 1, 8, "uniform", ("d=1", "schedule (5.1)")),
+        ("d1-eps2-t6", 2.0, 1, 6, "clustered", ("d=1", "schedule (5.1)")),
+        ("d3-eps2-t6", 2.0, 3, 6, "uniform", ("d=3",)),
+        ("d3-eps4-t6", 4.0, 3, 6, "clustered", ("d=3",)),
+        ("before-first-level-eps0.5", 0.5, 2, 9, "uniform", ("steps before the first level (t_1 = 4)",)),
+        ("before-first-level-eps0.25", 0.25, 2, 9, "clustered", ("steps before the first level (t_1 = 8)",)),
+        ("d2-eps1-t8", 1.0, 2, 8, "uniform", ("t = 2^k: level 3 starts",)),
+        ("d2-eps1-t9", 1.0, 2, 9, "clustered", ("t = 2^k + 1",)),
+        ("d2-eps8-t4", 8.0, 2, 4, "uniform", ("deep tree early",)),
+    )
+    for name, eps, d, n, kind, edges in cases:
+        seed = derived_seed(1, "004-alg1", name)
+        points = _uniform(n, d, seed) if kind == "uniform" else _clustered(n, d, seed)
+        specs.append(VectorSpec(name, {"epsilon": eps, "d": d}, points, derived_seed(2, "004-alg1", name), edges))
+    # points on the cuts: 0, 1/2, 1 (lower halves half-open, the last cell closed at 1)
+    specs.append(VectorSpec("d2-eps2-boundaries", {"epsilon": 2.0, "d": 2},
+                            [[0.0, 0.0], [1.0, 1.0], [0.5, 0.5], [0.25, 0.75], [1.0, 0.0], [0.5, 1.0], [0.75, 0.25]],
+                            derived_seed(2, "004-alg1", "boundaries"), ("points on cuts", "x = 0 and x = 1")))
+    return specs
+
+
+def _consistency_vectors() -> list[VectorSpec]:
+    rng = data_rng(derived_seed(1, "004-alg4"))
+
+    def noisy(r: int, low: int, high: int) -> list[list[int]]:
+        return [[int(v) for v in rng.integers(low, high, size=2**j)] for j in range(r + 1)]
+
+    cases: tuple[tuple[str, str, list[Any], tuple[str, ...]], ...] = (
+        ("root-only", "equal-shift", [[[5]], [[0]], [[-3]]], ("r=0", "negative root")),
+        ("depth1", "equal-shift", [[[4], [3, -1]], [[4], [0, 0]], [[7], [2, 2]], [[3], [5, 5]]],
+         ("odd Delta", "Delta < 0", "clamped children")),
+        ("depth3-random", "equal-shift", [noisy(3, -3, 9), noisy(3, -3, 9), noisy(3, 0, 4)], ("r=3",)),
+        ("depth5-random", "equal-shift", [noisy(5, -2, 6)], ("r=5",)),
+        ("children-clipped", "equal-shift", [[[2], [9, -4]], [[1], [0, 7]], [[0], [3, 3]]],
+         ("clipping at 0 and m",)),
+        ("proportional-depth1", "proportional", [[[4], [3, -1]], [[5], [0, 0]], [[7], [2, 2]], [[3], [5, 5]]],
+         ("rule=proportional", "a + b = 0")),
+        ("proportional-depth4", "proportional", [noisy(4, -2, 8), noisy(4, 0, 5)], ("rule=proportional", "r=4")),
+        ("float-integers", "equal-shift", [[[6.0], [2.0, 5.0]]], ("integer counts written as floats",)),
+        ("zero-root", "proportional", [[[-2], [4, 1], [1, 1, 0, 3]]], ("m_root = 0",)),
+    )
+    return [VectorSpec(name, {"rule": rule}, inputs, 0, edges) for name, rule, inputs, edges in cases]
+
+
+def _online_rejects() -> list[RejectSpec]:
+    valid = {"epsilon": 2.0, "d": 2}
+    params: list[tuple[str, dict[str, Any], str]] = [
+        ("epsilon-zero", {**valid, "epsilon": 0.0}, "epsilon must be > 0"),
+        ("epsilon-negative", {**valid, "epsilon": -2.0}, "epsilon must be > 0"),
+        ("epsilon-string", {**valid, "epsilon": "2"}, "epsilon must be a number"),
+        ("epsilon-missing", {"d": 2}, "epsilon is required"),
+        ("d-zero", {**valid, "d": 0}, "d must be an integer >= 1"),
+        ("d-fraction", {**valid, "d": 1.5}, "d must be an integer"),
+        ("d-missing", {"epsilon": 2.0}, "d is required"),
+        ("unknown-key", {**valid, "T": 10}, "unknown parameters are refused"),
+    ]
+    specs = [RejectSpec(f"init-{name}", p, reason, at_init=True) for name, p, reason in params]
+    before, after = [[0.2, 0.3], [0.9, 0.6]], [[0.4, 0.1], [0.6, 0.8]]
+    inputs: list[tuple[str, Any, str]] = [
+        ("above-one", [0.2, 1.5], "a point lies in [0, 1]^d"),
+        ("negative", [-0.01, 0.5], "a point lies in [0, 1]^d"),
+        ("wrong-dimension", [0.1, 0.2, 0.3], "a point has d coordinates"),
+        ("short", [0.1], "a point has d coordinates"),
+        ("string", ["0.1", "0.2"], "coordinates are JSON numbers"),
+        ("bool", [True, False], "coordinates are JSON numbers"),
+        ("null", None, "a point is a JSON array"),
+        ("object", {"x": 0.1, "y": 0.2}, "a point is a JSON array"),
+        ("nested", [[0.1, 0.2]], "a point is a flat array of d numbers"),
+    ]
+    specs += [RejectSpec(f"step-{name}", valid, reason, before=before, bad_input=bad, after=after,
+                         seed=derived_seed(3, "004-alg1", name)) for name, bad, reason in inputs]
+    return specs
+
+
+def _consistency_rejects() -> list[RejectSpec]:
+    valid = {"rule": "equal-shift"}
+    specs = [RejectSpec("init-rule-unknown", {"rule": "least-squares"}, "rule must be equal-shift or proportional",
+                        at_init=True),
+             RejectSpec("init-rule-number", {"rule": 1}, "rule must be a string", at_init=True),
+             RejectSpec("init-unknown-key", {"rule": "equal-shift", "epsilon": 1.0}, "unknown parameters are refused",
+                        at_init=True)]
+    before, after = [[[5], [2, 2]]], [[[3], [1, 4], [0, 1, 2, 2]]]
+    inputs: list[tuple[str, Any, str]] = [
+        ("level-too-long", [[5], [1, 2, 3]], "level j holds 2^j counts"),
+        ("root-level-two", [[5, 1]], "the root level holds one count"),
+        ("fraction", [[5], [2.5, 2.5]], "counts are integers"),
+        ("string", [[5], ["2", "3"]], "counts are JSON numbers"),
+        ("bool", [[True]], "counts are JSON numbers"),
+        ("empty", [], "at least the root level"),
+        ("not-nested", [5, 2, 3], "levels are JSON arrays"),
+        ("object", {"root": 5}, "the counts are a JSON array of levels"),
+    ]
+    specs += [RejectSpec(f"step-{name}", valid, reason, before=before, bad_input=bad, after=after)
+              for name, bad, reason in inputs]
+    return specs
+
+
+ENTRIES: tuple[Entry, ...] = (
+    Entry(
+        "004-alg1", "Online synthetic data", "hypercube",
+        ParamSchema((positive("epsilon", "privacy budget eps (pure DP, one point replaced)"),
+                     integer("d", "dimension d of [0, 1]^d"))),
+        _online, ONLINE_CODEC,
+        proof="proofs/proof_hypercube_privacy.py", doc=DOC,
+        errata=("E-hypercube-1", "E-hypercube-2", "E-hypercube-7", "E-hypercube-8", "E-hypercube-9",
+                "E-hypercube-13"),
+        as_printed=lambda p, n: _online(p, n, printed=True),
+        vectors=_online_vectors,
+        must_reject=_online_rejects,
+        statistical=StatisticalSpec(tuple({"epsilon": eps, "d": d} for eps in (0.5, 2.0) for d in (1, 2)),
+                                    Neighbour.POINT_REPLACE, alphabet=None, horizon=None, length=6),
+        notes="one point per step, no horizon (t is public); the region counters are 004-alg3 with 004-alg2 inside "
+              "(the counters' entries). As printed: the u2 depth (one level more, E-hypercube-1) and the u6 input "
+              "streams from 2^|theta| (E-hypercube-2); the counters stay corrected (their own entries have printed "
+              "variants). Statistical checks: one point x_tau replaced; compare the codec's features",
+        sites="region counters scoped '004-alg1 u6 theta=<bits> / 004-alg3 ...' (docs/hypercube.md); output "
+              "'004-alg1 u8 t=<t> theta=<bits>' (uniform_box, count m_theta) per deepest region with m_theta > 0",
+    ),
+    Entry(
+        "004-alg4", "Consistency", "hypercube",
+        ParamSchema((string("rule", "how a parent's total is split: equal-shift (integer least squares) or "
+                                    "proportional", tuple(r.value for r in ConsistencyRule),
+                            default=ConsistencyRule.EQUAL_SHIFT.value),)),
+        _consistency, CONSISTENCY_CODEC,
+        proof="proofs/proof_hypercube_privacy.py", doc=DOC, errata=("E-hypercube-8", "E-hypercube-9"),
+        vectors=_consistency_vectors,
+        must_reject=_consistency_rejects,
+        notes="deterministic (no draws): served as a stateless stream, every step applies 004-alg4 to its INPUT "
+              "(the noisy counts) and releases the consistent counts. No as-printed variant on the wire: the printed "
+              "condition reads the true counts (E-hypercube-9), which the INPUT does not carry "
+              "(consistency(..., constraint_counts=...)). No statistical checks: it is post-processing (claim "
+              "not_private on its own)",
+        sites="none (deterministic)",
+    ),
+)

@@ -1,0 +1,216 @@
+"""Catalog entries of the longitudinal synthesizers (seed 002: 002-alg1, 002-alg2; 002-alg3 is a counter).
+
+Protocol parameters (the papers' symbols): 002-alg1 takes the horizon ``T``, the window ``k`` (1 <= k <= T), the
+zCDP budget ``rho`` and the padding ``n_pad`` per bin; 002-alg2 takes ``T``, ``rho`` and optionally the per-counter
+budgets ``rho_b`` (b = 1..T, summing to rho; default Corollary B.1's allocation). INPUT and RELEASE:
+:mod:`dpstream.longitudinal.codec` (one column D^t per step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dpstream.catalog.codecs import Codec
+from dpstream.catalog.entry import Entry, RejectSpec, StatisticalSpec, VectorSpec
+from dpstream.catalog.params import Param, ParamSchema, integer, positive
+from dpstream.claims import Neighbour
+from dpstream.longitudinal.codec import decode_column, encode_cumulative, encode_window
+from dpstream.longitudinal.cumulative import CumulativeSynthesizer
+from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer
+from dpstream.longitudinal.generators import random_matrix
+from dpstream.noise import NoiseSource, derived_seed
+
+__all__ = ["ENTRIES"]
+
+P = Mapping[str, Any]
+DOC = "docs/longitudinal.md"
+
+HORIZON = integer("T", "time horizon T: steps past T are refused")
+RHO = positive("rho", "privacy budget rho (zCDP, one individual's sequence substituted)")
+WINDOW = integer("k", "time window length k, 1 <= k <= T")
+N_PAD = integer("n_pad", "padding n_pad added to every bin of every window histogram", minimum=0)
+RHO_B = Param("rho_b", "array", "per-counter budgets rho_1..rho_T summing to rho (default: Corollary B.1)",
+              required=False, default=None, items={"type": "number", "exclusiveMinimum": 0})
+
+
+def _fixed_window(p: P, noise: NoiseSource, printed: bool = False) -> FixedWindowSynthesizer:
+    return FixedWindowSynthesizer(p["T"], p["k"], p["rho"], noise, n_pad=p["n_pad"], as_printed=printed)
+
+
+def _cumulative(p: P, noise: NoiseSource, printed: bool = False) -> CumulativeSynthesizer:
+    return CumulativeSynthesizer(p["T"], p["rho"], noise, rho_b=p["rho_b"], as_printed=printed)
+
+
+_REPORTS = {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 1}}
+_INTS = {"type": "array", "items": {"type": "integer"}}
+WINDOW_CODEC = Codec(_REPORTS, {"oneOf": [{"type": "null"}, {
+    "type": "object", "required": ["p", "columns"], "additionalProperties": False,
+    "properties": {"p": _INTS, "columns": {"type": "array", "items": _REPORTS}}}]}, decode_column, encode_window)
+CUMULATIVE_CODEC = Codec(_REPORTS, {
+    "type": "object", "required": ["column", "S_hat"], "additionalProperties": False,
+    "properties": {"column": _REPORTS, "S_hat": _INTS}}, decode_column, encode_cumulative)
+
+
+def _columns(n: int, T: int, seed: int, p1: float = 0.4, length: int | None = None) -> list[list[int]]:
+    """The first ``length`` (default T) columns of an n x T report matrix with P[x = 1] = p1."""
+    X = random_matrix(n, T, seed=seed, p1=p1)
+    return [X[:, j].tolist() for j in range(T if length is None else length)]
+
+
+def _edges(T: int) -> tuple[str, ...]:
+    if T == 1:
+        return ("T=1",)
+    if T & (T - 1) == 0:
+        return ("T=2^k",)
+    if (T - 1) & (T - 2) == 0 or (T + 1) & T == 0:
+        return ("T=2^k+-1",)
+    return ()
+
+
+def _fixed_window_vectors() -> list[VectorSpec]:
+    specs = []
+    for T, k, rho, n, n_pad, seed in ((6, 2, 1.0, 10, 12, 11), (5, 3, 4.0, 8, 10, 12)):
+        specs.append(VectorSpec(f"fixed-window-T{T}-k{k}-rho{rho:g}", {"T": T, "k": k, "rho": rho, "n_pad": n_pad},
+                                _columns(n, T, seed), seed, ("k < T",),
+                                "FixedWindowSynthesizer (default variance (T-k+1)/rho). Each step's input is the "
+                                "column D^t; expected is null for t < k, else p^t and the new synthetic columns "
+                                "(as rows of the transposed block)."))
+    # (name, T, k, rho, n, n_pad, length, p1, edges)
+    cases: tuple[tuple[str, int, int, float, int, int, int, float, tuple[str, ...]], ...] = (
+        ("T1-k1", 1, 1, 1.0, 6, 8, 1, 0.4, ("k=T", "k=1")),
+        ("T8-k1", 8, 1, 2.0, 7, 8, 8, 0.4, ("k=1",)),
+        ("T4-k4", 4, 4, 1.0, 9, 10, 4, 0.5, ("k=T",)),
+        ("T9-k3", 9, 3, 4.0, 6, 8, 9, 0.3, ()),
+        ("T7-k2-n1", 7, 2, 8.0, 1, 6, 7, 0.5, ("n=1",)),
+        ("T3-k2-n0", 3, 2, 8.0, 0, 6, 3, 0.5, ("n=0",)),
+        ("T8-k3-partial", 8, 3, 2.0, 5, 8, 5, 0.4, ("partial stream",)),
+        ("T5-k2-all-ones", 5, 2, 2.0, 6, 8, 5, 1.0, ("all reports 1",)),
+        ("T2-k1-rho0.1", 2, 1, 0.1, 5, 12, 2, 0.4, ("rho small",)),
+    )
+    for name, T, k, rho, n, n_pad, length, p1, edges in cases:
+        specs.append(VectorSpec(name, {"T": T, "k": k, "rho": rho, "n_pad": n_pad},
+                                _columns(n, T, derived_seed(1, "002-alg1", name), p1, length),
+                                derived_seed(2, "002-alg1", name), (*_edges(T), *edges)))
+    # padding near exhaustion: n_pad = 1 and three targets p_s^t = 0 (one unit of noise more would exhaust it);
+    # the seed is the first of derived_seed(2, "002-alg1", "T6-k2-npad", i), i = 0, 1, ..., with a zero target
+    specs.append(VectorSpec("T6-k2-npad1", {"T": 6, "k": 2, "rho": 5.0, "n_pad": 1},
+                            _columns(4, 6, derived_seed(1, "002-alg1", "T6-k2-npad"), 0.5),
+                            derived_seed(2, "002-alg1", "T6-k2-npad", 0), ("padding near exhaustion", "p_s^t = 0")))
+    return specs
+
+
+def _cumulative_vectors() -> list[VectorSpec]:
+    # (name, T, rho, rho_b, n, length, p1, edges)
+    cases: tuple[tuple[str, int, float, list[float] | None, int, int, float, tuple[str, ...]], ...] = (
+        ("T1-n5", 1, 1.0, None, 5, 1, 0.5, ()),
+        ("T2-n6", 2, 1.0, None, 6, 2, 0.5, ()),
+        ("T4-n8", 4, 2.0, None, 8, 4, 0.4, ()),
+        ("T7-n6", 7, 4.0, None, 6, 7, 0.4, ()),
+        ("T8-n5", 8, 1.0, None, 5, 8, 0.3, ()),
+        ("T9-n4-rho8", 9, 8.0, None, 4, 9, 0.5, ()),
+        ("T5-n1", 5, 2.0, None, 1, 5, 0.6, ("n=1",)),
+        ("T4-all-ones", 4, 2.0, None, 5, 4, 1.0, ("all reports 1",)),
+        ("T4-all-zeros", 4, 2.0, None, 5, 4, 0.0, ("all reports 0",)),
+        ("T3-rho-b-given", 3, 1.5, [0.25, 0.5, 0.75], 6, 3, 0.5, ("rho_b given",)),
+        ("T8-partial", 8, 2.0, None, 6, 5, 0.4, ("partial stream",)),
+        ("T6-rho0.05", 6, 0.05, None, 5, 6, 0.4, ("rho small",)),
+    )
+    specs = []
+    for name, T, rho, rho_b, n, length, p1, edges in cases:
+        params: dict[str, Any] = {"T": T, "rho": rho} if rho_b is None else {"T": T, "rho": rho, "rho_b": rho_b}
+        specs.append(VectorSpec(name, params, _columns(n, T, derived_seed(1, "002-alg2", name), p1, length),
+                                derived_seed(2, "002-alg2", name), (*_edges(T), *edges)))
+    return specs
+
+
+def _param_rejects(valid: P, extra: tuple[tuple[str, dict[str, Any], str], ...] = ()) -> list[RejectSpec]:
+    cases = [
+        ("rho-zero", {**valid, "rho": 0.0}, "rho must be > 0"),
+        ("rho-negative", {**valid, "rho": -1.0}, "rho must be > 0"),
+        ("rho-string", {**valid, "rho": "1"}, "rho must be a number"),
+        ("rho-missing", {k: v for k, v in valid.items() if k != "rho"}, "rho is required"),
+        ("T-zero", {**valid, "T": 0}, "T must be an integer >= 1"),
+        ("T-fraction", {**valid, "T": 2.5}, "T must be an integer"),
+        ("unknown-key", {**valid, "epsilon": 1.0}, "unknown parameters are refused"),
+        *extra,
+    ]
+    return [RejectSpec(f"init-{name}", params, reason, at_init=True) for name, params, reason in cases]
+
+
+def _step_rejects(anchor: str, valid: P) -> list[RejectSpec]:
+    T = int(valid["T"])
+    good = [[0, 1, 1, 0], [1, 1, 0, 0], [0, 0, 1, 1], [1, 0, 1, 0]]
+    cases: list[tuple[str, Any, str]] = [
+        ("column-too-long", [0, 1, 1, 0, 1], "a column has n entries (n fixed by the first column)"),
+        ("column-too-short", [0, 1], "a column has n entries"),
+        ("entry-two", [0, 2, 1, 0], "reports must be 0 or 1"),
+        ("entry-negative", [0, -1, 1, 0], "reports must be 0 or 1"),
+        ("entry-fraction", [0, 0.5, 1, 0], "reports must be 0 or 1"),
+        ("entry-bool", [False, True, True, False], "reports are JSON numbers"),
+        ("entry-string", ["0", "1", "1", "0"], "reports are JSON numbers"),
+        ("nested", [[0, 1], [1, 0]], "a column is a flat array"),
+        ("object", {"D": [0, 1, 1, 0]}, "a column is a JSON array"),
+    ]
+    specs = [RejectSpec(f"step-{name}", valid, reason, before=good[:2], bad_input=bad, after=good[2:T],
+                        seed=derived_seed(3, anchor, name)) for name, bad, reason in cases]
+    specs.append(RejectSpec("step-past-horizon", valid, f"a step past the horizon T = {T} is refused",
+                            before=good[:T], bad_input=good[0], seed=derived_seed(3, anchor, "horizon")))
+    return specs
+
+
+FIXED = {"T": 4, "k": 2, "rho": 2.0, "n_pad": 10}
+CUMULATIVE = {"T": 4, "rho": 2.0}
+
+ENTRIES: tuple[Entry, ...] = (
+    Entry(
+        "002-alg1", "Private synthetic data preserving fixed time window queries", "longitudinal",
+        ParamSchema((HORIZON, WINDOW, RHO, N_PAD)), _fixed_window, WINDOW_CODEC,
+        proof="proofs/proof_longitudinal_fixed_window.py", doc=DOC,
+        errata=("E-longitudinal-1", "E-longitudinal-2", "E-longitudinal-3", "E-longitudinal-6"),
+        as_printed=lambda p, n: _fixed_window(p, n, printed=True),
+        vectors=_fixed_window_vectors,
+        must_reject=lambda: [
+            *_param_rejects(FIXED, (
+                ("k-zero", {**FIXED, "k": 0}, "k must be >= 1"),
+                ("k-above-T", {**FIXED, "k": 5}, "k must be <= T"),
+                ("n-pad-negative", {**FIXED, "n_pad": -1}, "n_pad must be >= 0"),
+                ("n-pad-fraction", {**FIXED, "n_pad": 2.5}, "n_pad must be an integer"),
+                ("n-pad-missing", {"T": 4, "k": 2, "rho": 2.0}, "n_pad is required"))),
+            *_step_rejects("002-alg1", FIXED)],
+        statistical=StatisticalSpec(({"T": 4, "k": 2, "rho": 0.5, "n_pad": 40},
+                                     {"T": 5, "k": 1, "rho": 2.0, "n_pad": 40},
+                                     {"T": 3, "k": 3, "rho": 1.0, "n_pad": 40}),
+                                    Neighbour.INDIVIDUAL_SUBSTITUTE, alphabet=(0, 1), integer_inputs=True, length=4),
+        notes="RELEASE null before t = k; the noise can exhaust the padding (E-longitudinal-3): the step then raises "
+              "PaddingExhaustedError (a StateError, not an input error) and the run is over -- the vectors use "
+              "draws that do not, and the statistical sweep uses n_pad = 40 (exhaustion needs a discrete Gaussian "
+              "below -40 with variance <= 12). Statistical checks: one individual's whole sequence substituted (the "
+              "paper's model; n fixed), INPUT columns of 0/1. As printed: variance (T-k+1)/(2 rho) (E-longitudinal-1)",
+        sites="'002-alg1 u3 t=<t> s=<k bits>' (discrete_gaussian, sigma2 (T-k+1)/rho); "
+              "'002-alg1 u11 t=<t> z=<k-1 bits>' (coin); '002-alg1 u16 t=<t> z=<k-1 bits>' (choice); "
+              "the empty z (k = 1) is '-'",
+    ),
+    Entry(
+        "002-alg2", "Private synthetic data preserving cumulative queries", "longitudinal",
+        ParamSchema((HORIZON, RHO, RHO_B)), _cumulative, CUMULATIVE_CODEC,
+        proof="proofs/proof_longitudinal_cumulative.py", doc=DOC,
+        errata=("E-longitudinal-7", "E-longitudinal-8", "E-longitudinal-9", "E-longitudinal-10"),
+        as_printed=lambda p, n: _cumulative(p, n, printed=True),
+        vectors=_cumulative_vectors,
+        must_reject=lambda: [
+            *_param_rejects(CUMULATIVE, (
+                ("rho-b-short", {**CUMULATIVE, "rho_b": [1.0, 1.0]}, "rho_b holds T budgets"),
+                ("rho-b-sum", {**CUMULATIVE, "rho_b": [0.5, 0.5, 0.5, 0.1]}, "rho_b sums to rho"),
+                ("rho-b-negative", {**CUMULATIVE, "rho_b": [1.0, 1.0, 1.0, -1.0]}, "every rho_b > 0"),
+                ("rho-b-not-array", {**CUMULATIVE, "rho_b": 0.5}, "rho_b is a JSON array"))),
+            *_step_rejects("002-alg2", CUMULATIVE)],
+        statistical=StatisticalSpec(({"T": 4, "rho": 0.5}, {"T": 5, "rho": 2.0}), Neighbour.INDIVIDUAL_SUBSTITUTE,
+                                    alphabet=(0, 1), integer_inputs=True, length=4),
+        notes="counters: tree-based aggregation (002-alg3) with budget rho_b / 2 (E-longitudinal-7); not DP under "
+              "add/remove (n records are output). Statistical checks: one individual's sequence substituted. As "
+              "printed: counter b gets the printed rho_b",
+        sites="counter M_b scoped '002-alg2 u5 b=<b> / 002-alg3 u8 t=<local t>' (discrete_gaussian); "
+              "'002-alg2 u8 t=<t> b=<b>' (choice of I_b)",
+    ),
+)

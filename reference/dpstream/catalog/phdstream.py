@@ -1,0 +1,501 @@
+"""Catalog entries of PHDStream (seed 001: 001-alg1 ... 001-alg7).
+
+Protocol parameters: the tree T of the hierarchical partition of Omega = [0, 1]^d is given by ``d``, the maximum
+depth ``D`` and the ``fanout`` beta (the vertex at depth k cuts coordinate k mod d into beta equal parts);
+``epsilon``, the threshold ``theta`` and the PrivTree scale ``lambda_rule`` (``"general"``: lambda = D/eps, the
+default; ``"proof"``; ``"printed"``: E-phdstream-3/4). Algorithm 3 and Algorithm 6 take the counter C_v of
+every vertex as ``"counter"`` (``"simple"``, 001-alg8, default; ``"block"`` with block size ``"B"``, 001-alg9);
+PHDStream (001-alg2) takes ``"tree"``: ``"001-alg1"`` (default) or ``"001-alg3"`` (then ``"counter"``).
+
+INPUT and RELEASE: :mod:`dpstream.phdstream.codec` (a point batch per step; PrivTree: one tree function).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from dpstream.catalog.adapters import OneShot
+from dpstream.catalog.codecs import Codec
+from dpstream.catalog.entry import Entry, RejectSpec, StatisticalSpec, VectorSpec
+from dpstream.catalog.params import Param, ParamSchema, integer, number, positive, string
+from dpstream.claims import Neighbour
+from dpstream.counters import BlockCounter, CounterFactory
+from dpstream.errors import DPStreamInputError
+from dpstream.noise import NoiseSource, data_rng, derived_seed
+from dpstream.phdstream import (
+    EfficientPHDStream,
+    HypercubePartition,
+    LambdaRule,
+    PHDStream,
+    PHDStreamTree,
+    PHDStreamTreeWithCounters,
+    PrivTree,
+    node_label,
+    simple_counter_factory,
+)
+from dpstream.phdstream.codec import (
+    TreeLevelOnPoints,
+    decode_events,
+    decode_tree_function,
+    encode_subtree,
+    encode_synthetic,
+    encode_tree_release,
+)
+from dpstream.phdstream.partition import Node
+
+__all__ = ["ENTRIES", "point_stream", "privtree_input"]
+
+P = Mapping[str, Any]
+DOC = "docs/phdstream.md"
+
+# ----------------------------------------------------------------------------------------- parameters
+D_SMALL = integer("d", "dimension d of Omega = [0, 1]^d")
+DEPTH = integer("D", "maximum depth D of the tree T (vertices at depth D are its leaves)", minimum=0)
+FANOUT = integer("fanout", "fanout beta of T: the vertex at depth k cuts coordinate k mod d into beta equal parts",
+                 minimum=2, required=False, default=2)
+EPSILON = positive("epsilon", "privacy budget eps (pure DP, EVENT neighbours)")
+THETA = number("theta", "threshold count theta >= 0 of PrivTree", minimum=0.0, required=False, default=0.0)
+LAMBDA_RULE = string("lambda_rule", "PrivTree's scale: general (lambda = D/eps), proof (App. A), printed (L3)",
+                     tuple(r.value for r in LambdaRule), default=LambdaRule.GENERAL.value)
+COUNTER = string("counter", "the counter C_v of every vertex: simple (001-alg8) or block (001-alg9, with B)",
+                 ("simple", "block"), default="simple")
+BLOCK = integer("B", "block size B of the 'block' counter", required=False)
+TREE_PARAMS = (D_SMALL, DEPTH, FANOUT, EPSILON, THETA, LAMBDA_RULE)
+PRIVTREE_SCHEMA = ParamSchema(TREE_PARAMS)
+ALG1_SCHEMA = ParamSchema(TREE_PARAMS)
+COUNTERS_SCHEMA = ParamSchema((*TREE_PARAMS, COUNTER, BLOCK))
+ALG2_SCHEMA = ParamSchema((*TREE_PARAMS,
+                           string("tree", "the tree algorithm PHDStream runs", ("001-alg1", "001-alg3"),
+                                  default="001-alg1"),
+                           Param("counter", "string", "the counter C_v with tree 001-alg3 (default simple)",
+                                 required=False, default=None, enum=("simple", "block")),
+                           BLOCK))
+
+
+def partition(p: P) -> HypercubePartition:
+    return HypercubePartition(p["d"], p["D"], p["fanout"])
+
+
+def lambda_rule(p: P, printed: bool) -> LambdaRule:
+    """The scale rule; the printed variant of a box uses 001-alg5 L3 as printed (E-phdstream-4)."""
+    return LambdaRule.PRINTED if printed else LambdaRule(p["lambda_rule"])
+
+
+def counter_factory(p: P) -> CounterFactory:
+    name, B = p.get("counter") or "simple", p.get("B")
+    if name == "block":
+        if B is None:
+            raise DPStreamInputError("B", "is required with counter 'block'", None)
+        return lambda eps, noise: BlockCounter(eps, B, noise)
+    if B is not None:
+        raise DPStreamInputError("B", "is only used with counter 'block'", B)
+    return simple_counter_factory
+
+
+# ----------------------------------------------------------------------------------------- builders
+def _privtree(p: P, noise: NoiseSource, printed: bool = False) -> OneShot:
+    alg = PrivTree(partition(p), p["epsilon"], p["theta"], lambda_rule(p, printed))
+    return OneShot(lambda F: alg.run(F, noise), alg.claim, alg.paper_claim, algorithm=alg)
+
+
+def _alg1(p: P, noise: NoiseSource, printed: bool = False) -> TreeLevelOnPoints:
+    return TreeLevelOnPoints(PHDStreamTree(partition(p), p["epsilon"], p["theta"], noise,
+                                           lambda_rule=lambda_rule(p, printed)))
+
+
+def _alg3(p: P, noise: NoiseSource, printed: bool = False) -> TreeLevelOnPoints:
+    return TreeLevelOnPoints(PHDStreamTreeWithCounters(partition(p), p["epsilon"], p["theta"], noise,
+                                                       counter=counter_factory(p),
+                                                       lambda_rule=lambda_rule(p, printed), as_printed=printed))
+
+
+def _alg2(p: P, noise: NoiseSource, printed: bool = False) -> PHDStream:
+    if p["tree"] == "001-alg1" and p.get("counter") is not None:
+        raise DPStreamInputError("counter", "is only used with tree 001-alg3", p["counter"])
+    counter = counter_factory(p) if p["tree"] == "001-alg3" else None
+    if counter is None and p.get("B") is not None:
+        raise DPStreamInputError("B", "is only used with tree 001-alg3 and counter 'block'", p["B"])
+    return PHDStream(partition(p), p["epsilon"], p["theta"], noise, counter=counter,
+                     lambda_rule=lambda_rule(p, printed), as_printed=printed)
+
+
+def _alg6(p: P, noise: NoiseSource, printed: bool = False) -> EfficientPHDStream:
+    return EfficientPHDStream(partition(p), p["epsilon"], p["theta"], noise, counter=counter_factory(p),
+                              lambda_rule=LambdaRule(p["lambda_rule"]), as_printed=printed)
+
+
+# ----------------------------------------------------------------------------------------- codecs
+_NUMBERS = {"type": "array", "items": {"type": "number"}}
+BATCH_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["points", "moves"],
+    "properties": {"points": {"type": "array", "items": _NUMBERS},
+                   "moves": {"type": "array", "items": {"enum": [1, -1]}}}}
+_LABELS = {"type": "array", "items": {"type": "string"}}
+SUBTREE_SCHEMA: dict[str, Any] = {"type": "object", "required": ["nodes", "leaves"], "additionalProperties": False,
+                                  "properties": {"nodes": _LABELS, "leaves": _LABELS}}
+TREE_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["t", "nodes", "leaves", "values"], "additionalProperties": False,
+    "properties": {"t": {"type": "integer"}, "nodes": _LABELS, "leaves": _LABELS,
+                   "values": {"type": "object", "additionalProperties": {"type": "number"}}}}
+SYNTHETIC_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["t", "nodes", "leaves", "values", "counts", "points"],
+    "additionalProperties": False,
+    "properties": {**TREE_SCHEMA["properties"],
+                   "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
+                   "points": {"type": "array", "items": _NUMBERS}}}
+
+
+def _events(value: Any, params: P) -> Any:
+    return decode_events(value, params["d"])
+
+
+def _tree_function(value: Any, params: P) -> dict[Node, float]:
+    return decode_tree_function(value, partition(PRIVTREE_SCHEMA.validate(params)))
+
+
+PRIVTREE_CODEC = Codec({"type": "object", "additionalProperties": {"type": "number"}}, SUBTREE_SCHEMA,
+                       _tree_function, encode_subtree)
+TREE_CODEC = Codec(BATCH_SCHEMA, TREE_SCHEMA, _events, encode_tree_release)
+SYNTHETIC_CODEC = Codec(BATCH_SCHEMA, SYNTHETIC_SCHEMA, _events, encode_synthetic)
+
+# ----------------------------------------------------------------------------------------- vector inputs
+# Inputs are pure functions of their seeds (data_rng: non-private data generation). Coordinates have three
+# decimals and avoid the cuts of T (no multiple of 1/8, hence of 1/2^k; a 3-decimal number in (0, 1) is never
+# a multiple of 1/3^k), so that an implementation locating points in another way finds the same leaves.
+
+
+def _coordinate(value: float) -> float:
+    """A coordinate with 3 decimals in [0.001, 0.999] that is not on a cut of the tree (no multiple of 1/8)."""
+    x = min(max(round(value, 3), 0.001), 0.999)
+    return round(x + 0.001, 3) if (x * 8.0).is_integer() else x
+
+
+def point_stream(seed: int, steps: int) -> list[dict[str, list[Any]]]:
+    """The d = 2 stream of the first vectors: insertions clustered near (0.2, 0.3) (a point inserted twice at
+    t = 2) and deletions of present points (nabla f(., t) for t = 1..steps)."""
+    rng = data_rng(seed)
+    present: list[list[float]] = []
+    out: list[dict[str, list[Any]]] = []
+    for t in range(1, steps + 1):
+        n_new = [14, 6, 5, 0, 7][t - 1] if t <= 5 else 5
+        new = []
+        for _ in range(n_new):
+            if rng.random() < 0.7:
+                p = [_old_coordinate(0.2 + 0.15 * float(rng.standard_normal())),
+                     _old_coordinate(0.3 + 0.1 * float(rng.standard_normal()))]
+                p = [min(max(c, 0.001), 0.999) for c in p]
+            else:
+                p = [_old_coordinate(float(rng.random())), _old_coordinate(float(rng.random()))]
+            new.append(p)
+        if t == 2:
+            new.append(list(new[0]))  # the same point twice: f(x, t) = 2
+        n_gone = [0, 2, 3, 6, 2][t - 1] if t <= 5 else 2
+        gone = [present.pop(int(rng.integers(0, len(present)))) for _ in range(min(n_gone, len(present)))]
+        present += new
+        out.append({"points": new + gone, "moves": [1] * len(new) + [-1] * len(gone)})
+    return out
+
+
+def _old_coordinate(value: float) -> float:
+    x = round(value, 3)
+    return x + 0.001 if (x * 8.0).is_integer() else x
+
+
+def events(seed: int, d: int, plan: Sequence[tuple[int, int | str]]) -> list[dict[str, list[Any]]]:
+    """A stream in [0, 1]^d: step t inserts ``plan[t-1][0]`` points (60% near a corner cluster, a repeat when
+    there are several) and removes ``plan[t-1][1]`` present points (``"all"``: every present point)."""
+    rng = data_rng(seed)
+    centre = [0.2 + 0.1 * (j % 3) for j in range(d)]
+    present: list[list[float]] = []
+    out: list[dict[str, list[Any]]] = []
+    for n_new, n_gone in plan:
+        new: list[list[float]] = []
+        for i in range(n_new):
+            if i == 2:
+                new.append(list(new[0]))  # the same point twice
+            elif rng.random() < 0.6:
+                new.append([_coordinate(c + 0.12 * float(rng.standard_normal())) for c in centre])
+            else:
+                new.append([_coordinate(float(rng.random())) for _ in range(d)])
+        count = len(present) if n_gone == "all" else min(int(n_gone), len(present))
+        gone = [present.pop(int(rng.integers(0, len(present)))) for _ in range(count)]
+        present += new
+        out.append({"points": new + gone, "moves": [1] * len(new) + [-1] * len(gone)})
+    return out
+
+
+def privtree_input(p: P, seed: int = 51, kind: str = "signed") -> dict[str, float]:
+    """A consistent F on V(T) as ``{label: F(v)}``: leaf values multiples of 1/4 (every sum exact), mass near the
+    first vertex of depth 2; ``kind="signed"`` makes about one leaf in five negative, ``"counts"`` gives integer
+    counts (path-monotone F), ``"zero"`` F = 0."""
+    P_ = partition(PRIVTREE_SCHEMA.validate(p))
+    rng = data_rng(seed)
+    leaves: dict[Node, float] = {}
+    for v in P_.leaves():
+        heavy = v[:2] == (0,) * min(2, len(v))
+        if kind == "zero":
+            value = 0.0
+        elif kind == "counts":
+            value = float(rng.integers(0, 12 if heavy else 3))
+        else:
+            value = float(rng.integers(0, 24 if heavy else 6)) / 4.0
+            if rng.random() < 0.2:
+                value = -value - 0.5
+        leaves[v] = value
+    F: dict[Node, float] = {}
+    for leaf, x in leaves.items():
+        for k in range(len(leaf) + 1):
+            F[leaf[:k]] = F.get(leaf[:k], 0.0) + x
+    return {node_label(v): F[v] for v in sorted(F, key=lambda u: (len(u), u))}
+
+
+# ----------------------------------------------------------------------------------------- vectors
+BASE: dict[str, Any] = {"d": 2, "D": 3, "fanout": 2, "epsilon": 2.0, "theta": 1.0, "lambda_rule": "general"}
+OLD_ALG3_PARAMS: dict[str, Any] = {**BASE, "counter": "simple"}
+OLD_ALG2_PARAMS: dict[str, Any] = {**BASE, "tree": "001-alg1"}
+OLD_PRIVTREE_PARAMS: dict[str, Any] = {**BASE, "D": 4}
+
+# (name, parameter changes, plan of (inserted, removed) per step, edges)
+STREAMS: tuple[tuple[str, dict[str, Any], tuple[tuple[int, int | str], ...], tuple[str, ...]], ...] = (
+    ("T1-d2-D3", {}, ((6, 0),), ("T=1",)),
+    ("empty-batch-d2-D3", {}, ((5, 0), (0, 0), (3, 2)), ("empty batch",)),
+    ("delete-all-d2-D2", {"D": 2}, ((5, 0), (2, 3), (0, "all")), ("deletions back to zero",)),
+    ("d1-D3-eps1", {"d": 1, "epsilon": 1.0}, ((5, 0), (3, 2), (2, 1), (0, 1)), ("d=1",)),
+    ("d3-D4-theta0", {"d": 3, "D": 4, "theta": 0.0}, ((6, 0), (3, 2), (4, 3)), ("d=3", "theta=0")),
+    ("fanout3-D2", {"fanout": 3, "D": 2, "epsilon": 4.0}, ((7, 0), (3, 3), (2, 1)), ("fanout=3",)),
+    ("D0-root-only", {"D": 0}, ((4, 0), (1, 2)), ("D=0",)),
+    ("lambda-proof-eps8", {"lambda_rule": "proof", "epsilon": 8.0}, ((6, 0), (4, 2), (2, 3)),
+     ("lambda_rule=proof",)),
+    ("lambda-printed-eps0.5", {"lambda_rule": "printed", "epsilon": 0.5}, ((6, 0), (2, 2), (3, 1)),
+     ("lambda_rule=printed",)),
+)
+
+
+def _stream_vectors(anchor: str, base: P, old: VectorSpec | None = None, *,
+                    extra: Sequence[tuple[str, dict[str, Any], tuple[tuple[int, int | str], ...], tuple[str, ...]]]
+                    = ()) -> list[VectorSpec]:
+    specs = [] if old is None else [old]
+    for name, change, plan, edges in (*STREAMS, *extra):
+        params = {**base, **change}
+        inputs = events(derived_seed(1, "001-stream", name), params["d"], plan)
+        specs.append(VectorSpec(name, params, inputs, derived_seed(2, anchor, name), edges))
+    return specs
+
+
+BLOCK_STREAMS: tuple[tuple[str, dict[str, Any], tuple[tuple[int, int | str], ...], tuple[str, ...]], ...] = (
+    ("block-B2-d2-D3", {"counter": "block", "B": 2}, ((6, 0), (3, 1), (2, 2), (3, 1), (0, 2)), ("counter=block",)),
+)
+
+
+def _alg5_vectors() -> list[VectorSpec]:
+    specs = [VectorSpec("privtree-d2-D4-eps2-theta1", OLD_PRIVTREE_PARAMS, [privtree_input(OLD_PRIVTREE_PARAMS)], 51,
+                        ("signed F",), "PrivTree_T (001-alg5) on one consistent F over the tree of [0,1]^2, D=4, "
+                                       "fanout 2, lambda = D/eps, seed=51")]
+    for name, change, kind, edges in (
+            ("counts-d2-D3", {"D": 3, "epsilon": 1.0}, "counts", ("path-monotone F",)),
+            ("zero-F-d2-D3", {"D": 3, "theta": 0.0}, "zero", ("F = 0",)),
+            ("D0-root-only", {"D": 0}, "counts", ("D=0",)),
+            ("d1-D4-eps4", {"d": 1, "D": 4, "epsilon": 4.0}, "signed", ("d=1",)),
+            ("d3-D3-theta0", {"d": 3, "D": 3, "theta": 0.0}, "counts", ("d=3", "theta=0")),
+            ("fanout3-D2", {"fanout": 3, "D": 2, "epsilon": 3.0}, "counts", ("fanout=3",)),
+            ("lambda-proof", {"D": 3, "lambda_rule": "proof"}, "counts", ("lambda_rule=proof",)),
+            ("lambda-printed-eps8", {"D": 3, "lambda_rule": "printed", "epsilon": 8.0}, "signed",
+             ("lambda_rule=printed",))):
+        params = {**BASE, **change}
+        specs.append(VectorSpec(name, params, [privtree_input(params, derived_seed(1, "001-alg5", name), kind)],
+                                derived_seed(2, "001-alg5", name), ("T=1", *edges)))
+    return specs
+
+
+def _old(name: str, params: P, stream_seed: int, steps: int, seed: int, description: str) -> VectorSpec:
+    return VectorSpec(name, dict(params), point_stream(stream_seed, steps), seed, ("insertions and deletions",),
+                      description)
+
+
+# ----------------------------------------------------------------------------------------- must-reject
+def _param_rejects(valid: P, extra: Sequence[tuple[str, dict[str, Any], str]] = ()) -> list[RejectSpec]:
+    cases: list[tuple[str, dict[str, Any], str]] = [
+        ("epsilon-zero", {**valid, "epsilon": 0.0}, "epsilon must be > 0"),
+        ("epsilon-negative", {**valid, "epsilon": -1.0}, "epsilon must be > 0"),
+        ("epsilon-string", {**valid, "epsilon": "2"}, "epsilon must be a number"),
+        ("epsilon-missing", {k: v for k, v in valid.items() if k != "epsilon"}, "epsilon is required"),
+        ("d-zero", {**valid, "d": 0}, "d must be an integer >= 1"),
+        ("D-negative", {**valid, "D": -1}, "D must be an integer >= 0"),
+        ("D-fraction", {**valid, "D": 1.5}, "D must be an integer"),
+        ("D-missing", {k: v for k, v in valid.items() if k != "D"}, "D is required"),
+        ("fanout-one", {**valid, "fanout": 1}, "the fanout must be >= 2"),
+        ("theta-negative", {**valid, "theta": -1.0}, "theta must be >= 0"),
+        ("lambda-rule-unknown", {**valid, "lambda_rule": "other"}, "lambda_rule must be general, proof or printed"),
+        ("unknown-key", {**valid, "T": 4}, "unknown parameters are refused"),
+        *extra,
+    ]
+    return [RejectSpec(f"init-{name}", params, reason, at_init=True) for name, params, reason in cases]
+
+
+def _counter_rejects(valid: P) -> list[tuple[str, dict[str, Any], str]]:
+    return [("counter-unknown", {**valid, "counter": "hybrid"}, "counter must be simple or block"),
+            ("block-without-B", {**valid, "counter": "block"}, "counter 'block' needs B"),
+            ("B-without-block", {**valid, "counter": "simple", "B": 2}, "B is only used with counter 'block'"),
+            ("B-zero", {**valid, "counter": "block", "B": 0}, "B must be >= 1")]
+
+
+def _step_rejects(anchor: str, valid: P) -> list[RejectSpec]:
+    first = {"points": [[0.2, 0.3], [0.7, 0.1], [0.2, 0.3]], "moves": [1, 1, 1]}
+    second = {"points": [[0.4, 0.6], [0.2, 0.3]], "moves": [1, -1]}
+    after = [{"points": [[0.9, 0.9], [0.7, 0.1]], "moves": [1, -1]}]
+    cases: list[tuple[str, Any, str]] = [
+        ("point-outside", {"points": [[0.2, 1.5]], "moves": [1]}, "a point must lie in [0, 1]^d"),
+        ("point-negative", {"points": [[-0.1, 0.5]], "moves": [1]}, "a point must lie in [0, 1]^d"),
+        ("point-wrong-dimension", {"points": [[0.2]], "moves": [1]}, "a point must have d coordinates"),
+        ("delete-never-inserted", {"points": [[0.6, 0.6]], "moves": [-1]},
+         "a removal needs the point to be present (f(x, t) >= 0)"),
+        ("delete-twice", {"points": [[0.7, 0.1], [0.7, 0.1]], "moves": [-1, -1]},
+         "a point present once cannot be removed twice"),
+        ("move-two", {"points": [[0.5, 0.5]], "moves": [2]}, "moves must be +1 or -1"),
+        ("moves-length", {"points": [[0.5, 0.5], [0.1, 0.1]], "moves": [1]}, "one move per point"),
+        ("moves-missing", {"points": [[0.5, 0.5]]}, "a batch has 'points' and 'moves'"),
+        ("coordinate-string", {"points": [[0.5, "0.5"]], "moves": [1]}, "coordinates must be JSON numbers"),
+        ("move-bool", {"points": [[0.5, 0.5]], "moves": [True]}, "moves must be integers"),
+        ("not-an-object", [[0.5, 0.5]], "a batch is a JSON object"),
+    ]
+    return [RejectSpec(f"step-{name}", valid, reason, before=[first, second], bad_input=bad, after=after,
+                       seed=derived_seed(3, anchor, name)) for name, bad, reason in cases]
+
+
+def _privtree_rejects() -> list[RejectSpec]:
+    valid = {**BASE, "D": 2}
+    F = privtree_input(valid, 7, "counts")
+    inconsistent = {**F, "root": F["root"] + 1.0}
+    cases: list[tuple[str, Any, str]] = [
+        ("inconsistent", inconsistent, "F must be consistent (6): F(v) = sum over children(v)"),
+        ("child-index-too-large", {"root": 1.0, "0": 1.0, "2": 0.0}, "a label's child indices are < fanout"),
+        ("too-deep", {"root": 0.0, "0.0.0": 0.0}, "a vertex has depth <= D"),
+        ("bad-label", {"root": 1.0, "left": 1.0}, "a vertex is 'root' or a dotted path"),
+        ("value-string", {"root": "1"}, "values must be JSON numbers"),
+        ("not-an-object", [1.0, 0.5, 0.5], "F is a JSON object"),
+    ]
+    specs = _param_rejects(valid)
+    specs += [RejectSpec(f"step-{name}", valid, reason, bad_input=bad, after=[F],
+                         seed=derived_seed(3, "001-alg5", name)) for name, bad, reason in cases]
+    specs.append(RejectSpec("step-second-input", valid, "PrivTree is one-shot: a second input is past T = 1",
+                            before=[F], bad_input=F, seed=derived_seed(3, "001-alg5", "second")))
+    return specs
+
+
+def _sweep(**extra: Any) -> tuple[dict[str, Any], ...]:
+    return tuple({"d": 1, "D": D, "fanout": 2, "epsilon": eps, "theta": 0.0, "lambda_rule": "general", **extra}
+                 for eps in (0.5, 2.0) for D in (1, 2))
+
+
+STATISTICAL_NOTE = ("statistical checks: EVENT neighbours (one point inserted at one time, or one removal left "
+                    "out); INPUT point batches, so the audit engine builds neighbours from the codec's batches "
+                    "and compares the codec's features")
+
+SITES_PRIVTREE = "'001-alg5 L11 t=<t> v=<label>' (laplace, scale lambda) at every visited vertex, depth D included"
+SITES_RULE5 = "rule (5): '001-eq5 t=<t> v=<leaf>' (uniform_box, count ceil(G)) per leaf with a positive count"
+SITES_COUNTERS = ("counter C_v at its k-th activation scoped '001-alg3 L7 v=<label> / <counter site>' "
+                  "(Simple: '001-alg8 L4 t=<k>', scale 2/epsilon)")
+
+ENTRIES: tuple[Entry, ...] = (
+    Entry(
+        "001-alg1", "PHDStreamTree", "phdstream", ALG1_SCHEMA, _alg1, TREE_CODEC,
+        proof="proofs/proof_phdstream.py", doc=DOC, errata=("E-phdstream-1", "E-phdstream-2", "E-phdstream-3"),
+        as_printed=lambda p, n: _alg1(p, n, printed=True),
+        vectors=lambda: _stream_vectors("001-alg1", BASE),
+        must_reject=lambda: [*_param_rejects(BASE), *_step_rejects("001-alg1", BASE)],
+        statistical=StatisticalSpec(_sweep(), Neighbour.EVENT, alphabet=None, horizon=None, length=3),
+        notes="the box's input F in C(T) arrives as point batches, turned into nabla F(., t) by (4) "
+              "(TreeLevelOnPoints); RELEASE T(t) and G on T(t); as printed: PrivTree scale of 001-alg5 L3. "
+              + STATISTICAL_NOTE,
+        sites=f"{SITES_PRIVTREE}; leaf noise '001-alg1 L6 t=<t> v=<leaf>' (laplace, scale 2/epsilon)",
+    ),
+    Entry(
+        "001-alg2", "PHDStream", "phdstream", ALG2_SCHEMA, _alg2, SYNTHETIC_CODEC,
+        proof="proofs/proof_phdstream.py", doc=DOC, errata=("E-phdstream-3",),
+        as_printed=lambda p, n: _alg2(p, n, printed=True),
+        vectors=lambda: _stream_vectors(
+            "001-alg2", OLD_ALG2_PARAMS,
+            _old("alg2-alg1-d2-D3-eps2-T4", OLD_ALG2_PARAMS, 502, 4, 53,
+                 "PHDStream (001-alg2) around PHDStreamTree (001-alg1) on [0,1]^2, D=3, with the synthetic points "
+                 "of rule (5), seed=53"),
+            extra=(("tree-alg3-simple", {"tree": "001-alg3", "counter": "simple"}, ((6, 0), (3, 2), (2, 1)),
+                    ("tree=001-alg3",)),
+                   ("tree-alg3-block-B2", {"tree": "001-alg3", "counter": "block", "B": 2},
+                    ((5, 0), (3, 1), (2, 2), (1, 1)), ("tree=001-alg3", "counter=block")))),
+        must_reject=lambda: [*_param_rejects(OLD_ALG2_PARAMS, [
+            ("tree-unknown", {**OLD_ALG2_PARAMS, "tree": "001-alg6"}, "tree must be 001-alg1 or 001-alg3"),
+            ("counter-with-alg1", {**OLD_ALG2_PARAMS, "counter": "simple"}, "a counter needs tree 001-alg3"),
+            ("block-without-B", {**OLD_ALG2_PARAMS, "tree": "001-alg3", "counter": "block"},
+             "counter 'block' needs B")]),
+            *_step_rejects("001-alg2", OLD_ALG2_PARAMS)],
+        statistical=StatisticalSpec(_sweep(tree="001-alg1"), Neighbour.EVENT, alphabet=None, horizon=None, length=3),
+        notes="rule (5) is post-processing (the claim is the tree algorithm's); as printed: PrivTree scale of "
+              "001-alg5 L3, and 001-alg3 L7 as printed with tree 001-alg3. " + STATISTICAL_NOTE,
+        sites=f"{SITES_PRIVTREE}; tree 001-alg1: '001-alg1 L6 t=<t> v=<leaf>'; tree 001-alg3: {SITES_COUNTERS}; "
+              f"{SITES_RULE5}",
+    ),
+    Entry(
+        "001-alg3", "PHDStreamTree with counters", "phdstream", COUNTERS_SCHEMA, _alg3, TREE_CODEC,
+        proof="proofs/proof_selective_counting.py", doc=DOC,
+        errata=("E-phdstream-2", "E-phdstream-3", "E-phdstream-5"),
+        as_printed=lambda p, n: _alg3(p, n, printed=True),
+        vectors=lambda: _stream_vectors(
+            "001-alg3", OLD_ALG3_PARAMS,
+            _old("alg3-simple-d2-D3-eps2-T5", OLD_ALG3_PARAMS, 501, 5, 52,
+                 "PHDStreamTree with Simple counters (001-alg3) on [0,1]^2, D=3, 5 steps of insertions and deletions, "
+                 "seed=52"), extra=BLOCK_STREAMS),
+        must_reject=lambda: [*_param_rejects(OLD_ALG3_PARAMS, _counter_rejects(OLD_ALG3_PARAMS)),
+                             *_step_rejects("001-alg3", OLD_ALG3_PARAMS)],
+        statistical=StatisticalSpec(_sweep(counter="simple"), Neighbour.EVENT, alphabet=None, horizon=None, length=3),
+        notes="an instance of online selective counting (001-alg4); input as for 001-alg1 (point batches, (4)); "
+              "as printed: d(v, t) = C_v's output (E-phdstream-5) and PrivTree scale of 001-alg5 L3. "
+              + STATISTICAL_NOTE,
+        sites=f"{SITES_PRIVTREE}; {SITES_COUNTERS}",
+    ),
+    Entry(
+        "001-alg4", "Online selective counting", "phdstream", ParamSchema(()), None, None,
+        proof="proofs/proof_selective_counting.py", doc=DOC, errata=("E-phdstream-7",),
+        realised_by=("001-alg3", "003-alg3"),
+        notes="a meta-algorithm (counters and a counter-selecting M are its inputs), no standalone instance: "
+              "dpstream.phdstream.selective_counting.SelectiveCounting runs it for 001-alg3 (PrivTree selects the "
+              "leaf counters) and for 003-alg3 (dpstream.tabular.selective; the exponential mechanism selects a "
+              "query's counter); their vectors exercise it",
+    ),
+    Entry(
+        "001-alg5", "PrivTree_T (Appendix A)", "phdstream", PRIVTREE_SCHEMA, _privtree, PRIVTREE_CODEC,
+        proof="proofs/proof_privtree.py", doc=DOC, errata=("E-phdstream-1", "E-phdstream-3", "E-phdstream-4"),
+        as_printed=lambda p, n: _privtree(p, n, printed=True),
+        vectors=_alg5_vectors,
+        must_reject=_privtree_rejects,
+        statistical=StatisticalSpec(_sweep(), Neighbour.EVENT, alphabet=None, horizon=None, length=1),
+        notes="one-shot, served as a stream of length 1: INPUT the tree function F (a consistent {label: F(v)}), "
+              "RELEASE the subtree S; a second input is refused (T = 1); as printed: lambda of L3 as printed "
+              "(E-phdstream-4). Statistical checks: F and F' differ by one point on a root-to-leaf path "
+              "(the C(T) norm), compare the codec's features",
+        sites="'001-alg5 L11 v=<label>' (laplace, scale lambda) at every visited vertex (no t: one-shot)",
+    ),
+    Entry(
+        "001-alg6", "Compute-efficient PHDStream (Appendix C)", "phdstream", COUNTERS_SCHEMA, _alg6, SYNTHETIC_CODEC,
+        proof="proofs/proof_efficient_equivalence.py", doc=DOC, errata=("E-phdstream-3", "E-phdstream-6"),
+        as_printed=lambda p, n: _alg6(p, n, printed=True),
+        vectors=lambda: _stream_vectors(
+            "001-alg6", OLD_ALG3_PARAMS,
+            _old("alg6-simple-d2-D3-eps2-T5", OLD_ALG3_PARAMS, 501, 5, 52,
+                 "compute-efficient PHDStream (001-alg6/alg7) with Simple counters on [0,1]^2, D=3; the same "
+                 "releases as 001-alg2 around 001-alg3 on this tape (section C.1), seed=52"), extra=BLOCK_STREAMS),
+        must_reject=lambda: [*_param_rejects(OLD_ALG3_PARAMS, _counter_rejects(OLD_ALG3_PARAMS)),
+                             *_step_rejects("001-alg6", OLD_ALG3_PARAMS)],
+        statistical=StatisticalSpec(_sweep(counter="simple"), Neighbour.EVENT, alphabet=None, horizon=None, length=3),
+        notes="releases what 001-alg2 around 001-alg3 (same counter) releases on the same tape (section C.1); as "
+              "printed: L3's lambda with the full eps and counters at eps/4 (E-phdstream-6). " + STATISTICAL_NOTE,
+        sites=f"Algorithm 7 L15 at the PrivTree site {SITES_PRIVTREE}; L20 {SITES_COUNTERS}; {SITES_RULE5}",
+    ),
+    Entry(
+        "001-alg7", "Modified PrivTree_T subroutine (Appendix C)", "phdstream", ParamSchema(()), None, None,
+        proof="proofs/proof_efficient_equivalence.py", doc=DOC, errata=("E-phdstream-6",),
+        realised_by=("001-alg6",),
+        notes="a subroutine of 001-alg6 (EfficientPHDStream._algorithm7): it reads and updates 001-alg6's maps "
+              "C_a, C_n, C_d, so it has no standalone instance; 001-alg6's vectors exercise it",
+    ),
+)

@@ -1,0 +1,476 @@
+"""Catalog entries of the tabular family (seeds 003 and 000: 003-alg1..3, 000-alg1..3; 003-alg4/000-alg4 are
+counters).
+
+Protocol parameters: the ``domain`` ``{"names", "sizes"}``, the ordered queries ``queries`` (marginal queries or
+workloads, :mod:`dpstream.tabular.codec`), ``k`` (selections per time step; iterations of the offline boxes),
+``epsilon``, where the mass of a fitted dataset comes from (``total``: ``"public"`` with ``sizes`` = the public
+|nabla f_t| for t = 1..T, which also fixes the horizon T = len(sizes); or ``"measured"`` from the noisy workload
+measurements, workloads only: :mod:`dpstream.tabular.totals`) and A_Dataset (``"mw"``: multiplicative weights on
+the newest measurement, 003-mw; ``"mw-all"``: one MW step per measurement). A_Select is the exponential
+mechanism of Definition 3.8; A_Counter of 003-alg3 is the Simple counter (001-alg8), as in 003-sec7.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from dpstream.catalog.adapters import OneShot
+from dpstream.catalog.codecs import Codec
+from dpstream.catalog.entry import Entry, RejectSpec, StatisticalSpec, VectorSpec
+from dpstream.catalog.params import Param, ParamSchema, integer, positive, string
+from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.errors import DPStreamInputError, HorizonExceededError
+from dpstream.noise import NoiseSource, data_rng, derived_seed
+from dpstream.tabular.codec import decode_dataset, decode_step, domain_of, encode_dataset, queries_of
+from dpstream.tabular.datasets import SyntheticDataset
+from dpstream.tabular.domain import Domain, IntArray
+from dpstream.tabular.fitting import MultiplicativeWeights
+from dpstream.tabular.main_algorithm import MainAlgorithm
+from dpstream.tabular.offline import offline_claim, select_measure_fit
+from dpstream.tabular.queries import Query
+from dpstream.tabular.selection import SelectionLaw
+from dpstream.tabular.stream import DifferentialDataset, StreamStep
+from dpstream.tabular.streaming_mwem import OfflineToStream, StreamingMWEM, checked_queries, checked_round
+from dpstream.tabular.totals import TotalKind, TotalRule
+
+__all__ = ["ENTRIES"]
+
+P = Mapping[str, Any]
+DOC = "docs/tabular.md"
+
+DOMAIN = Param("domain", "object", "X = X_1 x ... x X_p as {'names': [...], 'sizes': [...]}")
+QUERIES = Param("queries", "array", "Q: marginal queries {'columns', 'values'} or workloads {'columns'}",
+                items={"type": "object"})
+K = integer("k", "k: selections per time step (iterations of the offline boxes)")
+EPSILON = positive("epsilon", "privacy budget eps (pure DP, one record added or removed at one time)")
+TOTAL = string("total", "the mass of the fitted datasets: public sizes, or measured from the noisy workloads",
+               ("public", "measured"), default="public")
+SIZES = Param("sizes", "array", "the public sizes |nabla f_t|, t = 1..T (total 'public'; T = their number)",
+              required=False, default=None, items={"type": "number", "minimum": 0})
+A_DATASET = string("A_Dataset", "mw: multiplicative weights, newest measurement (003-mw); mw-all: one MW step per "
+                                "measurement", ("mw", "mw-all"), default="mw")
+SCHEMA = ParamSchema((DOMAIN, QUERIES, K, EPSILON, TOTAL, SIZES, A_DATASET))
+OFFLINE_SCHEMA = ParamSchema((DOMAIN, QUERIES, K, EPSILON, TOTAL,
+                              Param("sizes", "array", "the public size |f| as a one-element array (total 'public')",
+                                    required=False, default=None, items={"type": "number", "minimum": 0}),
+                              A_DATASET))
+OFFLINE_000_SCHEMA = ParamSchema((*OFFLINE_SCHEMA.params[:-1],
+                                  string("A_Dataset", A_DATASET.doc, ("mw", "mw-all"), default="mw-all")))
+
+
+# ----------------------------------------------------------------------------------------- parameters
+def _size_at(sizes: Sequence[float], t: int) -> float:
+    if t > len(sizes):
+        raise HorizonExceededError("t", f"the public sizes cover T = {len(sizes)} steps", t)
+    return float(sizes[t - 1])
+
+
+def total_rule(p: P) -> TotalRule:
+    """The :class:`TotalRule` of ``total`` and ``sizes`` (sizes checked: finite, >= 0)."""
+    sizes = p.get("sizes")
+    if p["total"] == "measured":
+        if sizes is not None:
+            raise DPStreamInputError("sizes", "is only used with total 'public'", sizes)
+        return TotalRule.measured()
+    if sizes is None:
+        raise DPStreamInputError("sizes", "is required with total 'public' (the public sizes |nabla f_t|)", None)
+    checked = []
+    for n in sizes:
+        if isinstance(n, bool) or not isinstance(n, int | float) or not math.isfinite(n) or n < 0:
+            raise DPStreamInputError("sizes", "must hold finite numbers >= 0", n)
+        checked.append(float(n))
+    return TotalRule.public(lambda t: _size_at(checked, t))
+
+
+def _setup(p: P) -> tuple[Domain, list[Query], TotalRule, MultiplicativeWeights]:
+    domain = domain_of(p["domain"])
+    Q = queries_of(domain, p["queries"])
+    return domain, Q, total_rule(p), MultiplicativeWeights("newest" if p["A_Dataset"] == "mw" else "all")
+
+
+def _domain(params: P) -> Domain:
+    return domain_of(params["domain"])
+
+
+# ----------------------------------------------------------------------------------------- builders
+def _offline(p: P, noise: NoiseSource, *, printed: bool = False, from_scratch: bool = False, anchor: str = "003-alg1"
+             ) -> OneShot:
+    domain, Q, total, fitter = _setup(p)
+    checked_queries(Q, distinct=False)
+    total.check_queries(Q)
+    if p["sizes"] is not None and len(p["sizes"]) != 1:
+        raise DPStreamInputError("sizes", "the offline box takes one public size, that of f", p["sizes"])
+    eps, k = p["epsilon"], p["k"]
+
+    def run(records: IntArray) -> SyntheticDataset:
+        f = DifferentialDataset(domain, StreamStep(records, np.zeros((0, domain.p), dtype=np.int64)))
+        return select_measure_fit(f, Q, eps, k, fitter, total, noise, as_printed=printed,
+                                  from_scratch=from_scratch).g
+
+    return OneShot(run, offline_claim(eps, k, printed, total), PrivacyClaim.pure(eps, Neighbour.EVENT, anchor),
+                   algorithm=select_measure_fit)
+
+
+def _streaming_mwem(p: P, noise: NoiseSource, printed: bool = False) -> StreamingMWEM:
+    domain, Q, total, fitter = _setup(p)
+    if printed:  # L11's law (E-tabular-1), g_0 = 1 (E-tabular-6), mass |nabla f_t| read from the data (E-tabular-3)
+        return StreamingMWEM(domain, Q, p["k"], p["epsilon"], noise, total=TotalRule.true_size(), fitter=fitter,
+                             selection_law=SelectionLaw.PRINTED_ALG2_L11, g0_ones=True)
+    return StreamingMWEM(domain, Q, p["k"], p["epsilon"], noise, total=total, fitter=fitter)
+
+
+def _offline_to_stream(p: P, noise: NoiseSource) -> OfflineToStream:
+    domain, Q, total, fitter = _setup(p)
+    Q, k, eps, total = checked_round(Q, p["k"], p["epsilon"], total)
+    built: list[OfflineToStream] = []
+
+    def mwem(diff: DifferentialDataset, scoped_noise: NoiseSource) -> SyntheticDataset:
+        t = built[0].t + 1
+        # the public size of nabla f_t (checked before any draw), or the measured total
+        rule = TotalRule.public(total.public_size(t)) if total.kind is TotalKind.PUBLIC else total
+        return select_measure_fit(diff, Q, eps, k, fitter, rule, scoped_noise).g
+
+    built.append(OfflineToStream(domain, mwem, offline_claim(eps, k, False, total), noise))
+    return built[0]
+
+
+def _main_algorithm(p: P, noise: NoiseSource, printed: bool = False) -> MainAlgorithm:
+    domain, Q, total, fitter = _setup(p)
+    if printed:  # Definition 3.8's printed sign (E-tabular-2) and the printed workload sensitivity (E-tabular-8)
+        return MainAlgorithm(domain, Q, p["k"], p["epsilon"], noise, total=total, fitter=fitter,
+                             selection_law=SelectionLaw.PRINTED_DEF_3_8, printed_workload_sensitivity=True)
+    return MainAlgorithm(domain, Q, p["k"], p["epsilon"], noise, total=total, fitter=fitter)
+
+
+# ----------------------------------------------------------------------------------------- codecs
+_RECORDS = {"type": "array", "items": {"type": "array", "items": {"type": "integer", "minimum": 0}}}
+_CELLS = {"type": "array", "items": {"type": "number"}}
+STREAM_CODEC = Codec({"type": "object", "required": ["added", "removed"], "additionalProperties": False,
+                      "properties": {"added": _RECORDS, "removed": _RECORDS}}, _CELLS,
+                     lambda x, p: decode_step(x, _domain(p)), encode_dataset)
+OFFLINE_CODEC = Codec(_RECORDS, _CELLS, lambda x, p: decode_dataset(x, _domain(p)), encode_dataset)
+
+
+# ----------------------------------------------------------------------------------------- vector inputs
+def one_way(sizes: Sequence[int]) -> list[dict[str, list[int]]]:
+    """Every 1-way marginal query, attribute by attribute."""
+    return [{"columns": [c], "values": [v]} for c, n in enumerate(sizes) for v in range(n)]
+
+
+def two_way(sizes: Sequence[int]) -> list[dict[str, list[int]]]:
+    """Every 2-way marginal query (003-def3.5), column pairs in order."""
+    return [{"columns": [a, b], "values": [u, v]} for a in range(len(sizes)) for b in range(a + 1, len(sizes))
+            for u in range(sizes[a]) for v in range(sizes[b])]
+
+
+def _domain_json(sizes: Sequence[int]) -> dict[str, list[Any]]:
+    return {"names": [chr(ord("a") + i) for i in range(len(sizes))], "sizes": list(sizes)}
+
+
+def records_stream(sizes: Sequence[int], seed: int, plan: Sequence[tuple[int, int]]) -> list[dict[str, list[Any]]]:
+    """nabla f_t as records: step t adds ``plan[t-1][0]`` records (skewed towards the first value of every
+    attribute) and removes ``plan[t-1][1]`` present ones."""
+    rng = data_rng(seed)
+    present: list[list[int]] = []
+    out: list[dict[str, list[Any]]] = []
+    for n_add, n_remove in plan:
+        added = [[int(v) if rng.random() < 0.6 else 0 for v in (rng.integers(0, n) for n in sizes)]
+                 for _ in range(n_add)]
+        removed = [present.pop(int(rng.integers(0, len(present)))) for _ in range(min(n_remove, len(present)))]
+        present += added
+        out.append({"added": added, "removed": removed})
+    return out
+
+
+def _sizes_of(inputs: Sequence[Mapping[str, Sequence[Any]]]) -> list[int]:
+    return [len(x["added"]) - len(x["removed"]) for x in inputs]
+
+
+OLD_INPUTS: list[dict[str, list[list[int]]]] = [
+    {"added": [[0, 0], [0, 0], [1, 2], [0, 1], [1, 2], [1, 0]], "removed": []},
+    {"added": [[1, 1], [1, 2], [0, 0], [1, 2]], "removed": []},
+    {"added": [[0, 2], [0, 2], [1, 1]], "removed": [[0, 0], [1, 2]]},
+    {"added": [[1, 0], [1, 0], [1, 0], [0, 1], [0, 0]], "removed": []},
+    {"added": [[0, 1], [0, 2], [1, 1]], "removed": [[1, 0], [1, 1]]},
+]
+OLD_PARAMS: dict[str, Any] = {"domain": _domain_json((2, 3)), "queries": one_way((2, 3)), "k": 2, "epsilon": 1.0,
+                              "total": "public", "sizes": _sizes_of(OLD_INPUTS), "A_Dataset": "mw"}
+
+def workloads(sizes: Sequence[int], way: int) -> list[dict[str, list[int]]]:
+    """Every ``way``-way workload (003-def7.1), columns in order."""
+    return [{"columns": list(c)} for c in itertools.combinations(range(len(sizes)), way)]
+
+
+def _queries(sizes: Sequence[int], kind: str) -> list[dict[str, list[int]]]:
+    return {"one-way": one_way, "two-way": two_way}[kind](sizes) if not kind.startswith("workloads") else workloads(
+        sizes, int(kind[-1]))
+
+
+class Case(NamedTuple):
+    """A stream vector: the domain's attribute sizes, the queries (``one-way``, ``two-way``, ``workloads-1``,
+    ``workloads-2``), k, eps, the plan of (added, removed) records per step, how many public sizes past the stream
+    (a partial stream), A_Dataset, the edges, and the total rule."""
+
+    name: str
+    sizes: tuple[int, ...]
+    queries: str
+    k: int
+    eps: float
+    plan: tuple[tuple[int, int], ...]
+    extra: int
+    fitter: str
+    edges: tuple[str, ...]
+    total: str = "public"
+
+
+STREAM_CASES: tuple[Case, ...] = (
+    Case("T1-2x3", (2, 3), "one-way", 2, 1.0, ((8, 0),), 0, "mw", ("T=1",)),
+    Case("empty-step-2x3", (2, 3), "one-way", 2, 1.0, ((6, 0), (0, 0), (4, 1)), 0, "mw", ("a step adding nothing",)),
+    Case("removals-2x2", (2, 2), "one-way", 1, 2.0, ((6, 0), (5, 3), (4, 2), (3, 1)), 0, "mw",
+         ("steps removing records", "k=1")),
+    Case("k-all-2x3", (2, 3), "one-way", 5, 1.0, ((7, 0), (4, 1), (3, 0)), 0, "mw", ("k=|Q|",)),
+    Case("two-way-2x2x2", (2, 2, 2), "two-way", 3, 1.0, ((8, 0), (5, 2), (4, 1)), 0, "mw", ("2-way marginals",)),
+    Case("p1-size4", (4,), "one-way", 2, 1.0, ((6, 0), (3, 2), (5, 0), (2, 1)), 0, "mw", ("p=1",)),
+    Case("eps0.2-3x2", (3, 2), "one-way", 2, 0.2, ((9, 0), (4, 2), (6, 1)), 0, "mw", ("eps small",)),
+    Case("eps8-2x3", (2, 3), "one-way", 2, 8.0, ((9, 0), (4, 2), (6, 1)), 0, "mw", ("eps large",)),
+    Case("mw-all-2x3", (2, 3), "one-way", 3, 1.0, ((6, 0), (5, 2), (3, 0)), 0, "mw-all", ("A_Dataset=mw-all",)),
+    Case("partial-2x2", (2, 2), "one-way", 2, 1.0, ((5, 0), (3, 1), (2, 0)), 2, "mw", ("partial stream",)),
+    Case("workloads-public-2x3", (2, 3), "workloads-1", 1, 1.0, ((7, 0), (4, 1), (3, 0)), 0, "mw",
+         ("workloads", "total=public")),
+    Case("workloads-measured-2x2x2", (2, 2, 2), "workloads-2", 2, 2.0, ((9, 0), (2, 4), (6, 1)), 0, "mw",
+         ("workloads", "total=measured", "a step removing more than it adds"), "measured"),
+)
+
+
+def _case_vectors(anchor: str, cases: Sequence[Case], old: VectorSpec | None = None) -> list[VectorSpec]:
+    specs = [] if old is None else [old]
+    for c in cases:
+        inputs = records_stream(c.sizes, derived_seed(1, "tabular-stream", c.name), c.plan)
+        params: dict[str, Any] = {"domain": _domain_json(c.sizes), "queries": _queries(c.sizes, c.queries), "k": c.k,
+                                  "epsilon": c.eps, "total": c.total, "A_Dataset": c.fitter}
+        if c.total == "public":
+            params["sizes"] = _sizes_of(inputs) + [1] * c.extra
+        specs.append(VectorSpec(c.name, params, inputs, derived_seed(2, anchor, c.name), c.edges))
+    return specs
+
+
+# (name, attribute sizes, queries, k, eps, n, A_Dataset, edges, total)
+OFFLINE_CASES: tuple[tuple[str, tuple[int, ...], str, int, float, int, str, tuple[str, ...], str], ...] = (
+    ("2x3-k2", (2, 3), "one-way", 2, 1.0, 12, "mw", (), "public"),
+    ("2x3-k1", (2, 3), "one-way", 1, 1.0, 10, "mw", ("k=1",), "public"),
+    ("2x3-k5", (2, 3), "one-way", 5, 2.0, 10, "mw", ("k=|Q|",), "public"),
+    ("2x3-k8-repeats", (2, 3), "one-way", 8, 4.0, 14, "mw", ("k>|Q|: queries selected again",), "public"),
+    ("2x2x2-two-way", (2, 2, 2), "two-way", 3, 1.0, 16, "mw", ("2-way marginals",), "public"),
+    ("p1-size4", (4,), "one-way", 2, 1.0, 9, "mw", ("p=1",), "public"),
+    ("empty-dataset", (2, 3), "one-way", 2, 1.0, 0, "mw", ("n=0",), "public"),
+    ("eps0.2", (3, 2), "one-way", 2, 0.2, 11, "mw", ("eps small",), "public"),
+    ("mw-all", (2, 3), "one-way", 3, 1.0, 12, "mw-all", ("A_Dataset=mw-all",), "public"),
+    ("mw-newest", (2, 3), "one-way", 3, 1.0, 12, "mw", ("A_Dataset=mw",), "public"),
+    ("workloads-measured-2x2x2", (2, 2, 2), "workloads-2", 2, 2.0, 15, "mw", ("workloads", "total=measured"),
+     "measured"),
+)
+
+
+def _offline_vectors(anchor: str) -> Callable[[], list[VectorSpec]]:
+    def make() -> list[VectorSpec]:
+        specs = []
+        for name, sizes, kind, k, eps, n, fitter, edges, total in OFFLINE_CASES:
+            (records,) = [x["added"] for x in records_stream(sizes, derived_seed(1, "tabular-offline", name), [(n, 0)])]
+            params: dict[str, Any] = {"domain": _domain_json(sizes), "queries": _queries(sizes, kind), "k": k,
+                                      "epsilon": eps, "total": total, "A_Dataset": fitter}
+            if total == "public":
+                params["sizes"] = [n]
+            specs.append(VectorSpec(name, params, [records], derived_seed(2, anchor, name), ("T=1", *edges)))
+        return specs
+    return make
+
+
+# ----------------------------------------------------------------------------------------- must-reject
+def _param_rejects(valid: P, *, offline: bool = False) -> list[RejectSpec]:
+    dom = valid["domain"]
+    q = valid["queries"]
+    cases: list[tuple[str, dict[str, Any], str]] = [
+        ("epsilon-zero", {**valid, "epsilon": 0.0}, "epsilon must be > 0"),
+        ("epsilon-string", {**valid, "epsilon": "1"}, "epsilon must be a number"),
+        ("epsilon-missing", {k: v for k, v in valid.items() if k != "epsilon"}, "epsilon is required"),
+        ("k-zero", {**valid, "k": 0}, "k must be >= 1"),
+        ("k-fraction", {**valid, "k": 1.5}, "k must be an integer"),
+        ("domain-size-zero", {**valid, "domain": {"names": dom["names"], "sizes": [0, *dom["sizes"][1:]]}},
+         "every attribute size is >= 1"),
+        ("domain-lengths", {**valid, "domain": {"names": dom["names"][:1], "sizes": dom["sizes"]}},
+         "one size per attribute name"),
+        ("domain-not-object", {**valid, "domain": [2, 3]}, "the domain is {'names', 'sizes'}"),
+        ("domain-missing", {k: v for k, v in valid.items() if k != "domain"}, "domain is required"),
+        ("queries-empty", {**valid, "queries": []}, "Q is non-empty"),
+        ("query-value-outside", {**valid, "queries": [*q[:-1], {"columns": [1], "values": [7]}]},
+         "a query's value must lie in its attribute's domain (unknown attribute value)"),
+        ("query-column-outside", {**valid, "queries": [*q[:-1], {"columns": [5], "values": [0]}]},
+         "a query's columns lie in [0, p)"),
+        ("query-columns-unordered", {**valid, "queries": [{"columns": [1, 0], "values": [0, 0]}, *q[1:]]},
+         "a query's columns are strictly increasing"),
+        ("queries-mixed", {**valid, "queries": [*q[:-1], {"columns": [0, 1]}]},
+         "Q holds only marginal queries or only workloads"),
+        ("measured-with-marginals", {**valid, "total": "measured", "sizes": None},
+         "total 'measured' needs workloads"),
+        ("measured-with-sizes", {**valid, "total": "measured", "queries": [{"columns": [0]}, {"columns": [1]}]},
+         "sizes are only used with total 'public'"),
+        ("sizes-missing", {k: v for k, v in valid.items() if k != "sizes"}, "total 'public' needs sizes"),
+        ("sizes-negative", {**valid, "sizes": [-1.0] * len(valid["sizes"])}, "public sizes are >= 0"),
+        ("A-Dataset-unknown", {**valid, "A_Dataset": "pgm"}, "A_Dataset is mw or mw-all"),
+        ("total-unknown", {**valid, "total": "true-size"}, "total is public or measured"),
+        ("unknown-key", {**valid, "T": 5}, "unknown parameters are refused"),
+    ]
+    if offline:
+        cases.append(("sizes-two", {**valid, "sizes": [3, 4]}, "the offline box takes one public size"))
+    else:
+        cases += [("k-above-Q", {**valid, "k": len(q) + 1}, "k must not exceed |Q|"),
+                  ("query-twice", {**valid, "queries": [q[0], *q]}, "Q must not hold the same query twice")]
+    # drop the keys whose value is None (a parameter left out, as in 'measured' without sizes)
+    return [RejectSpec(f"init-{name}", {k: v for k, v in params.items() if v is not None}, reason, at_init=True)
+            for name, params, reason in cases]
+
+
+def _step_rejects(anchor: str, valid: P) -> list[RejectSpec]:
+    T = len(valid["sizes"])
+    good = [{"added": [[0, 1], [1, 2], [0, 0]], "removed": []}, {"added": [[1, 1]], "removed": [[0, 0]]},
+            {"added": [[0, 2], [1, 0]], "removed": []}]
+    cases: list[tuple[str, Any, str]] = [
+        ("value-outside", {"added": [[0, 3]], "removed": []}, "a record's value lies in its attribute's domain"),
+        ("value-negative", {"added": [[-1, 0]], "removed": []}, "a record's value lies in its attribute's domain"),
+        ("arity", {"added": [[0]], "removed": []}, "a record has p values"),
+        ("fraction", {"added": [[0, 0.5]], "removed": []}, "values are integer codes"),
+        ("string", {"added": [["0", "1"]], "removed": []}, "values are JSON numbers"),
+        ("bool", {"added": [[True, False]], "removed": []}, "values are JSON numbers"),
+        ("remove-absent", {"added": [], "removed": [[1, 2], [1, 2]]},
+         "a removed record must be present (f_t(x) >= 0)"),
+        ("removed-missing", {"added": [[0, 0]]}, "a step has 'added' and 'removed'"),
+        ("not-object", [[0, 0]], "a step is a JSON object"),
+    ]
+    specs = [RejectSpec(f"step-{name}", valid, reason, before=good[:2], bad_input=bad, after=good[2:T],
+                        seed=derived_seed(3, anchor, name)) for name, bad, reason in cases]
+    specs.append(RejectSpec("step-past-sizes", valid, f"the public sizes cover T = {T} steps",
+                            before=good[:T], bad_input=good[0], seed=derived_seed(3, anchor, "horizon")))
+    return specs
+
+
+def _offline_rejects(anchor: str, valid: P) -> list[RejectSpec]:
+    good = [[0, 1], [1, 2], [0, 0]]
+    cases: list[tuple[str, Any, str]] = [
+        ("value-outside", [[0, 3]], "a record's value lies in its attribute's domain"),
+        ("arity", [[0, 1, 1]], "a record has p values"),
+        ("string", [["a", "b"]], "values are JSON numbers"),
+        ("not-array", {"added": good}, "a dataset is a JSON array of records"),
+    ]
+    specs = [RejectSpec(f"step-{name}", valid, reason, bad_input=bad, after=[good], seed=derived_seed(3, anchor, name))
+             for name, bad, reason in cases]
+    specs.append(RejectSpec("step-second-input", valid, "the offline box is one-shot: a second input is past T = 1",
+                            before=[good], bad_input=good, seed=derived_seed(3, anchor, "second")))
+    return [*_param_rejects(valid, offline=True), *specs]
+
+
+STREAM_VALID: dict[str, Any] = {"domain": _domain_json((2, 3)), "queries": one_way((2, 3)), "k": 2, "epsilon": 1.0,
+                                "total": "public", "sizes": [3, 0, 2], "A_Dataset": "mw"}
+OFFLINE_VALID: dict[str, Any] = {**STREAM_VALID, "sizes": [3]}
+
+
+def _sweep(offline: bool = False) -> tuple[dict[str, Any], ...]:
+    return tuple({"domain": _domain_json((2, 2)), "queries": one_way((2, 2)), "k": k, "epsilon": eps,
+                  "total": "public", "sizes": [2] if offline else [2, 2, 2], "A_Dataset": "mw"}
+                 for eps in (0.5, 2.0) for k in (1, 2))
+
+
+STAT_NOTE = ("statistical checks: EVENT neighbours (one record added or removed at one time, 003-def3.3) with the "
+             "public sizes unchanged; compare the codec's features (the cell counts)")
+SITES_ALG3 = ("'003-alg3 L12 t=<t> l=<l>' (exponential_mechanism over J_{t,l}, budget eps/(2k)); counter C_i "
+              "scoped '003-alg3 L3 i=<i> / 001-alg8 L4 t=<k>' (laplace, scale 2k/eps; workloads: one per cell, "
+              "'... / 001-sec4.3 i=<c> / ...')")
+
+ENTRIES: tuple[Entry, ...] = (
+    Entry(
+        "000-alg1", "Meta algorithm: select, measure, fit (000 draft; R_Dataset from scratch)", "tabular",
+        OFFLINE_000_SCHEMA, lambda p, n: _offline(p, n, from_scratch=True, anchor="000-alg1"), OFFLINE_CODEC,
+        proof="proofs/proof_tabular_main_privacy.py", doc=DOC, errata=("E-tabular-4",),
+        as_printed=lambda p, n: _offline(p, n, printed=True, from_scratch=True, anchor="000-alg1"),
+        vectors=_offline_vectors("000-alg1"),
+        must_reject=lambda: _offline_rejects("000-alg1", {**OFFLINE_VALID, "A_Dataset": "mw-all"}),
+        statistical=StatisticalSpec(_sweep(offline=True), Neighbour.EVENT, alphabet=None, horizon=None, length=1),
+        notes="003-alg1 with L10 h_i <- R_Dataset(M) fitted from h_0 every iteration (from_scratch); A_Dataset "
+              "defaults to mw-all, which then reproduces the 003 chain. One-shot, served as a stream of length 1: "
+              "INPUT the dataset f (records), RELEASE g = h_k; a second input is refused. As printed: eps/2 + eps/2 "
+              "per iteration (E-tabular-4). " + STAT_NOTE,
+        sites="'003-alg1 L7 i=<i>' (exponential_mechanism, eps/(2k)); '003-alg1 L8 i=<i> cell=<c>' (laplace, 2k/eps)",
+    ),
+    Entry(
+        "000-alg2", "Baseline: from a DP dataset algorithm to a stream (A = MWEM, 003-alg1)", "tabular",
+        SCHEMA, _offline_to_stream, STREAM_CODEC,
+        proof="proofs/proof_tabular_main_privacy.py", doc=DOC,
+        vectors=lambda: _case_vectors("000-alg2", STREAM_CASES),
+        must_reject=lambda: [*_param_rejects(STREAM_VALID), *_step_rejects("000-alg2", STREAM_VALID)],
+        statistical=StatisticalSpec(_sweep(), Neighbour.EVENT, alphabet=None, horizon=None, length=3),
+        notes="A is MWEM (003-alg1 with the entry's A_Dataset, k iterations, eps) run on every differential "
+              "dataset nabla f_t with the public size of nabla f_t; g_0 = 0 (000-alg2 L3); the claim is A's. "
+              "No printed variant (nothing of this box is corrected). " + STAT_NOTE,
+        sites="'000-alg2 L5 t=<t> / 003-alg1 L7 i=<i>' and '000-alg2 L5 t=<t> / 003-alg1 L8 i=<i> cell=<c>'",
+    ),
+    Entry(
+        "000-alg3", "Main algorithm: DP-STabS (000 draft; printed as 003-alg3)", "tabular",
+        SCHEMA, _main_algorithm, STREAM_CODEC,
+        proof="proofs/proof_tabular_main_privacy.py", doc=DOC, errata=("E-tabular-2", "E-tabular-7"),
+        as_printed=lambda p, n: _main_algorithm(p, n, printed=True),
+        vectors=lambda: _case_vectors("000-alg3", STREAM_CASES[:4]),
+        must_reject=lambda: _step_rejects("000-alg3", STREAM_VALID)[:4],
+        notes="the same box as 003-alg3 (same code, sites '003-alg3 ...'); its parameter rejections and statistical "
+              "checks are those of 003-alg3",
+        sites=SITES_ALG3,
+    ),
+    Entry(
+        "003-alg1", "Meta algorithm: select, measure, fit (MWEM with MW)", "tabular",
+        OFFLINE_SCHEMA, _offline, OFFLINE_CODEC,
+        proof="proofs/proof_tabular_main_privacy.py", doc=DOC, errata=("E-tabular-4",),
+        as_printed=lambda p, n: _offline(p, n, printed=True),
+        vectors=_offline_vectors("003-alg1"),
+        must_reject=lambda: _offline_rejects("003-alg1", OFFLINE_VALID),
+        statistical=StatisticalSpec(_sweep(offline=True), Neighbour.EVENT, alphabet=None, horizon=None, length=1),
+        notes="one-shot, served as a stream of length 1: INPUT the dataset f (records), RELEASE g = h_k (cell counts); "
+              "a second input is refused. With total 'public' the one size is |f|. As printed: eps/2 + eps/2 per "
+              "iteration (E-tabular-4). " + STAT_NOTE,
+        sites="'003-alg1 L7 i=<i>' (exponential_mechanism, eps/(2k)); '003-alg1 L8 i=<i> cell=<c>' (laplace, 2k/eps)",
+    ),
+    Entry(
+        "003-alg2", "StreamingMWEM", "tabular", SCHEMA, _streaming_mwem, STREAM_CODEC,
+        proof="proofs/proof_tabular_main_privacy.py", doc=DOC, errata=("E-tabular-1", "E-tabular-3", "E-tabular-6"),
+        as_printed=lambda p, n: _streaming_mwem(p, n, printed=True),
+        vectors=lambda: _case_vectors(
+            "003-alg2", STREAM_CASES,
+            VectorSpec("streaming-mwem-mw-eps1-k2-T5", OLD_PARAMS, OLD_INPUTS, 71, ("steps removing records",),
+                       "003-alg2 with MW, 1-way marginal queries on {0,1}x{0,1,2}, seed=71")),
+        must_reject=lambda: [*_param_rejects(STREAM_VALID), *_step_rejects("003-alg2", STREAM_VALID)],
+        statistical=StatisticalSpec(_sweep(), Neighbour.EVENT, alphabet=None, horizon=None, length=3),
+        notes="h_{t,0} is the uniform dataset of mass N_t; g_0 = 0 (E-tabular-6). As printed: L11's law (eps/k per "
+              "selection, E-tabular-1), g_0 = 1, and the mass |nabla f_t| read from the data (E-tabular-3: not "
+              "private; the sizes parameter is then unused). " + STAT_NOTE,
+        sites="'003-alg2 L11 t=<t> l=<l>' (exponential_mechanism over J_{t,l}, eps/(2k)); "
+              "'003-alg2 L16 t=<t> l=<l> cell=<c>' (laplace, 2k/eps)",
+    ),
+    Entry(
+        "003-alg3", "Main algorithm: streaming DP synthetic tabular stream", "tabular",
+        SCHEMA, _main_algorithm, STREAM_CODEC,
+        proof="proofs/proof_tabular_main_privacy.py", doc=DOC, errata=("E-tabular-2", "E-tabular-7", "E-tabular-8"),
+        as_printed=lambda p, n: _main_algorithm(p, n, printed=True),
+        vectors=lambda: _case_vectors(
+            "003-alg3", STREAM_CASES,
+            VectorSpec("main-algorithm-mw-simple-eps1-k2-T5", OLD_PARAMS, OLD_INPUTS, 72, ("steps removing records",),
+                       "003-alg3 with MW, 1-way marginal queries on {0,1}x{0,1,2}, seed=72")),
+        must_reject=lambda: [*_param_rejects(STREAM_VALID), *_step_rejects("003-alg3", STREAM_VALID)],
+        statistical=StatisticalSpec(_sweep(), Neighbour.EVENT, alphabet=None, horizon=None, length=3),
+        notes="an instance of online selective counting (001-alg4, dpstream.tabular.selective); A_Counter Simple "
+              "with budget eps/(2k); g_0 = 1 (L4), h_{t,0} = g_{t-1}. As printed: Definition 3.8's printed sign "
+              "(E-tabular-2) and the printed workload sensitivity 1/4 (E-tabular-8). " + STAT_NOTE,
+        sites=SITES_ALG3,
+    ),
+)

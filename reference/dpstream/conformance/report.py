@@ -1,0 +1,150 @@
+"""Reports of a conformance run: a terminal table (fits 100 columns), JSON, JUnit XML and Markdown.
+
+The terminal table has one row per (algorithm, mode) with the counts of each verdict and the two
+verdict columns (conformance: deviation/pass; privacy: violation/inconclusive/pass), followed by one
+finding per failed check (first divergence, witness) and a legend. JSON holds every outcome in
+full; JUnit XML has one test case per check (``deviation``/``violation``/``protocol-error`` as
+failures, ``skipped`` as skipped), so CI systems show each vector by name.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from dpstream.conformance.outcome import Mode, Outcome, Verdict, worst
+from dpstream.conformance.runner import ConformReport
+
+__all__ = ["format_table", "to_json", "write_junit", "write_markdown"]
+
+WIDTH = 100
+MAX_FINDINGS = 25
+COUNTED = (Verdict.PASS, Verdict.DEVIATION, Verdict.VIOLATION, Verdict.INCONCLUSIVE, Verdict.PROTOCOL_ERROR,
+           Verdict.SKIPPED)
+SHORT = {Verdict.PASS: "pass", Verdict.DEVIATION: "dev", Verdict.VIOLATION: "viol", Verdict.INCONCLUSIVE: "inc",
+         Verdict.PROTOCOL_ERROR: "proto", Verdict.SKIPPED: "skip"}
+EXIT_TEXT = {0: "conforms", 1: "deviates from the reference", 2: "privacy violation certified",
+             3: "broke the protocol"}
+
+
+def _groups(outcomes: Iterable[Outcome]) -> dict[tuple[str, Mode], list[Outcome]]:
+    groups: dict[tuple[str, Mode], list[Outcome]] = {}
+    for o in outcomes:
+        groups.setdefault((o.algorithm, o.mode), []).append(o)
+    return groups
+
+
+def _column(outcomes: Sequence[Outcome], attr: str) -> str:
+    values = [getattr(o, attr) for o in outcomes if getattr(o, attr) is not None]
+    if any(o.verdict is Verdict.PROTOCOL_ERROR for o in outcomes) and attr == "conformance":
+        values.append(Verdict.PROTOCOL_ERROR)
+    return worst(values).value if values else "-"
+
+
+def rows(report: ConformReport) -> list[dict[str, Any]]:
+    out = []
+    for (algorithm, mode), group in sorted(_groups(report.outcomes).items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        counts = {v: sum(1 for o in group if o.verdict is v) for v in COUNTED}
+        out.append({"algorithm": algorithm, "mode": mode.value, "checks": len(group),
+                    **{SHORT[v]: counts[v] for v in COUNTED},
+                    "conformance": _column(group, "conformance"), "privacy": _column(group, "privacy")})
+    return out
+
+
+def _header(report: ConformReport) -> list[str]:
+    hello = report.hello
+    who = (f"{hello.implementation}: {len(hello.algorithms)} algorithm(s), modes {', '.join(hello.modes)}"
+           if hello is not None else "no valid hello")
+    command = " ".join(report.config.command)
+    return [textwrap.shorten(f"dpstream conform -- {command}", WIDTH), textwrap.shorten(who, WIDTH)]
+
+
+def format_table(report: ConformReport) -> str:
+    lines = _header(report)
+    head = (f"{'algorithm':<13}{'mode':<13}{'checks':>6}{'pass':>6}{'dev':>5}{'viol':>5}{'inc':>5}{'proto':>6}"
+            f"{'skip':>5}  {'conformance':<15}privacy")
+    lines += ["", head, "-" * len(head)]
+    for r in rows(report):
+        lines.append(f"{r['algorithm'][:12]:<13}{r['mode']:<13}{r['checks']:>6}{r['pass']:>6}{r['dev']:>5}"
+                     f"{r['viol']:>5}{r['inc']:>5}{r['proto']:>6}{r['skip']:>5}  {r['conformance']:<15}"
+                     f"{r['privacy']}".rstrip())
+    findings = [o for o in report.outcomes if o.verdict not in (Verdict.PASS, Verdict.SKIPPED)]
+    skipped = [o for o in report.outcomes if o.verdict is Verdict.SKIPPED]
+    if findings:
+        shown = f", first {MAX_FINDINGS}" if len(findings) > MAX_FINDINGS else ""
+        lines += ["", f"Findings ({len(findings)}{shown}):"]
+        for o in findings[:MAX_FINDINGS]:
+            text = f"[{o.verdict.value}] {o.algorithm} {o.mode.value} {o.name}: {o.message}"
+            lines += textwrap.wrap(text, WIDTH, subsequent_indent="    ")
+    if skipped:
+        reasons = sorted({f"{o.algorithm} {o.mode.value}: {o.message}" for o in skipped})
+        lines += ["", "Skipped:"] + [textwrap.shorten("  " + r, WIDTH) for r in reasons[:MAX_FINDINGS]]
+    status = report.exit_status
+    lines += ["", textwrap.shorten(f"exit {status}: the program {EXIT_TEXT[status]} ({len(report.outcomes)} checks, "
+                                   f"{report.seconds:.1f} s)", WIDTH),
+              "legend: dev = deviation from the reference (outputs or noise law), viol = privacy violation",
+              "certified, inc = inconclusive (budget too small), proto = protocol error, skip = not applicable."]
+    return "\n".join(lines)
+
+
+def to_json(report: ConformReport) -> dict[str, Any]:
+    hello = report.hello
+    return {
+        "format": "dpstream-conform-report", "version": 1,
+        "command": list(report.config.command), "profile": report.config.profile,
+        "modes": sorted(m.value for m in report.config.modes), "seed": report.config.seed,
+        "implementation": None if hello is None else dict(hello.raw),
+        "exit_status": report.exit_status, "exit_meaning": EXIT_TEXT[report.exit_status],
+        "seconds": round(report.seconds, 3), "summary": rows(report),
+        "outcomes": [o.to_json() for o in report.outcomes], "stderr_tail": report.stderr_tail,
+    }
+
+
+def write_json(report: ConformReport, path: Path) -> None:
+    path.write_text(json.dumps(to_json(report), indent=1, default=str) + "\n", encoding="utf-8")
+
+
+def write_junit(report: ConformReport, path: Path) -> None:
+    from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
+
+    xml = JUnitXml("dpstream conform")
+    for (algorithm, mode), group in sorted(_groups(report.outcomes).items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        suite = TestSuite(f"{algorithm} {mode.value}")
+        for o in group:
+            case = TestCase(o.name, classname=f"{algorithm}.{mode.value}", time=round(o.seconds, 4))
+            if o.verdict is Verdict.SKIPPED:
+                case.result = [Skipped(o.message)]
+            elif o.verdict is Verdict.PROTOCOL_ERROR:
+                case.result = [Error(o.message, "protocol-error")]
+                tail = str(o.details.get("stderr_tail", ""))
+                if tail:
+                    case.system_err = tail
+            elif o.verdict in (Verdict.DEVIATION, Verdict.VIOLATION):
+                failure = Failure(o.message, o.verdict.value)
+                failure.text = json.dumps(dict(o.details), indent=1, default=str)
+                case.result = [failure]
+            suite.add_testcase(case)
+        xml.add_testsuite(suite)
+    xml.write(str(path), pretty=True)
+
+
+def write_markdown(report: ConformReport, path: Path) -> None:
+    lines = ["# dpstream conform report", "", f"`dpstream conform -- {' '.join(report.config.command)}`", ""]
+    if report.hello is not None:
+        lines += [f"Implementation **{report.hello.implementation}**, modes {', '.join(report.hello.modes)}; "
+                  f"profile {report.config.profile}, seed {report.config.seed}.", ""]
+    lines += ["| algorithm | mode | checks | pass | deviation | violation | inconclusive | protocol | skipped "
+              "| conformance | privacy |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows(report):
+        lines.append(f"| {r['algorithm']} | {r['mode']} | {r['checks']} | {r['pass']} | {r['dev']} | {r['viol']} | "
+                     f"{r['inc']} | {r['proto']} | {r['skip']} | {r['conformance']} | {r['privacy']} |")
+    findings = [o for o in report.outcomes if o.verdict not in (Verdict.PASS, Verdict.SKIPPED)]
+    if findings:
+        lines += ["", "## Findings", ""]
+        lines += [f"* **{o.verdict.value}** `{o.algorithm}` {o.mode.value} `{o.name}`: {o.message}" for o in findings]
+    status = report.exit_status
+    lines += ["", f"Exit status **{status}**: the program {EXIT_TEXT[status]}."]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")

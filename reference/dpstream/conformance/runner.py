@@ -1,0 +1,164 @@
+"""Drive one program through the selected checks (what ``dpstream conform`` runs).
+
+The program is started once and restarted after any check that ends in a protocol error, so one
+crash costs one check, not the run. Algorithms the program announces but the reference does not
+know, modes it does not announce, and algorithms asked for with ``--algorithm`` that it does not
+announce are reported as ``skipped``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+from dpstream.catalog import entries
+from dpstream.conformance.outcome import Mode, Outcome, Verdict
+from dpstream.conformance.vector_checks import check_known_answer, check_must_reject, protocol_outcome
+from dpstream.conformance.wire import Hello, Program, ProtocolError
+from dpstream.vectors import corpus
+from dpstream.vectors.format import KnownAnswerVector, MustRejectVector
+
+__all__ = ["ConformConfig", "ConformReport", "Task", "conform", "plan"]
+
+
+@dataclass(frozen=True)
+class ConformConfig:
+    command: Sequence[str]
+    modes: frozenset[Mode] = frozenset(Mode)
+    profile: str = "quick"
+    algorithms: tuple[str, ...] = ()
+    timeout: float = 10.0
+    seed: int = 0
+    jobs: int = 1
+    scheduler: str | None = None
+    corpus_root: Path | None = None
+
+
+@dataclass
+class ConformReport:
+    config: ConformConfig
+    hello: Hello | None
+    outcomes: list[Outcome] = field(default_factory=list)
+    seconds: float = 0.0
+    stderr_tail: str = ""
+
+    @property
+    def exit_status(self) -> int:
+        from dpstream.conformance.outcome import exit_status
+
+        return exit_status(self.outcomes)
+
+
+@dataclass(frozen=True)
+class Task:
+    """One planned check: ``run(program)`` gives its outcome (``None`` for statistical tasks that start
+    their own programs)."""
+
+    mode: Mode
+    algorithm: str
+    name: str
+    run: Callable[[Program], Outcome]
+
+
+def _skipped(mode: Mode, algorithm: str, name: str, why: str) -> Outcome:
+    return Outcome(mode, algorithm, name, Verdict.SKIPPED, message=why)
+
+
+def plan(config: ConformConfig, hello: Hello) -> tuple[list[Task], list[Outcome]]:
+    """The checks to run for this program, and the skipped ones (already decided)."""
+    known = {e.anchor: e for e in entries(streaming=True)}
+    announced = list(hello.algorithms)
+    skipped: list[Outcome] = []
+    for anchor in config.algorithms:
+        if anchor not in announced:
+            skipped.append(_skipped(Mode.KNOWN_ANSWER, anchor, "*", "asked for with --algorithm, not announced"))
+    chosen = [a for a in announced if not config.algorithms or a in config.algorithms]
+    tasks: list[Task] = []
+    ka = {a: list(corpus.known_answer(a, config.corpus_root)) for a in chosen if a in known}
+    for anchor in chosen:
+        if anchor not in known:
+            skipped.append(_skipped(Mode.KNOWN_ANSWER, anchor, "*", "announced, but unknown to the reference"))
+            continue
+        vectors = ka[anchor]
+        by_id = {v.id: v for v in vectors}
+        tape = "tape" in hello.modes
+        if Mode.KNOWN_ANSWER in config.modes:
+            if not tape:
+                skipped.append(_skipped(Mode.KNOWN_ANSWER, anchor, "*", "the program has no tape mode"))
+            for v in vectors if tape else ():
+                tasks.append(Task(Mode.KNOWN_ANSWER, anchor, v.id, partial(_known, v)))
+        if Mode.MUST_REJECT in config.modes:
+            for r in corpus.must_reject(anchor, config.corpus_root):
+                tasks.append(Task(Mode.MUST_REJECT, anchor, r.id, partial(_reject, r, tape, by_id)))
+        if Mode.STATISTICAL in config.modes:
+            if "own" not in hello.modes:
+                skipped.append(_skipped(Mode.STATISTICAL, anchor, "*", "the program has no own-noise mode"))
+            else:
+                tasks.extend(_statistical_tasks(config, anchor))
+    return tasks, skipped
+
+
+def _known(vector: KnownAnswerVector, program: Program) -> Outcome:
+    return check_known_answer(program, vector)
+
+
+def _reject(vector: MustRejectVector, tape: bool, by_id: Mapping[str, KnownAnswerVector], program: Program) -> Outcome:
+    return check_must_reject(program, vector, tape, by_id.get)
+
+
+def _statistical_tasks(config: ConformConfig, anchor: str) -> list[Task]:
+    from dpstream.conformance.statistical import statistical_tasks
+
+    return statistical_tasks(config, anchor)
+
+
+def conform(config: ConformConfig, progress: Callable[[Outcome, int, int], None] | None = None) -> ConformReport:
+    """Run every selected check against the program; never raises for anything the program does."""
+    started = time.perf_counter()
+    program = Program(config.command, timeout=config.timeout)
+    try:
+        program.start()
+        hello = program.hello()
+    except ProtocolError as exc:
+        report = ConformReport(config, None, [protocol_outcome(Mode.KNOWN_ANSWER, "*", "hello", exc, started)],
+                               stderr_tail=exc.stderr[-4000:])
+        program.close()
+        report.seconds = time.perf_counter() - started
+        return report
+    report = ConformReport(config, hello)
+    tasks, skipped = plan(config, hello)
+    report.outcomes.extend(skipped)
+    timed_out: set[tuple[str, Mode]] = set()
+    for i, task in enumerate(tasks, start=1):
+        if (task.algorithm, task.mode) in timed_out:
+            report.outcomes.append(Outcome(task.mode, task.algorithm, task.name, Verdict.PROTOCOL_ERROR,
+                                           message="not run: an earlier check of this algorithm and mode timed out"))
+            continue
+        if not program.alive:
+            program.close()
+            program = Program(config.command, timeout=config.timeout)
+            try:
+                program.start()
+            except ProtocolError as exc:
+                report.outcomes.append(protocol_outcome(task.mode, task.algorithm, task.name, exc, time.perf_counter()))
+                continue
+        outcome = task.run(program)
+        if outcome.verdict is Verdict.PROTOCOL_ERROR:
+            program.kill()
+            if outcome.details.get("kind") == "timeout":
+                timed_out.add((task.algorithm, task.mode))
+        report.outcomes.append(outcome)
+        if progress is not None:
+            progress(outcome, i, len(tasks))
+    report.stderr_tail = program.stderr[-4000:]
+    status = program.close()
+    if status not in (0, None):
+        report.outcomes.append(Outcome(Mode.KNOWN_ANSWER, "*", "exit", Verdict.PROTOCOL_ERROR,
+                                       message=f"the program exited with status {status} at end of input",
+                                       details={"stderr_tail": report.stderr_tail}))
+    report.seconds = time.perf_counter() - started
+    return report
+

@@ -1,0 +1,199 @@
+"""``dpstream serve``: the reference implementation speaking the conformance protocol.
+
+Every streaming entry of the catalog is served (``hello`` announces them). Noise modes:
+
+* ``tape``: every draw becomes a ``{"draw": {...}}`` request answered by the harness with the
+  tape's value (:class:`WireNoise`); the release is computed from it exactly as under
+  :class:`~dpstream.tape.TapeReplay`.
+* ``own``: the reference draws itself, from ``InsecureSeededNoise(seed)`` (reproducible, for
+  audits), or from ``SecureNoise`` with ``--secure`` (the seed is then ignored).
+
+``--as-printed`` serves the printed variants where the catalog has one (the corrected default
+otherwise), which is how the kit shows itself catching a privacy bug without a second program.
+Errors in a request (bad JSON, unknown op, invalid parameters or input) are answered with
+``{"error": ...}`` and the server keeps going; a failed step changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from collections.abc import Callable, Mapping
+from typing import IO, Any
+
+from dpstream.catalog import Entry, entries, entry
+from dpstream.conformance.wire import PROTOCOL_VERSION
+from dpstream.errors import DPStreamInputError, StateError
+from dpstream.noise import BaseNoiseSource, DrawKind, InsecureSeededNoise, NoiseSource, Params, SecureNoise
+from dpstream.tape import TapeError, value_from_json
+
+__all__ = ["IMPLEMENTATION", "Server", "WireNoise", "describe", "serve"]
+
+IMPLEMENTATION = "dpstream-reference"
+
+
+class WireError(RuntimeError):
+    """The harness answered a draw request with something that is not a valid value."""
+
+
+class WireNoise(BaseNoiseSource):
+    """INSECURE (the harness chooses the noise): every draw asks the harness for its value."""
+
+    def __init__(self, ask: Callable[[dict[str, Any]], Any]) -> None:
+        self._ask = ask
+
+    def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
+        answer = self._ask({"draw": {"site": site, "kind": kind.value, "params": params}})
+        if not isinstance(answer, dict) or set(answer) != {"value"}:
+            raise WireError(f"expected {{\"value\": V}} for site {site!r}, got {answer!r}")
+        try:
+            return value_from_json(kind, answer["value"], params)
+        except TapeError as exc:
+            raise WireError(f"site {site!r}: {exc}") from exc
+
+
+class Server:
+    """The protocol state machine (one instance per connection)."""
+
+    def __init__(self, read: Callable[[], str], write: Callable[[str], None], *, secure: bool = False,
+                 as_printed: bool = False) -> None:
+        self._read = read
+        self._write = write
+        self.secure = secure
+        self.as_printed = as_printed
+        self._entry: Entry | None = None
+        self._params: Mapping[str, Any] = {}
+        self._raw_params: Mapping[str, Any] = {}
+        self._mode = "own"
+        self._own: NoiseSource | None = None
+        self._algorithm: Any = None
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        self._write(json.dumps(message, allow_nan=False, separators=(",", ":")) + "\n")
+
+    def _ask(self, request: dict[str, Any]) -> Any:
+        self.send({**request, "draw": {**request["draw"], "params": _jsonable(request["draw"]["params"])}})
+        line = self._read()
+        if not line:
+            raise EOFError("end of input while waiting for a draw value")
+        try:
+            return json.loads(line)
+        except ValueError as exc:
+            raise WireError(f"draw answer is not JSON: {line[:100]!r}") from exc
+
+    def _noise(self) -> NoiseSource:
+        if self._mode == "tape":
+            return WireNoise(self._ask)
+        assert self._own is not None
+        return self._own
+
+    def _build(self, noise: NoiseSource) -> Any:
+        assert self._entry is not None
+        printed = self.as_printed and self._entry.as_printed is not None
+        return self._entry.make(self._raw_params, noise, as_printed=printed)
+
+    def handle(self, message: Any) -> dict[str, Any] | None:
+        """The reply to one request (draw requests of a step are sent on the way)."""
+        if not isinstance(message, dict) or not isinstance(message.get("op"), str):
+            return {"error": "a request is a JSON object with an 'op'"}
+        op = message["op"]
+        if op == "hello":
+            return {"protocol": PROTOCOL_VERSION, "implementation": IMPLEMENTATION,
+                    "algorithms": [e.anchor for e in entries(streaming=True)], "modes": ["tape", "own"],
+                    "as_printed": self.as_printed, "own_noise": "secure" if self.secure else "insecure-seeded"}
+        if op == "init":
+            return self._init(message)
+        if op in ("step", "run") and self._entry is None:
+            return {"error": f"{op} before a successful init"}
+        if op == "step":
+            if "input" not in message:
+                return {"error": "step needs 'input'"}
+            assert self._entry is not None and self._entry.codec is not None
+            value = self._entry.codec.decode_input(message["input"], self._params)
+            release = self._algorithm.step(value)
+            return {"release": self._entry.codec.encode_release(release)}
+        if op == "run":
+            inputs = message.get("inputs")
+            if not isinstance(inputs, list):
+                return {"error": "run needs 'inputs', a JSON array"}
+            assert self._entry is not None and self._entry.codec is not None
+            codec, params = self._entry.codec, self._params
+            fresh = self._build(self._noise())
+            return {"releases": [codec.encode_release(fresh.step(codec.decode_input(x, params))) for x in inputs]}
+        return {"error": f"unknown op {op!r}"}
+
+    def _init(self, message: Mapping[str, Any]) -> dict[str, Any]:
+        self._entry, self._algorithm = None, None
+        anchor, noise, seed = message.get("algorithm"), message.get("noise"), message.get("seed")
+        if noise not in ("tape", "own"):
+            return {"error": "noise must be 'tape' or 'own'"}
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            return {"error": "seed must be an integer >= 0"}
+        try:
+            chosen = entry(str(anchor))
+        except KeyError:
+            return {"error": f"unknown algorithm {anchor!r}"}
+        if not chosen.streaming:
+            return {"error": f"{anchor} has no standalone streaming instance"}
+        raw = message.get("params")
+        params = chosen.params.validate(raw)
+        assert isinstance(raw, Mapping)
+        self._mode = str(noise)
+        self._own = SecureNoise() if self.secure else InsecureSeededNoise(seed)
+        self._entry, self._params, self._raw_params = chosen, params, raw
+        self._algorithm = self._build(self._noise())
+        return {"ok": True}
+
+    def loop(self) -> None:
+        while True:
+            line = self._read()
+            if not line:
+                return
+            if not line.strip():
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError:
+                self.send({"error": f"not JSON: {line[:100]!r}"})
+                continue
+            try:
+                reply = self.handle(message)
+            except (DPStreamInputError, StateError, WireError, TapeError, LookupError) as exc:
+                reply = {"error": str(exc)}
+            except EOFError:
+                return
+            except Exception as exc:  # a bug of ours must not take the server down: answer, log, go on
+                traceback.print_exc(file=sys.stderr)
+                reply = {"error": f"internal error: {type(exc).__name__}: {exc}"}
+            if reply is not None:
+                self.send(reply)
+
+
+def _jsonable(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v.tolist() if hasattr(v, "tolist") else v for k, v in params.items()}
+
+
+def describe() -> str:
+    """Every served algorithm's parameters, INPUT and RELEASE (JSON Schema) and draw sites, as JSON."""
+    doc = {e.anchor: {"title": e.title, "params": e.params.json_schema(),
+                      "input": dict(e.codec.input_schema) if e.codec else None,
+                      "release": dict(e.codec.release_schema) if e.codec else None,
+                      "sites": e.sites, "claim_source": e.proof, "doc": e.doc}
+           for e in entries(streaming=True)}
+    return json.dumps({"protocol": PROTOCOL_VERSION, "implementation": IMPLEMENTATION, "algorithms": doc}, indent=1)
+
+
+def serve(stdin: IO[str] | None = None, stdout: IO[str] | None = None, *, secure: bool = False,
+          as_printed: bool = False) -> int:
+    """Answer the protocol on ``stdin``/``stdout`` until end of input; returns the exit status 0."""
+    src = sys.stdin if stdin is None else stdin
+    dst = sys.stdout if stdout is None else stdout
+
+    def write(text: str) -> None:
+        dst.write(text)
+        dst.flush()
+
+    Server(src.readline, write, secure=secure, as_printed=as_printed).loop()
+    return 0
+

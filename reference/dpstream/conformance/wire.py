@@ -1,0 +1,288 @@
+"""The harness side of the wire protocol: drive a program under test through its stdin/stdout.
+
+:class:`Program` starts the child process, writes one JSON object per line and reads replies with a
+timeout. Everything the program can do wrong on the wire (exit, hang, print something that is not a
+JSON object, answer with the wrong shape) becomes a :class:`ProtocolError`, never a harness traceback.
+The program's stderr is kept (the last lines) for the report.
+
+Reads go through a thread that drains stdout into a queue, so the harness can write many requests
+ahead (:meth:`Program.run_many`) without a pipe deadlock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import subprocess
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "Hello",
+    "Program",
+    "ProtocolError",
+    "Reply",
+    "protocol_schema",
+    "validator",
+]
+
+PROTOCOL_VERSION = 1
+STDERR_LINES = 200
+
+
+class ProtocolError(RuntimeError):
+    """The program broke the protocol: ``kind`` is one of crash, timeout, bad-json, bad-reply."""
+
+    def __init__(self, kind: str, message: str, stderr: str = "") -> None:
+        self.kind = kind
+        self.stderr = stderr
+        super().__init__(f"{kind}: {message}")
+
+
+@cache
+def protocol_schema() -> dict[str, Any]:
+    """The JSON Schema of protocol v1 (shipped as ``dpstream/conformance/protocol-v1.schema.json``)."""
+    text = (resources.files("dpstream.conformance") / "protocol-v1.schema.json").read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@cache
+def validator(definition: str) -> Callable[[Any], list[str]]:
+    """A checker for one message definition of the schema (``"hello_reply"``, ``"draw_request"``, ...):
+    returns the violations (empty when the message is valid)."""
+    import jsonschema
+
+    schema = dict(protocol_schema())
+    schema.pop("oneOf", None)
+    schema["$ref"] = f"#/$defs/{definition}"
+    checker = jsonschema.Draft202012Validator(schema)
+
+    def errors(message: Any) -> list[str]:
+        return [f"{'/'.join(str(p) for p in e.absolute_path) or '(top)'}: {e.message}"
+                for e in checker.iter_errors(message)]
+
+    return errors
+
+
+@dataclass(frozen=True)
+class Hello:
+    implementation: str
+    algorithms: tuple[str, ...]
+    modes: tuple[str, ...]
+    raw: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The end of one step or run: ``kind`` is "release", "releases" or "error", ``value`` its content."""
+
+    kind: str
+    value: Any
+
+
+_EOF = object()
+
+
+class Program:
+    """A program under test, started by :meth:`start` (or ``with Program(...) as p``)."""
+
+    def __init__(self, command: Sequence[str], *, timeout: float = 10.0, cwd: str | None = None,
+                 env: Mapping[str, str] | None = None) -> None:
+        if not command:
+            raise ValueError("empty command")
+        self.command = list(command)
+        self.timeout = timeout
+        self.cwd = cwd
+        self.env = dict(env) if env is not None else None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._lines: queue.Queue[object] = queue.Queue()
+        self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        self.messages = 0
+
+    # ------------------------------------------------------------------------------------ process
+    def start(self) -> Program:
+        try:
+            self._process = subprocess.Popen(
+                self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                cwd=self.cwd, env={**os.environ, **self.env} if self.env is not None else None)
+        except OSError as exc:
+            raise ProtocolError("crash", f"cannot start {self.command!r}: {exc}") from exc
+        threading.Thread(target=self._drain_stdout, daemon=True).start()
+        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        return self
+
+    def _drain_stdout(self) -> None:
+        assert self._process is not None and self._process.stdout is not None
+        for line in self._process.stdout:
+            self._lines.put(line)
+        self._lines.put(_EOF)
+
+    def _drain_stderr(self) -> None:
+        assert self._process is not None and self._process.stderr is not None
+        for line in self._process.stderr:
+            self._stderr.append(line.decode("utf-8", "replace").rstrip("\n"))
+
+    @property
+    def stderr(self) -> str:
+        return "\n".join(self._stderr)
+
+    @property
+    def alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def close(self) -> int | None:
+        """Close stdin (end of input), wait for the exit; kill after the timeout. Returns the exit status."""
+        process = self._process
+        if process is None:
+            return None
+        try:
+            if process.stdin is not None and not process.stdin.closed:
+                process.stdin.close()
+        except OSError:
+            pass
+        try:
+            status = process.wait(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            status = process.wait()
+        return status
+
+    def kill(self) -> None:
+        """Stop the program at once (after a protocol error its state is unknown)."""
+        process = self._process
+        self._process = None
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
+
+    def __enter__(self) -> Program:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------------------------ messages
+    def send(self, message: Mapping[str, Any]) -> None:
+        self.send_raw(json.dumps(message, allow_nan=False, separators=(",", ":")) + "\n")
+
+    def send_raw(self, text: str) -> None:
+        process = self._process
+        if process is None or process.stdin is None:
+            raise ProtocolError("crash", "the program is not running")
+        try:
+            process.stdin.write(text.encode("utf-8"))
+            process.stdin.flush()
+        except (BrokenPipeError, OSError) as exc:
+            raise ProtocolError("crash", f"the program closed its input ({self._status()})", self.stderr) from exc
+        self.messages += 1
+
+    def _status(self) -> str:
+        process = self._process
+        code = None if process is None else process.poll()
+        return "still running" if code is None else f"exit status {code}"
+
+    def receive(self, timeout: float | None = None) -> dict[str, Any]:
+        """The next line of stdout as a JSON object."""
+        wait = self.timeout if timeout is None else timeout
+        try:
+            line = self._lines.get(timeout=wait)
+        except queue.Empty:
+            raise ProtocolError("timeout", f"no answer within {wait:g} s", self.stderr) from None
+        if line is _EOF:
+            if self._process is not None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self._process.wait(timeout=1.0)
+            raise ProtocolError("crash", f"the program closed its output ({self._status()})", self.stderr)
+        assert isinstance(line, bytes)
+        try:
+            message = json.loads(line)
+        except ValueError:
+            raise ProtocolError("bad-json", f"not JSON: {line[:200]!r}", self.stderr) from None
+        if not isinstance(message, dict):
+            raise ProtocolError("bad-json", f"not a JSON object: {line[:200]!r}", self.stderr)
+        return message
+
+    def _expect(self, message: dict[str, Any], *definitions: str) -> str:
+        """The first of ``definitions`` whose top-level key is in ``message`` and whose schema it meets."""
+        keys = {"hello_reply": "protocol", "ok": "ok", "error": "error", "draw_request": "draw",
+                "release": "release", "releases": "releases"}
+        for definition in definitions:
+            if keys[definition] in message:
+                problems = validator(definition)(message)
+                if problems:
+                    raise ProtocolError("bad-reply", f"{definition}: {'; '.join(problems)}: {message!r}"[:500],
+                                        self.stderr)
+                return definition
+        raise ProtocolError("bad-reply", f"expected one of {list(definitions)}, got {json.dumps(message)[:300]}",
+                            self.stderr)
+
+    def hello(self) -> Hello:
+        self.send({"op": "hello"})
+        message = self.receive()
+        self._expect(message, "hello_reply")
+        return Hello(str(message["implementation"]), tuple(message["algorithms"]), tuple(message["modes"]), message)
+
+    def init(self, algorithm: str, params: Mapping[str, Any], noise: str, seed: int) -> str | None:
+        """``None`` when the program accepted, else its error message."""
+        self.send({"op": "init", "algorithm": algorithm, "params": dict(params), "noise": noise, "seed": seed})
+        message = self.receive()
+        if self._expect(message, "ok", "error") == "error":
+            return str(message["error"])
+        return None
+
+    def step(self, value: Any, answer: Callable[[Mapping[str, Any]], Any] | None) -> Reply:
+        """One step; draw requests are answered by ``answer(draw)`` (``None``: own mode, draws are an error)."""
+        self.send({"op": "step", "input": value})
+        return self._until_reply(answer, "release")
+
+    def run(self, inputs: Sequence[Any], answer: Callable[[Mapping[str, Any]], Any] | None = None) -> Reply:
+        self.send({"op": "run", "inputs": list(inputs)})
+        return self._until_reply(answer, "releases")
+
+    def _until_reply(self, answer: Callable[[Mapping[str, Any]], Any] | None, final: str) -> Reply:
+        while True:
+            message = self.receive()
+            kind = self._expect(message, "draw_request", final, "error")
+            if kind == "draw_request":
+                if answer is None:
+                    raise ProtocolError("bad-reply", f"draw request in own mode: {message['draw']!r}", self.stderr)
+                self.send({"value": answer(message["draw"])})
+                continue
+            return Reply(kind, message[kind])
+
+    def run_many(self, inputs: Sequence[Any], count: int, window: int = 256) -> Iterable[Reply]:
+        """``count`` own-mode ``run`` messages on the same inputs, written ahead by a thread (at most
+        ``window`` unanswered), yielding the replies in order."""
+        line = json.dumps({"op": "run", "inputs": list(inputs)}, allow_nan=False, separators=(",", ":")) + "\n"
+        room = threading.Semaphore(window)
+        failure: list[BaseException] = []
+
+        def write() -> None:
+            try:
+                for _ in range(count):
+                    room.acquire()
+                    self.send_raw(line)
+            except BaseException as exc:  # reported by the reader below
+                failure.append(exc)
+
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        for _ in range(count):
+            if failure and self._lines.empty():
+                raise failure[0]
+            message = self.receive()
+            room.release()
+            kind = self._expect(message, "releases", "error", "draw_request")
+            if kind == "draw_request":
+                raise ProtocolError("bad-reply", "draw request in own mode", self.stderr)
+            yield Reply(kind, message[kind])
+        writer.join(timeout=self.timeout)

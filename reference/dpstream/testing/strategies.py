@@ -1,0 +1,362 @@
+"""Hypothesis strategies for testing an implementation of the dpstream algorithms.
+
+Needs `hypothesis <https://hypothesis.readthedocs.io>`_, a development dependency of dpstream
+(``pip install 'dpstream[dev]'``); importing this module without it raises ``ImportError``.
+dpstream's own property tests (``property_tests/``) draw from these strategies, so another
+implementation can run the same properties on the same kinds of input::
+
+    from hypothesis import given
+    from dpstream.testing.strategies import counter_streams, epsilons
+
+    @given(f=counter_streams(), eps=epsilons())
+    def test_my_counter_is_causal(f, eps): ...
+
+* valid parameters: :func:`epsilons`, :func:`rhos`, :func:`horizons` (T with the edge lengths
+  1, 2^k and 2^k +- 1 drawn often), :func:`block_sizes`, :func:`depths`, :func:`fanouts`,
+  :func:`thetas`, :func:`selections` (k), :func:`dimensions` (d), :func:`hypercube_partitions`;
+* inputs: :func:`counter_streams` (integers, reals or 0/1), :func:`vector_streams`,
+  :func:`event_tuples` / :func:`event_batches` (PHDStream: points of [0,1]^d inserted and
+  deleted, never deleting what is not present), :func:`record_matrices` (longitudinal n x T
+  records), :func:`cube_points` / :func:`point_streams` (the hypercube), :func:`domains`,
+  :func:`tabular_rows` and :func:`domain_records` (tabular);
+* neighbouring inputs for every :class:`dpstream.claims.Neighbour`:
+  :func:`neighbouring_pairs` (one relation or any), as :class:`dpstream.audit.neighbours.NeighbourPair`,
+  which is what the audit engine consumes (:func:`dpstream.audit.neighbours.is_neighbour` holds
+  for every pair drawn).
+"""
+
+from __future__ import annotations
+
+from collections import Counter as Multiset
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from hypothesis import strategies as st
+
+from dpstream.audit.neighbours import (
+    NeighbourPair,
+    event_pairs,
+    individual_add_remove_pairs,
+    individual_substitute_pairs,
+    point_replace_pairs,
+    stream_entry_pairs,
+)
+from dpstream.claims import Neighbour
+from dpstream.phdstream.partition import HypercubePartition
+from dpstream.phdstream.stream import PointEvents
+from dpstream.tabular.domain import Domain
+
+__all__ = [
+    "GRID",
+    "Event",
+    "block_sizes",
+    "counter_streams",
+    "cube_points",
+    "depths",
+    "dimensions",
+    "domain_records",
+    "domains",
+    "edge_horizons",
+    "epsilons",
+    "event_batches",
+    "event_tuples",
+    "fanouts",
+    "horizons",
+    "hypercube_partitions",
+    "is_valid_event_stream",
+    "neighbouring_pairs",
+    "point_streams",
+    "record_matrices",
+    "rhos",
+    "selections",
+    "tabular_rows",
+    "thetas",
+    "to_point_events",
+    "vector_streams",
+]
+
+Event = tuple[float, ...]
+"""One PHDStream event: the point's coordinates, then the move (+1 inserted, -1 deleted)."""
+
+GRID = (0.0, 0.05, 0.2, 0.33, 0.5, 0.51, 0.75, 0.9, 1.0)
+"""Default coordinates of event points: cell boundaries (0, 0.5, 1), points near them, and others."""
+
+
+# --- parameters ---------------------------------------------------------------------------------------
+
+def epsilons(min_value: float = 0.05, max_value: float = 5.0) -> st.SearchStrategy[float]:
+    """A privacy parameter eps (finite, positive)."""
+    return st.floats(min_value=min_value, max_value=max_value, allow_nan=False, allow_infinity=False)
+
+
+def rhos(min_value: float = 0.01, max_value: float = 10.0) -> st.SearchStrategy[float]:
+    """A zCDP parameter rho (finite, positive)."""
+    return st.floats(min_value=min_value, max_value=max_value, allow_nan=False, allow_infinity=False)
+
+
+def edge_horizons(max_value: int) -> list[int]:
+    """The horizons where tree counters change shape: 1 and 2^k, 2^k - 1, 2^k + 1 up to ``max_value``."""
+    out = {1}
+    k = 1
+    while 2**k - 1 <= max_value:
+        out.update(v for v in (2**k - 1, 2**k, 2**k + 1) if 1 <= v <= max_value)
+        k += 1
+    return sorted(out)
+
+
+def horizons(min_value: int = 1, max_value: int = 70) -> st.SearchStrategy[int]:
+    """A time horizon T; the edge lengths (:func:`edge_horizons`) are drawn about half the time."""
+    edges = [v for v in edge_horizons(max_value) if v >= min_value]
+    anywhere = st.integers(min_value=min_value, max_value=max_value)
+    return st.one_of(st.sampled_from(edges), anywhere) if edges else anywhere
+
+
+def block_sizes(max_value: int = 8) -> st.SearchStrategy[int]:
+    """A block size B >= 1 (001-alg9)."""
+    return st.integers(min_value=1, max_value=max_value)
+
+
+def depths(min_value: int = 0, max_value: int = 4) -> st.SearchStrategy[int]:
+    """A maximum tree depth D (001's partition trees; 004's partition depth)."""
+    return st.integers(min_value=min_value, max_value=max_value)
+
+
+def fanouts(max_value: int = 3) -> st.SearchStrategy[int]:
+    """A tree fanout beta >= 2 (001: children per node)."""
+    return st.integers(min_value=2, max_value=max_value)
+
+
+@st.composite
+def hypercube_partitions(draw: st.DrawFn, max_d: int = 2, max_depth: int = 3,
+                         max_fanout: int = 3) -> HypercubePartition:
+    """A PHDStream tree T: [0,1]^d split ``fanout`` ways per level down to depth D (001-eq4-5)."""
+    return HypercubePartition(draw(st.integers(1, max_d)), draw(depths(0, max_depth)),
+                              fanout=draw(fanouts(max_fanout)))
+
+
+def thetas(max_value: float = 20.0) -> st.SearchStrategy[float]:
+    """A PrivTree threshold theta >= 0 (001-alg5)."""
+    return st.floats(min_value=0.0, max_value=max_value, allow_nan=False)
+
+
+def selections(max_value: int = 4) -> st.SearchStrategy[int]:
+    """The number k >= 1 of selections per time step (003-alg2, 003-alg3) or of offline iterations (003-alg1)."""
+    return st.integers(min_value=1, max_value=max_value)
+
+
+def dimensions(max_value: int = 3) -> st.SearchStrategy[int]:
+    """A dimension d >= 1 (points in [0,1]^d, d-dimensional counters)."""
+    return st.integers(min_value=1, max_value=max_value)
+
+
+# --- counter inputs -------------------------------------------------------------------------------------
+
+def _values(kind: str, bound: float) -> st.SearchStrategy[Any]:
+    if kind == "integer":
+        return st.integers(min_value=-int(bound), max_value=int(bound))
+    if kind == "real":
+        return st.floats(min_value=-bound, max_value=bound, allow_nan=False)
+    if kind == "bits":
+        return st.integers(min_value=0, max_value=1)
+    raise ValueError(f"kind must be 'integer', 'real' or 'bits', got {kind!r}")
+
+
+def counter_streams(kind: str = "integer", min_size: int = 1, max_size: int = 40,
+                    bound: float = 3) -> st.SearchStrategy[list[Any]]:
+    """A counter's input stream f(1..T): ``kind`` "integer" (in [-bound, bound]), "real" (floats in
+    [-bound, bound]) or "bits" (0/1)."""
+    return st.lists(_values(kind, bound), min_size=min_size, max_size=max_size)
+
+
+@st.composite
+def vector_streams(draw: st.DrawFn, d: int | None = None, min_size: int = 1, max_size: int = 20,
+                   bound: int = 3) -> list[list[int]]:
+    """A d-dimensional counter's input stream (001-sec4.3): a list of integer vectors."""
+    dim = draw(dimensions()) if d is None else d
+    vec = st.lists(st.integers(-bound, bound), min_size=dim, max_size=dim)
+    return draw(st.lists(vec, min_size=min_size, max_size=max_size))
+
+
+# --- PHDStream events -----------------------------------------------------------------------------------
+
+def is_valid_event_stream(batches: Sequence[Sequence[Event]]) -> bool:
+    """No batch deletes a point that is not present after the previous batches (insertions of a batch first)."""
+    present: Multiset[Event] = Multiset()
+    for batch in batches:
+        for e in batch:
+            if e[-1] == 1:
+                present[e[:-1]] += 1
+        for e in batch:
+            if e[-1] == -1:
+                if present[e[:-1]] <= 0:
+                    return False
+                present[e[:-1]] -= 1
+    return True
+
+
+@st.composite
+def event_tuples(draw: st.DrawFn, d: int = 2, coordinates: Sequence[float] = GRID, min_batches: int = 1,
+                 max_batches: int = 5, max_new: int = 12) -> list[tuple[Event, ...]]:
+    """Batches of events (x_1, ..., x_d, move): each batch inserts new points and deletes some present ones.
+
+    Points come from ``coordinates`` (default :data:`GRID`, so that cell boundaries and repeated points
+    occur); a deletion always removes a point inserted in an earlier batch and not yet deleted.
+    """
+    point = st.tuples(*[st.sampled_from(list(coordinates))] * d)
+    present: list[tuple[float, ...]] = []
+    out: list[tuple[Event, ...]] = []
+    for _ in range(draw(st.integers(min_batches, max_batches))):
+        new = draw(st.lists(point, max_size=max_new))
+        gone_idx = draw(st.lists(st.integers(0, max(len(present) - 1, 0)), max_size=len(present), unique=True))
+        gone = [present[i] for i in sorted(gone_idx) if present]
+        for p in gone:
+            present.remove(p)
+        present += new
+        out.append(tuple((*p, 1) for p in new) + tuple((*p, -1) for p in gone))
+    return out
+
+
+def to_point_events(batch: Sequence[Event], d: int = 2) -> PointEvents:
+    """A batch of event tuples as the :class:`PointEvents` PHDStream steps on."""
+    if not batch:
+        return PointEvents.empty(d)
+    return PointEvents.of(np.asarray([e[:-1] for e in batch], dtype=np.float64), [int(e[-1]) for e in batch])
+
+
+def event_batches(d: int = 2, coordinates: Sequence[float] = GRID, min_batches: int = 1, max_batches: int = 5,
+                  max_new: int = 12) -> st.SearchStrategy[list[PointEvents]]:
+    """PHDStream input: :func:`event_tuples` as :class:`PointEvents` batches."""
+    return event_tuples(d, coordinates, min_batches, max_batches, max_new).map(
+        lambda batches: [to_point_events(b, d) for b in batches])
+
+
+# --- longitudinal, hypercube and tabular inputs ----------------------------------------------------------
+
+@st.composite
+def record_matrices(draw: st.DrawFn, max_n: int = 12, max_T: int = 7, alphabet: int = 2, min_n: int = 0,
+                    min_T: int = 1) -> npt.NDArray[np.int64]:
+    """Longitudinal records (002): an n x T matrix, row = individual, column = time, entries in [0, alphabet)."""
+    n = draw(st.integers(min_n, max_n))
+    T = draw(st.integers(min_T, max_T))
+    flat = draw(st.lists(st.integers(0, alphabet - 1), min_size=n * T, max_size=n * T))
+    return np.asarray(flat, dtype=np.int64).reshape(n, T)
+
+
+def cube_points(d: int) -> st.SearchStrategy[list[float]]:
+    """A point of [0,1]^d (boundaries included)."""
+    coordinate = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
+    return st.lists(coordinate, min_size=d, max_size=d)
+
+
+def point_streams(d: int, min_size: int = 1, max_size: int = 14) -> st.SearchStrategy[list[list[float]]]:
+    """The hypercube's input (004-alg1): one point of [0,1]^d per time step."""
+    return st.lists(cube_points(d), min_size=min_size, max_size=max_size)
+
+
+@st.composite
+def domains(draw: st.DrawFn, max_p: int = 4, max_size: int = 4, min_size: int = 1) -> Domain:
+    """A tabular domain X = X_1 x ... x X_p with attribute sizes in [min_size, max_size]."""
+    sizes = draw(st.lists(st.integers(min_size, max_size), min_size=1, max_size=max_p))
+    return Domain(tuple(f"x{i}" for i in range(len(sizes))), tuple(sizes))
+
+
+@st.composite
+def tabular_rows(draw: st.DrawFn, domain: Domain, min_rows: int = 0, max_rows: int = 30) -> npt.NDArray[np.int64]:
+    """Records of ``domain``: an (n, p) array of integer codes, code j of attribute i in [0, |X_i|)."""
+    n = draw(st.integers(min_rows, max_rows))
+    rows = [[draw(st.integers(0, s - 1)) for s in domain.sizes] for _ in range(n)]
+    return np.array(rows, dtype=np.int64).reshape(n, domain.p)
+
+
+@st.composite
+def domain_records(draw: st.DrawFn, max_p: int = 4, max_rows: int = 30) -> tuple[Domain, npt.NDArray[np.int64]]:
+    """A domain and records of it."""
+    dom = draw(domains(max_p))
+    return dom, draw(tabular_rows(dom, max_rows=max_rows))
+
+
+# --- neighbouring inputs -------------------------------------------------------------------------------
+
+@st.composite
+def _stream_entry(draw: st.DrawFn) -> NeighbourPair:
+    base = draw(counter_streams("integer"))
+    t = draw(st.integers(1, len(base)))
+    delta = draw(st.sampled_from([1.0, -1.0, 0.5, -0.25]))  # l1 change <= 1
+    return stream_entry_pairs(base, [t], delta)[0]
+
+
+@st.composite
+def _event(draw: st.DrawFn) -> NeighbourPair:
+    """Add or remove one event at one time, keeping both streams valid (no deletion of an absent point)."""
+    base = draw(event_tuples(max_batches=4, max_new=6))
+    t = draw(st.integers(1, len(base)))
+    batch = base[t - 1]
+    removable = [e for e in batch if is_valid_event_stream([*base[:t - 1], _without(batch, e), *base[t:]])]
+    present_after = Multiset(e[:-1] for b in base[:t] for e in b if e[-1] == 1) - \
+        Multiset(e[:-1] for b in base[:t] for e in b if e[-1] == -1)
+    choice = draw(st.sampled_from(["insert", "remove", "delete"]))
+    if choice == "remove" and removable:
+        return event_pairs(base, [t], draw(st.sampled_from(removable)), remove=True)[0]
+    if choice == "delete" and present_after:
+        gone = (*draw(st.sampled_from(sorted(present_after))), -1)
+        candidate = [*base[:t - 1], (*batch, gone), *base[t:]]
+        if is_valid_event_stream(candidate):
+            return event_pairs(base, [t], gone)[0]
+    return event_pairs(base, [t], (*draw(st.sampled_from([(0.1, 0.1), (0.8, 0.3), (1.0, 0.0)])), 1))[0]
+
+
+def _without(batch: tuple[Event, ...], event: Event) -> tuple[Event, ...]:
+    rest = list(batch)
+    rest.remove(event)
+    return tuple(rest)
+
+
+@st.composite
+def _individual(draw: st.DrawFn, relation: Neighbour) -> NeighbourPair:
+    records = draw(record_matrices(min_n=1, max_n=8, max_T=6))
+    n, T = records.shape
+    rows = [tuple(int(v) for v in r) for r in records]
+    other = tuple(draw(st.lists(st.integers(0, 1), min_size=T, max_size=T)))
+    if relation is Neighbour.INDIVIDUAL_SUBSTITUTE:
+        i = draw(st.integers(0, n - 1))
+        if other == rows[i]:  # a substitution that changes something
+            other = (1 - other[0], *other[1:])
+        return individual_substitute_pairs(rows, [(i, other)])[0]
+    if draw(st.booleans()):
+        return individual_add_remove_pairs(rows, [draw(st.integers(0, n - 1))])[0]
+    return individual_add_remove_pairs(rows, [], extra=[other])[0]
+
+
+@st.composite
+def _point_replace(draw: st.DrawFn) -> NeighbourPair:
+    d = draw(dimensions())
+    points = [tuple(p) for p in draw(point_streams(d))]
+    t = draw(st.integers(1, len(points)))
+    new = tuple(draw(cube_points(d)))
+    if new == points[t - 1]:  # a replacement that changes something
+        new = (0.0 if new[0] != 0.0 else 1.0, *new[1:])
+    return point_replace_pairs(points, [(t, new)])[0]
+
+
+def neighbouring_pairs(relation: Neighbour | None = None) -> st.SearchStrategy[NeighbourPair]:
+    """Two neighbouring inputs under ``relation`` (any relation when None).
+
+    * STREAM_ENTRY: an integer counter stream and the same stream with one entry moved by at most 1;
+    * EVENT: batches of (x, y, move) events (:func:`event_tuples`) and the same with one event added
+      or removed at one time, both valid streams (use :func:`to_point_events` to step PHDStream);
+    * INDIVIDUAL_ADD_REMOVE / INDIVIDUAL_SUBSTITUTE: the columns of an n x T 0/1 record matrix
+      (what a longitudinal synthesizer steps on) with one row removed, added or replaced;
+    * POINT_REPLACE: a stream of points of [0,1]^d with one point replaced.
+    """
+    makers: dict[Neighbour, st.SearchStrategy[NeighbourPair]] = {
+        Neighbour.STREAM_ENTRY: _stream_entry(),
+        Neighbour.EVENT: _event(),
+        Neighbour.INDIVIDUAL_ADD_REMOVE: _individual(Neighbour.INDIVIDUAL_ADD_REMOVE),
+        Neighbour.INDIVIDUAL_SUBSTITUTE: _individual(Neighbour.INDIVIDUAL_SUBSTITUTE),
+        Neighbour.POINT_REPLACE: _point_replace(),
+    }
+    if relation is None:
+        return st.one_of(*makers.values())
+    return makers[relation]

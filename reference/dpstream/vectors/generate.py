@@ -1,0 +1,200 @@
+"""Write the corpus from the catalog (``dpstream vectors generate``) and replay it (``... verify``).
+
+Generation runs every :class:`~dpstream.catalog.VectorSpec` of every catalog entry once on the
+reference with a seeded source under a :class:`~dpstream.tape.TapeRecorder`, and every
+:class:`~dpstream.catalog.RejectSpec` after checking that the reference does refuse it. Everything
+is a pure function of the catalog, so the files are byte-identical from run to run.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dpstream.catalog import Entry, RejectSpec, VectorSpec, entries, entry
+from dpstream.catalog.codecs import compare
+from dpstream.errors import DPStreamInputError
+from dpstream.noise import InsecureSeededNoise, NoiseSource
+from dpstream.tape import Tape, TapeRecorder, TapeReplay
+from dpstream.vectors.corpus import (
+    CORPUS_FORMAT,
+    CORPUS_VERSION,
+    MANIFEST,
+    ManifestRow,
+    corpus_dir,
+    known_answer,
+    load_manifest,
+    must_reject,
+    sha256_of,
+)
+from dpstream.vectors.format import KnownAnswerVector, MustRejectVector, dumps
+
+__all__ = ["Problem", "generate", "run_inputs", "verify"]
+
+
+def run_inputs(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], noise: NoiseSource) -> list[Any]:
+    """Build ``e`` with ``params`` on ``noise`` and step it through JSON ``inputs``; JSON releases."""
+    assert e.codec is not None
+    algorithm = e.make(params, noise)
+    codec = e.codec
+    return [codec.encode_release(algorithm.step(codec.decode_input(x, params))) for x in inputs]
+
+
+def _record(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], seed: int) -> tuple[list[Any], Tape]:
+    recorder = TapeRecorder(InsecureSeededNoise(seed), meta={"seed": seed})
+    return run_inputs(e, params, inputs, recorder), recorder.tape
+
+
+def _known_answer(e: Entry, spec: VectorSpec) -> KnownAnswerVector:
+    assert e.codec is not None
+    expected, tape = _record(e, spec.params, spec.inputs, spec.seed)
+    return KnownAnswerVector(f"{e.anchor}/{spec.name}", e.anchor, dict(spec.params), list(spec.inputs), tape,
+                             expected, e.codec.tolerance, spec.edges,
+                             spec.description or f"{e.title}; {len(spec.inputs)} steps, seed {spec.seed}")
+
+
+def _refused(call: Callable[[], object]) -> bool:
+    try:
+        call()
+    except DPStreamInputError:
+        return True
+    return False
+
+
+def _must_reject(e: Entry, spec: RejectSpec, first_vector: str) -> MustRejectVector:
+    vid = f"{e.anchor}/reject-{spec.name}"
+    if spec.at_init:
+        if not _refused(lambda: e.make(spec.params, InsecureSeededNoise(0))):
+            raise RuntimeError(f"{vid}: the reference accepts these parameters: {spec.params}")
+        return MustRejectVector(vid, e.anchor, dict(spec.params), "init", spec.reason, then=first_vector)
+    assert e.codec is not None
+    codec = e.codec
+    algorithm = e.make(spec.params, InsecureSeededNoise(0))
+    for x in spec.before:
+        algorithm.step(codec.decode_input(x, spec.params))
+    if not _refused(lambda: algorithm.step(codec.decode_input(spec.bad_input, spec.params))):
+        raise RuntimeError(f"{vid}: the reference accepts the input {spec.bad_input!r}")
+    expected, tape = _record(e, spec.params, [*spec.before, *spec.after], spec.seed)
+    return MustRejectVector(vid, e.anchor, dict(spec.params), "step", spec.reason, list(spec.before),
+                            spec.bad_input, list(spec.after), expected, tape, tolerance=codec.tolerance)
+
+
+def _documents() -> list[tuple[ManifestRow, str]]:
+    out: list[tuple[ManifestRow, str]] = []
+    for e in entries(streaming=True):
+        vectors = [_known_answer(e, spec) for spec in e.vectors()]
+        names = [v.id for v in vectors]
+        if len(set(names)) != len(names):
+            raise RuntimeError(f"{e.anchor}: duplicate vector names {names}")
+        for v in vectors:
+            text = dumps(v.to_json())
+            out.append((ManifestRow(v.id, "known-answer", e.anchor, v.params, v.edges,
+                                    f"{e.anchor}/{v.id.split('/', 1)[1]}.json", ""), text))
+        if not vectors:
+            continue
+        for spec in e.must_reject():
+            r = _must_reject(e, spec, vectors[0].id)
+            out.append((ManifestRow(r.id, "must-reject", e.anchor, r.params, (), f"{e.anchor}/{r.id.split('/', 1)[1]}"
+                                    ".json", ""), dumps(r.to_json())))
+    return out
+
+
+def generate(root: Path | None = None, progress: Callable[[str], None] = lambda _: None) -> list[ManifestRow]:
+    """Rewrite the corpus under ``root`` (default: the package's) from the catalog; returns the manifest rows.
+
+    The new corpus is written to a temporary folder first and swapped in whole, so a failure leaves the
+    old corpus untouched.
+    """
+    root = corpus_dir() if root is None else root
+    docs = _documents()
+    root.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".corpus-", dir=root.parent))
+    try:
+        rows: list[ManifestRow] = []
+        for row, text in docs:
+            path = staging / row.file
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            rows.append(ManifestRow(row.id, row.kind, row.algorithm, row.params, row.edges, row.file,
+                                    sha256_of(path)))
+            progress(row.id)
+        manifest = {"format": CORPUS_FORMAT, "version": 1, "corpus": CORPUS_VERSION,
+                    "vectors": [r.to_json() for r in rows]}
+        (staging / MANIFEST).write_text(dumps(manifest), encoding="utf-8")
+        if root.exists():
+            shutil.rmtree(root)
+        staging.rename(root)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+    return rows
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One vector that failed verification, and why."""
+
+    id: str
+    message: str
+
+
+def _replay(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], tape: Tape, expected: Sequence[Any],
+            vid: str) -> list[Problem]:
+    assert e.codec is not None
+    with TapeReplay(tape) as replay:
+        got = run_inputs(e, params, inputs, replay)
+    for t, (want, have) in enumerate(zip(expected, got, strict=True), start=1):
+        diff = compare(want, have, e.codec.tolerance)
+        if diff is not None:
+            return [Problem(vid, f"step {t}: {diff}")]
+    return []
+
+
+def verify(root: Path | None = None, progress: Callable[[str], None] = lambda _: None) -> list[Problem]:
+    """Check every checksum and replay every vector on the reference; the problems found (empty: all good)."""
+    problems: list[Problem] = []
+    rows = load_manifest(root)
+    for v in known_answer(root=root):
+        try:
+            problems += _replay(entry(v.algorithm), v.params, v.inputs, v.tape, v.expected, v.id)
+        except Exception as exc:  # report every vector, do not stop at the first
+            problems.append(Problem(v.id, f"{type(exc).__name__}: {exc}"))
+        progress(v.id)
+    ids = {v.id for v in known_answer(root=root)}
+    for r in must_reject(root=root):
+        e = entry(r.algorithm)
+        try:
+            if r.at == "init":
+                if not _refused(lambda e=e, r=r: e.make(r.params, InsecureSeededNoise(0))):  # type: ignore[misc]
+                    problems.append(Problem(r.id, "the reference accepts the parameters"))
+                if r.then not in ids:
+                    problems.append(Problem(r.id, f"'then' names no known-answer vector: {r.then!r}"))
+            else:
+                assert r.tape is not None
+                problems += _replay_reject(e, r)
+        except Exception as exc:
+            problems.append(Problem(r.id, f"{type(exc).__name__}: {exc}"))
+        progress(r.id)
+    if len(rows) != len({row.id for row in rows}):
+        problems.append(Problem("manifest", "duplicate ids"))
+    return problems
+
+
+def _replay_reject(e: Entry, r: MustRejectVector) -> list[Problem]:
+    assert e.codec is not None and r.tape is not None
+    codec = e.codec
+    with TapeReplay(r.tape) as replay:
+        algorithm = e.make(r.params, replay)
+        got = [codec.encode_release(algorithm.step(codec.decode_input(x, r.params))) for x in r.before]
+        if not _refused(lambda: algorithm.step(codec.decode_input(r.bad_input, r.params))):
+            return [Problem(r.id, f"the reference accepts the input {r.bad_input!r}")]
+        got += [codec.encode_release(algorithm.step(codec.decode_input(x, r.params))) for x in r.after]
+    for t, (want, have) in enumerate(zip(r.expected, got, strict=True), start=1):
+        diff = compare(want, have, codec.tolerance)
+        if diff is not None:
+            return [Problem(r.id, f"accepted step {t}: {diff}")]
+    return []

@@ -1,0 +1,95 @@
+"""A small protocol program for the harness's own tests: 001-alg8 (Simple counter) in tape mode, with
+one deliberate fault chosen on the command line. Standard library only, like an outside implementation.
+
+    python fake_program.py FAULT
+
+FAULT: ``none`` (correct), ``crash-on-step`` (exits at the second step), ``garbage`` (prints a non-JSON
+line as its release), ``hang`` (never answers a step), ``bad-hello`` (hello without "modes"),
+``accept-everything`` (no validation of params or inputs), ``wrong-scale`` (asks for Lap(2/eps)),
+``extra-draw`` (asks for one more site per step), ``exit-1`` (exits with status 1 at end of input).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+
+FAULT = sys.argv[1] if len(sys.argv) > 1 else "none"
+
+
+def say(message: dict[str, object]) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def ask(site: str, scale: float) -> float:
+    say({"draw": {"site": site, "kind": "laplace", "params": {"scale": scale}}})
+    return float(json.loads(sys.stdin.readline())["value"])
+
+
+def valid_params(params: object) -> str | None:
+    if FAULT == "accept-everything":
+        return None
+    if not isinstance(params, dict) or set(params) - {"epsilon", "T"}:
+        return "params must be {epsilon, T}"
+    eps, T = params.get("epsilon"), params.get("T")
+    if isinstance(eps, bool) or not isinstance(eps, int | float) or not math.isfinite(eps) or eps <= 0:
+        return "epsilon must be a finite number > 0"
+    if T is not None and (isinstance(T, bool) or not isinstance(T, int) or T < 1):
+        return "T must be an integer >= 1"
+    return None
+
+
+def main() -> int:
+    state: dict[str, float] = {}
+    steps = 0
+    for line in sys.stdin:
+        message = json.loads(line)
+        op = message.get("op")
+        if op == "hello":
+            hello: dict[str, object] = {"protocol": 1, "implementation": f"fake-{FAULT}", "algorithms": ["001-alg8"],
+                                        "modes": ["tape"]}
+            if FAULT == "bad-hello":
+                del hello["modes"]
+            say(hello)
+        elif op == "init":
+            problem = valid_params(message.get("params"))
+            if problem or message.get("algorithm") != "001-alg8":
+                say({"error": problem or "unknown algorithm"})
+                continue
+            params = message["params"] if isinstance(message.get("params"), dict) else {}
+            eps, T = params.get("epsilon"), params.get("T")
+            state = {"eps": float(eps) if isinstance(eps, int | float) and eps > 0 else 1.0,
+                     "T": float(T) if isinstance(T, int | float) else math.inf, "t": 0, "g": 0.0}
+            say({"ok": True})
+        elif op == "step":
+            x = message.get("input")
+            if FAULT != "accept-everything" and (isinstance(x, bool) or not isinstance(x, int | float)
+                                                 or state["t"] >= state["T"]):
+                say({"error": "input must be a number, within the horizon"})
+                continue
+            steps += 1
+            if FAULT == "crash-on-step" and steps == 2:
+                return 3
+            if FAULT == "hang":
+                time.sleep(3600)
+            t = int(state["t"]) + 1
+            scale = (2.0 if FAULT == "wrong-scale" else 1.0) / state["eps"]
+            z = ask(f"001-alg8 L4 t={t}", scale)
+            if FAULT == "extra-draw":
+                ask(f"001-alg8 L5 t={t}", scale)
+            if FAULT == "garbage":
+                sys.stdout.write("release: 3.0\n")
+                sys.stdout.flush()
+                continue
+            state["t"], state["g"] = t, state["g"] + (float(x if isinstance(x, int | float) else 0) + z)
+            say({"release": state["g"]})
+        else:
+            say({"error": f"unknown op {op!r}"})
+    return 1 if FAULT == "exit-1" else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

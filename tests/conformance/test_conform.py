@@ -1,0 +1,144 @@
+"""`dpstream conform` against the reference (`dpstream serve`) and against deliberately faulty programs.
+
+Known-answer and must-reject checks are deterministic: no false-alarm probability to state. The faulty
+programs are `tests/conformance/fake_program.py` (001-alg8 in tape mode with one fault each).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from dpstream.cli import main
+from dpstream.conformance.outcome import Mode, Outcome, Verdict, exit_status
+from dpstream.conformance.report import format_table, to_json
+from dpstream.conformance.runner import ConformConfig, conform
+from dpstream.vectors.corpus import known_answer, load_manifest
+
+FAKE = Path(__file__).resolve().parent / "fake_program.py"
+SERVE = [sys.executable, "-m", "dpstream.cli", "serve"]
+QUICK = frozenset({Mode.KNOWN_ANSWER, Mode.MUST_REJECT})
+
+
+def fake(fault: str) -> list[str]:
+    return [sys.executable, str(FAKE), fault]
+
+
+def run(command: list[str], *, modes: frozenset[Mode] = QUICK, algorithms: tuple[str, ...] = (),
+        timeout: float = 10.0) -> tuple[int, list[Outcome]]:
+    report = conform(ConformConfig(command=tuple(command), modes=modes, algorithms=algorithms, timeout=timeout))
+    return report.exit_status, report.outcomes
+
+
+def test_the_reference_conforms_to_every_vector_of_the_corpus() -> None:
+    status, outcomes = run(SERVE)
+    assert status == 0, [o.message for o in outcomes if o.verdict is not Verdict.PASS][:5]
+    checked = {o.name for o in outcomes}
+    assert checked == {row.id for row in load_manifest()}  # every vector of every algorithm, nothing skipped
+    assert all(o.verdict is Verdict.PASS for o in outcomes)
+
+
+def test_the_printed_binary_tree_deviates_and_the_report_names_the_first_divergence() -> None:
+    status, outcomes = run([*SERVE, "--as-printed"], modes=frozenset({Mode.KNOWN_ANSWER}), algorithms=("001-alg10",))
+    assert status == 1
+    failed = [o for o in outcomes if o.verdict is Verdict.DEVIATION]
+    assert len(failed) == len(outcomes) > 0  # every vector: scale log2(T)/eps instead of (floor(log2 T)+1)/eps
+    t8 = next(o for o in failed if o.name == "001-alg10/T8-bits-eps2")
+    first = t8.details["draw_issues"][0]
+    assert first == {"step": 1, "site": "001-alg10 L8 t=1", "what": "params", "expected": {"scale": 2.0},
+                     "got": {"scale": 1.5}}  # eps = 2, T = 8: 4/2 expected, log2(8)/2 printed
+    assert "001-alg10 L8 t=1" in t8.message and "1.5" in t8.message
+
+
+def test_a_correct_outside_program_conforms() -> None:
+    status, outcomes = run(fake("none"), algorithms=("001-alg8",))
+    assert status == 0
+    assert {o.mode for o in outcomes} == {Mode.KNOWN_ANSWER, Mode.MUST_REJECT}
+
+
+@pytest.mark.parametrize(("fault", "status", "what"), [
+    ("wrong-scale", 1, "params"),
+    ("extra-draw", 1, "unexpected-site"),
+    ("accept-everything", 1, "accepted"),
+    ("crash-on-step", 3, "crash"),
+    ("garbage", 3, "bad-json"),
+    ("bad-hello", 3, "bad-reply"),
+    ("exit-1", 3, "exited with status 1"),
+])
+def test_faults_get_their_exit_status(fault: str, status: int, what: str) -> None:
+    got, outcomes = run(fake(fault), algorithms=("001-alg8",))
+    assert got == status
+    bad = [o for o in outcomes if o.verdict.exit_code == status]
+    assert bad and any(what in o.message or what in json.dumps(o.details) for o in bad)
+
+
+def test_a_hanging_program_times_out_and_is_reported() -> None:
+    status, outcomes = run(fake("hang"), modes=frozenset({Mode.KNOWN_ANSWER}), algorithms=("001-alg8",), timeout=0.5)
+    assert status == 3
+    assert "timeout" in outcomes[0].message and len(outcomes) == len(list(known_answer("001-alg8")))
+    assert all(o.verdict is Verdict.PROTOCOL_ERROR and "timed out" in o.message for o in outcomes[1:])
+
+
+def test_a_program_that_cannot_start_is_a_protocol_error() -> None:
+    status, outcomes = run(["/nonexistent/program"])
+    assert status == 3 and "cannot start" in outcomes[0].message
+
+
+def test_unannounced_algorithms_and_modes_are_skipped() -> None:
+    status, outcomes = run(fake("none"), modes=frozenset(Mode), algorithms=("001-alg8", "001-alg10"))
+    skipped = {(o.algorithm, o.mode) for o in outcomes if o.verdict is Verdict.SKIPPED}
+    assert ("001-alg10", Mode.KNOWN_ANSWER) in skipped  # asked for, not announced
+    assert ("001-alg8", Mode.STATISTICAL) in skipped  # the fake program has no own-noise mode
+    assert status == 0
+
+
+def test_the_worst_verdict_decides() -> None:
+    def o(v: Verdict) -> Outcome:
+        return Outcome(Mode.KNOWN_ANSWER, "x", "y", v)
+
+    assert exit_status([o(Verdict.PASS), o(Verdict.SKIPPED), o(Verdict.INCONCLUSIVE)]) == 0
+    assert exit_status([o(Verdict.PASS), o(Verdict.DEVIATION)]) == 1
+    assert exit_status([o(Verdict.DEVIATION), o(Verdict.VIOLATION)]) == 2
+    assert exit_status([o(Verdict.VIOLATION), o(Verdict.PROTOCOL_ERROR)]) == 3
+    assert Outcome(Mode.STATISTICAL, "x", "y", Verdict.PASS, Verdict.VIOLATION).verdict is Verdict.VIOLATION
+
+
+def test_reports_parse_and_the_table_fits_100_columns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    paths = {k: tmp_path / f"r.{k}" for k in ("json", "xml", "md")}
+    status = main(["conform", "--mode", "known-answer", "--algorithm", "001-alg8", "--json", str(paths["json"]),
+                   "--junit", str(paths["xml"]), "--markdown", str(paths["md"]), "--", *fake("wrong-scale")])
+    assert status == 1
+    table = capsys.readouterr().out
+    assert max(len(line) for line in table.splitlines()) <= 100
+    doc = json.loads(paths["json"].read_text())
+    assert doc["exit_status"] == 1 and doc["outcomes"][0]["conformance"] == "deviation"
+    suites = ET.parse(paths["xml"]).getroot()
+    cases = suites.findall(".//testcase")
+    assert cases and all(c.find("failure") is not None for c in cases)
+    assert cases[0].get("classname") == "001-alg8.known-answer"
+    assert "| 001-alg8 | known-answer |" in paths["md"].read_text()
+
+
+@pytest.mark.parametrize("argv", [
+    ["conform", "--mode", "nonsense", "--", "true"],
+    ["conform", "--timeout", "0", "--", "true"],
+    ["conform", "--json", "/nonexistent-folder/r.json", "--", "true"],
+    ["conform", "--mode", "known-answer"],  # no program
+])
+def test_usage_errors_exit_4_before_any_work(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 4
+    err = capsys.readouterr().err
+    assert "error" in err and "Traceback" not in err
+
+
+def test_table_of_a_report_without_hello() -> None:
+    report = conform(ConformConfig(command=("/nonexistent/program",), modes=QUICK))
+    text = format_table(report)
+    assert "no valid hello" in text and "exit 3" in text
+    assert to_json(report)["exit_status"] == 3
