@@ -30,9 +30,9 @@ P(Z != 0) = 2p/(1+p) with p = exp(-1/s), so s = -1/log(p) with p = pi/(2 - pi) g
 {Z != 0} probability pi (the smaller of pi and 1 - pi is drawn, so s <= 1/log 3). The
 probabilities are computed in floating point (relative error about 1e-13; an event whose
 probability underflows to 0 is not drawn): the law equals the printed one up to that rounding.
-Tested against the exact law of the printed box (:class:`dpstream.hypercube.privacy_loss.SparseLaw`)
-in tests/hypercube/test_sparse_geometric.py. Use it for simulations (the ``hypercube-rate``
-experiment); the default 004-alg1 keeps the printed tests.
+Proof of the equality in law: proofs/proof_hypercube_efficient.py (claim B); tested against the law of
+the printed box written again in tests/hypercube/test_sparse_geometric.py. Use it for simulations (the
+``hypercube-rate`` experiment); the default 004-alg1 keeps the printed tests.
 """
 
 from __future__ import annotations

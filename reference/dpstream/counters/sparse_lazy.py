@@ -19,7 +19,7 @@ counter at every time it is caught up to (tests/hypercube/test_sparse_lazy.py re
 through either and replays it through the other: every site used exactly once). Unlike a
 :class:`~dpstream.counters.base.Counter` it keeps no list of past releases (that list is what
 made the memory of 004-alg1 grow with t), and a failing draw may leave it part-way (the
-efficient 004-alg1 then refuses further steps).
+efficient 004-alg1 then refuses further steps). Proof note: proofs/proof_hypercube_efficient.py (claim A).
 """
 
 from __future__ import annotations

@@ -39,6 +39,9 @@ No region state can be freed for good: every A_theta runs for ever and adds Lap_
 level end. What is freed is each level's 004-alg2 state at the level end, the per-step releases,
 and the history when no counter replays it (r0 = |theta|, d >= 2).
 
+Proof note: proofs/proof_hypercube_efficient.py (claim A: lazy = line by line under one tape; claim B: the
+first-failure form has the printed law).
+
 Steps are not atomic against failing *draws* (a tape that does not match): the object then refuses
 further steps. Bad points raise DPStreamInputError before any draw or state change, as in the
 line-by-line version.
