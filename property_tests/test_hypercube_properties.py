@@ -1,5 +1,5 @@
 """Hypothesis properties of seed 004: consistency, released point count, partition refinement,
-two changed paths, and the sparse counters' causality."""
+two changed paths, the sparse counters' causality, and the efficient 004-alg1 against the line-by-line one."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter
+from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter, level_start
 from dpstream.hypercube.consistency import ConsistencyRule, consistency
+from dpstream.hypercube.efficient import EfficientOnlineSyntheticData, SparseForm, geometric_region_counter
 from dpstream.hypercube.online import OnlineSyntheticData
 from dpstream.hypercube.partition import BinaryPartition, Region, depth_as_printed, depth_at
 from dpstream.hypercube.privacy_loss import SparseLaw, boolean_pairs, record_wiring, sparse_view_loss
@@ -135,6 +136,68 @@ def test_inhomogeneous_counter_integer_and_replayable(f: list[int], seed: int, r
     assert replay_run(make, f, tape) == a
     assert all(float(v).is_integer() for v in a)
     assert all(v == 0.0 for v in a[: 2**r0 - 1])  # t < t_{r0} = 2^{r0}: no output yet
+
+
+def printed_test_draws(t: int, eps: float, d: int) -> int:
+    """004-alg2 u3 test draws of t steps of the line-by-line 004-alg1, from the boxes alone: every region of depth
+    j (created at t_j) runs one 004-alg2 instance per level r >= r0 over the level's times up to t, and the
+    instance tests once in every step but its first (a test needs an input read, E-hypercube-3/4)."""
+    schedule = PrivacySchedule(eps, d)
+    total = 0
+    for j in range(1, depth_at(t, eps) + 1):
+        r = schedule.r0(j)
+        while level_start(r, eps) <= t:
+            steps = min(t, level_start(r + 1, eps) - 1) - level_start(r, eps) + 1
+            total += 2**j * max(steps - 1, 0)
+            r += 1
+    return total
+
+
+dims_and_points = st.integers(1, 3).flatmap(lambda d: point_streams(d, 1, 30).map(lambda pts: (d, pts)))
+
+
+@pins("E-hypercube-15")
+@settings(max_examples=25, deadline=None)
+@given(case=dims_and_points, eps=st.sampled_from([0.5, 1.0, 3.0]), seed=st.integers(0, 2**31 - 1))
+@example(case=(2, [[0.0, 0.0]] * 30), eps=1.0, seed=0)
+def test_printed_tests_draw_whatever_the_data(case: tuple[int, list[list[float]]], eps: float, seed: int) -> None:
+    """E-hypercube-15: the printed 004-alg1 makes one 004-alg2 test draw per region instance and step, whatever the
+    points (the example puts every point in one corner: the other regions read only zeros and still draw), so t
+    steps cost Theta(eps t^2) draws; the first-failure form draws once per run of equal counts instead."""
+    d, points = case
+    _, tape = record_run(lambda noise: OnlineSyntheticData(eps, d, noise, sample_times=()), points, seed)
+    tests = sum("004-alg2 u3 j=" in draw.site and " t=" in draw.site for draw in tape)
+    assert tests == printed_test_draws(len(points), eps, d)
+    _, geometric = record_run(lambda noise: EfficientOnlineSyntheticData(
+        eps, d, noise, sample_times={len(points)}, sparse_form=SparseForm.GEOMETRIC), points, seed)
+    runs = sum("004-alg2 u3 j=" in draw.site and "first=" in draw.site and "within=" not in draw.site
+               for draw in geometric)
+    assert runs <= tests
+
+
+@settings(max_examples=40, deadline=None)
+@given(d=st.integers(1, 3), eps=st.sampled_from([0.5, 1.0, 3.0]), seed=st.integers(0, 2**31 - 1),
+       n=st.integers(1, 24), geometric=st.booleans(), as_printed=st.booleans(), data=st.data())
+def test_efficient_version_replays_the_line_by_line_tape(d: int, eps: float, seed: int, n: int, geometric: bool,
+                                                         as_printed: bool, data: st.DataObject) -> None:
+    """Random point streams: EfficientOnlineSyntheticData releases what OnlineSyntheticData releases under its tape."""
+    points = data.draw(point_streams(d, min_size=n, max_size=n))
+    times = data.draw(st.sets(st.integers(1, n), max_size=4)) | {n}
+    region_counter = geometric_region_counter(eps) if geometric else None
+    form = SparseForm.GEOMETRIC if geometric else SparseForm.PRINTED
+    reference, tape = record_run(lambda noise: OnlineSyntheticData(eps, d, noise, as_printed=as_printed,
+                                                                   sample_times=times, region_counter=region_counter),
+                                 points, seed)
+    releases = replay_run(lambda noise: EfficientOnlineSyntheticData(eps, d, noise, as_printed=as_printed,
+                                                                     sample_times=times, sparse_form=form),
+                          points, tape)
+    assert [r.t for r in releases if r is not None] == sorted(times)
+    for r in releases:
+        if r is not None:
+            a = reference[r.t - 1]
+            assert [u.tolist() for u in a.noisy] == [v.tolist() for v in r.noisy]
+            assert [u.tolist() for u in a.consistent] == [v.tolist() for v in r.consistent]
+            assert r.points is not None and a.points is not None and np.array_equal(a.points, r.points)
 
 
 # --- errata pinned: the property the default meets for every input, with the erratum's case as @example ----

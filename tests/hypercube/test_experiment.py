@@ -84,3 +84,27 @@ def test_activation_level_from_the_printed_formulas(d: int) -> None:
     assert t_r == 2**r
     assert _reaches_threshold(r, d) and not any(_reaches_threshold(q, d) for q in range(1, r))
     assert t_r > FULL.t_max  # the experiment's whole grid lies before sparse counting can start (docs/hypercube.md)
+
+
+@pytest.mark.parametrize("implementation", ["geometric", "efficient"])
+def test_scale_grid_bounds_bracket_the_exact_w1(tmp_path: Path, implementation: str) -> None:
+    """--scale samples the level ends; at every release 004-lem4.2's bound and the matching cost are >= the
+    exact W1 >= the marginal lower bound (deterministic facts, checked on every row)."""
+    experiment = discover()["hypercube-rate"]
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", type=Path)
+    experiment.add_arguments(parser)
+    args = parser.parse_args(["--out", str(tmp_path), "--scale", "--t-max", "200", "--t-min", "10", "--runs", "1",
+                              "--dims", "2", "--implementation", implementation, "--no-plot"])
+    assert experiment.run(args) == 0
+    with (tmp_path / "runs.csv").open(encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert sorted({int(r["t"]) for r in rows}) == [15, 31, 63, 127, 200]  # t_{r+1} - 1 = 2^{r+1} - 1 and t_max
+    assert {r["implementation"] for r in rows} == {implementation}
+    for r in rows:
+        w1, upper, matching, lower = (float(r[k]) for k in ("w1", "w1_upper", "w1_matching", "w1_lower"))
+        assert lower - 1e-12 <= w1 <= min(upper, matching) + 1e-12
+    report = json.loads((tmp_path / "rates.json").read_text(encoding="utf-8"))
+    assert report["w1_rates"]["uniform d=2"]["fit_t_range"] == [15, 127]  # the fits use the level ends only
+    assert report["operations_run0"]["uniform d=2"] > 0
+    assert "004-lem4.2" in (tmp_path / "summary.md").read_text(encoding="utf-8")

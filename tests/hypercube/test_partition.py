@@ -112,3 +112,13 @@ def test_bad_parameters() -> None:
     for eps in (0.0, -1.0, math.nan):
         with pytest.raises(DPStreamInputError):
             level_time(1, eps)
+
+
+def test_cell_index_of_one_point_equals_cell_indices() -> None:
+    for d in (1, 2, 3):
+        P = BinaryPartition(d)
+        pts = np.vstack([data_rng(d).random((200, d)), np.ones((1, d)), np.zeros((1, d)), np.full((1, d), 0.5),
+                         np.full((1, d), 0.75), np.full((1, d), 1.0 - 2.0**-40)])
+        for depth in (0, 1, 2, 5, 17, 31):
+            want = P.cell_indices(pts, depth)
+            assert [P.cell_index(p, depth) for p in pts] == want.tolist()

@@ -124,3 +124,23 @@ def test_transport_bound_catches_output_that_ignores_the_counts() -> None:
             violations += wasserstein1(X[:t], rel.points) > partition_transport_bound(X[:t], rel.consistent, P)
     print(f"\nbroken output (uniform in the cube): {violations} of 96 releases violate Lemma 4.2's bound")
     assert violations >= 1
+
+
+@pytest.mark.parametrize(("d", "n", "depth"), [(1, 30, 6), (2, 40, 0), (2, 60, 8), (3, 50, 12), (2, 200, 10)])
+def test_dyadic_matching_cost_bounds_w1(d: int, n: int, depth: int) -> None:
+    """The bottom-up matching is a coupling: its cost is >= the exact W_1, = 0 for equal sets, and it matches
+    every point inside the smallest region containing both (so <= that region's diameter)."""
+    from dpstream.hypercube.wasserstein import dyadic_matching_cost
+
+    P = BinaryPartition(d)
+    rng = data_rng(n + d)
+    x, y = rng.random((n, d)), rng.random((n, d)) ** 2
+    exact = wasserstein1(x, y)
+    bound = dyadic_matching_cost(x, y, P, depth)
+    assert exact <= bound + 1e-12
+    assert bound <= 1.0
+    assert dyadic_matching_cost(x, x[::-1], P, depth) == 0.0
+    assert dyadic_matching_cost([[0.1] * d], [[0.9] * d], P, depth) == pytest.approx(0.8)
+    # two points per depth-1 half, matched within the halves (d = 1: |0.1-0.2| + |0.7-0.9| over 2)
+    if d == 1:
+        assert dyadic_matching_cost([0.1, 0.7], [0.9, 0.2], P, 1) == pytest.approx((0.1 + 0.2) / 2)

@@ -34,7 +34,9 @@ counters, 004-lem3.2, 004-lem3.3), proofs/proof_hypercube_lemma43.py (Lemma 4.3 
 
 Efficiency options that do not change any release's law: ``sample_times`` restricts the
 Output draws (u8) to the given times (the other releases carry the consistent counts but
-no points); every counter still steps at every t.
+no points); every counter still steps at every t. The lazy version with the same releases under
+one tape is :class:`dpstream.hypercube.efficient.EfficientOnlineSyntheticData`. ``operations``
+counts the steps of the region counters (for the operation-count test of the efficient version).
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ from dpstream.hypercube.partition import BinaryPartition, Region, depth_as_print
 from dpstream.hypercube.schedule import PrivacySchedule, ScheduleKind
 from dpstream.noise import NoiseSource, default_noise, scoped, site
 
-__all__ = ["HypercubeRelease", "OnlineSyntheticData", "RegionCounterFactory"]
+__all__ = ["HypercubeRelease", "OnlineParameters", "OnlineSyntheticData", "RegionCounterFactory", "as_count"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -79,8 +81,9 @@ class HypercubeRelease:
     points: FloatArray | None
 
 
-class OnlineSyntheticData:
-    """004-alg1 with budget ``epsilon`` in dimension ``d``; see the module docstring for the options."""
+class OnlineParameters:
+    """What both versions of 004-alg1 share: parameters and their checks, the claim, the depth rule (u2),
+    the input rule of A_theta (u6) and the Output step (u8). See the module docstring for the options."""
 
     anchor = "004-alg1"
 
@@ -95,7 +98,6 @@ class OnlineSyntheticData:
         rule: ConsistencyRule = ConsistencyRule.EQUAL_SHIFT,
         sample_times: Collection[int] | None = None,
         sparse_as_printed: bool = False,
-        region_counter: RegionCounterFactory | None = None,
     ) -> None:
         # Input: privacy budget eps and an infinite data sequence {x_i} in [0,1]^d
         self.epsilon = require_positive_finite("epsilon", epsilon)
@@ -111,18 +113,15 @@ class OnlineSyntheticData:
         if not isinstance(rule, ConsistencyRule):
             raise DPStreamInputError("rule", "must be a ConsistencyRule", rule)
         self.as_printed = as_printed
+        self.sparse_as_printed = sparse_as_printed
         self.rule = rule
         self.sample_times = None if sample_times is None else frozenset(int(s) for s in sample_times)
         self.noise: NoiseSource = default_noise() if noise is None else noise
-        sparse: SparseFactory = lambda eps, T, n: SparseCounter(eps, T, n, as_printed=sparse_as_printed)  # noqa: E731
-        self._region_counter: RegionCounterFactory = region_counter if region_counter is not None else (
-            lambda region, r0, eps_levels, first, n: InhomogeneousSparseCounter(
-                self.epsilon, r0, eps_levels, n, first_time=first, sparse=sparse))
         # Initialization: t = 1, Omega_root = Omega, depth r <- 0 (t counts the steps taken)
         self.t = 0
         self.r = 0
-        self.counters: list[list[Counter]] = [[]]  # counters[j][index]: A_theta; the root has none
         self.history: list[FloatArray] = []  # x_1, ..., x_t (available by the Input line)
+        self.operations = 0  # region-counter operations (steps of A_theta) so far
 
     @property
     def claim(self) -> PrivacyClaim:
@@ -142,51 +141,9 @@ class OnlineSyntheticData:
             return 0
         return int(inside)
 
-    def _new_counters(self, j: int, t: int) -> list[Counter]:
-        """[004-alg1 u3-u4] the regions of depth j and their subroutines A_theta (created at time t)."""
-        r0 = self.schedule.r0(j)
-        first = t if r0 == j else 1  # r0 = 0: the counter also reads the history from i = 1
-        eps_levels: Callable[[int], float] = lambda r, j=j: self.schedule(j, r)  # type: ignore[misc]  # noqa: E731
-        made: list[Counter] = []
-        history = np.asarray(self.history, dtype=np.float64).reshape(-1, self.d)
-        cells = self.partition.cell_indices(history, j) if first < t else np.zeros(0, dtype=np.int64)
-        for index in range(2**j):
-            region = Region(j, index)
-            counter = self._region_counter(
-                region, r0, eps_levels, first, scoped(self.noise, site("004-alg1 u6", theta=region.label)))
-            for i in range(first, t):  # replay x_first..x_{t-1}
-                counter.step(self._input(j, i, bool(cells[i - 1] == index)))
-            made.append(counter)
-        return made
-
-    def step(self, x: object) -> HypercubeRelease:
-        """Consume x_t and release Y_t (all draws first; nothing changes if any check or draw fails)."""
-        point = self.partition.validate_point(x)
-        t = self.t + 1  # [004-alg1 u1] while t in N;  [004-alg1 u9] t <- t + 1
-        r = self.depth(t)  # [004-alg1 u2] while t >= 2^r/eps do r <- r + 1 (see module doc)
-        counters = list(self.counters)
-        for j in range(self.r + 1, r + 1):
-            # [004-alg1 u3] partition Omega_theta into Omega_theta0, Omega_theta1 for every |theta| = j - 1
-            counters.append(self._new_counters(j, t))  # [004-alg1 u4] initiate A_theta (004-alg3)
-        # [004-alg1 u6] perturbation: every A_theta, 1 <= |theta| <= r, reads 1_{x_t in Omega_theta}
-        leaf = int(self.partition.cell_indices(point, r)[0])
-        prepared: list[list[PreparedStep]] = [[]]
-        for j in range(1, r + 1):
-            mine = leaf >> (r - j)
-            prepared.append([c.prepare(self._input(j, t, index == mine)) for index, c in enumerate(counters[j])])
-        noisy = (np.array([t], dtype=np.int64),
-                 *(np.array([_as_count(p.release) for p in level], dtype=np.int64) for level in prepared[1:]))
-        # [004-alg1 u7] consistency (004-alg4) on {N_theta}_{|theta| <= r}, n'_root = t
-        consistent = tuple(consistency(noisy, self.rule))
-        points = None
-        if self.sample_times is None or t in self.sample_times:
-            points = self._output(t, r, consistent[r])
-        for level in prepared:  # commit: nothing below can fail
-            for p in level:
-                p.commit()
-        self.counters, self.r, self.t = counters, r, t
-        self.history.append(point)
-        return HypercubeRelease(t, r, noisy, consistent, points)
+    def _first_time(self, j: int, t: int) -> int:
+        """The first global time read by the counter of a depth-j region created at time t."""
+        return t if self.schedule.r0(j) == j else 1  # r0 = 0: the counter also reads the history from i = 1
 
     def _output(self, t: int, r: int, m: IntArray) -> FloatArray:
         """[004-alg1 u8] m_theta points in every Omega_theta of depth r, uniform (independent of the data)."""
@@ -201,12 +158,89 @@ class OnlineSyntheticData:
             return np.zeros((0, self.d), dtype=np.float64)
         return np.concatenate(parts, axis=0)
 
+
+class OnlineSyntheticData(OnlineParameters):
+    """004-alg1 with budget ``epsilon`` in dimension ``d``, every counter stepped at every t (line by line)."""
+
+    def __init__(
+        self,
+        epsilon: float,
+        d: int,
+        noise: NoiseSource | None = None,
+        *,
+        schedule: PrivacySchedule | None = None,
+        as_printed: bool = False,
+        rule: ConsistencyRule = ConsistencyRule.EQUAL_SHIFT,
+        sample_times: Collection[int] | None = None,
+        sparse_as_printed: bool = False,
+        region_counter: RegionCounterFactory | None = None,
+    ) -> None:
+        super().__init__(epsilon, d, noise, schedule=schedule, as_printed=as_printed, rule=rule,
+                         sample_times=sample_times, sparse_as_printed=sparse_as_printed)
+        sparse: SparseFactory = lambda eps, T, n: SparseCounter(eps, T, n, as_printed=sparse_as_printed)  # noqa: E731
+        self._region_counter: RegionCounterFactory = region_counter if region_counter is not None else (
+            lambda region, r0, eps_levels, first, n: InhomogeneousSparseCounter(
+                self.epsilon, r0, eps_levels, n, first_time=first, sparse=sparse))
+        self.counters: list[list[Counter]] = [[]]  # counters[j][index]: A_theta; the root has none
+
+    def _new_counters(self, j: int, t: int) -> tuple[list[Counter], int]:
+        """[004-alg1 u3-u4] the regions of depth j and their subroutines A_theta (created at time t),
+        and the number of counter steps made to replay the history."""
+        r0 = self.schedule.r0(j)
+        first = self._first_time(j, t)
+        eps_levels: Callable[[int], float] = lambda r, j=j: self.schedule(j, r)  # type: ignore[misc]  # noqa: E731
+        made: list[Counter] = []
+        history = np.asarray(self.history, dtype=np.float64).reshape(-1, self.d)
+        cells = self.partition.cell_indices(history, j) if first < t else np.zeros(0, dtype=np.int64)
+        for index in range(2**j):
+            region = Region(j, index)
+            counter = self._region_counter(
+                region, r0, eps_levels, first, scoped(self.noise, site("004-alg1 u6", theta=region.label)))
+            for i in range(first, t):  # replay x_first..x_{t-1}
+                counter.step(self._input(j, i, bool(cells[i - 1] == index)))
+            made.append(counter)
+        return made, (t - first) * 2**j
+
+    def step(self, x: object) -> HypercubeRelease:
+        """Consume x_t and release Y_t (all draws first; nothing changes if any check or draw fails)."""
+        point = self.partition.validate_point(x)
+        t = self.t + 1  # [004-alg1 u1] while t in N;  [004-alg1 u9] t <- t + 1
+        r = self.depth(t)  # [004-alg1 u2] while t >= 2^r/eps do r <- r + 1 (see module doc)
+        counters = list(self.counters)
+        operations = 0
+        for j in range(self.r + 1, r + 1):
+            # [004-alg1 u3] partition Omega_theta into Omega_theta0, Omega_theta1 for every |theta| = j - 1
+            made, replayed = self._new_counters(j, t)  # [004-alg1 u4] initiate A_theta (004-alg3)
+            counters.append(made)
+            operations += replayed
+        # [004-alg1 u6] perturbation: every A_theta, 1 <= |theta| <= r, reads 1_{x_t in Omega_theta}
+        leaf = int(self.partition.cell_indices(point, r)[0])
+        prepared: list[list[PreparedStep]] = [[]]
+        for j in range(1, r + 1):
+            mine = leaf >> (r - j)
+            prepared.append([c.prepare(self._input(j, t, index == mine)) for index, c in enumerate(counters[j])])
+        noisy = (np.array([t], dtype=np.int64),
+                 *(np.array([as_count(p.release) for p in level], dtype=np.int64) for level in prepared[1:]))
+        # [004-alg1 u7] consistency (004-alg4) on {N_theta}_{|theta| <= r}, n'_root = t
+        consistent = tuple(consistency(noisy, self.rule))
+        points = None
+        if self.sample_times is None or t in self.sample_times:
+            points = self._output(t, r, consistent[r])
+        for level in prepared:  # commit: nothing below can fail
+            for p in level:
+                p.commit()
+        self.counters, self.r, self.t = counters, r, t
+        self.operations += operations + sum(len(level) for level in prepared)
+        self.history.append(point)
+        return HypercubeRelease(t, r, noisy, consistent, points)
+
     def run(self, stream: npt.ArrayLike) -> list[HypercubeRelease]:
         """Step through the rows of ``stream`` (shape (n, d)); return the releases."""
         return [self.step(x) for x in np.asarray(stream, dtype=np.float64).reshape(-1, self.d)]
 
 
-def _as_count(value: float) -> int:
+def as_count(value: float) -> int:
+    """A counter's release as the integer count N_theta (the discrete noise keeps it integral)."""
     count = round(value)
     if count != value:
         raise DPStreamInputError("N_theta", "counters of 004-alg1 must release integers (discrete noise)", value)

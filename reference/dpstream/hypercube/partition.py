@@ -191,6 +191,16 @@ class BinaryPartition:
             index = (index << 1) | bit
         return index
 
+    def cell_index(self, point: FloatArray, depth: int) -> int:
+        """:meth:`cell_indices` of one validated point (shape (d,)), in plain Python (the per-step hot path)."""
+        n_splits = self.splits(depth)
+        per_coord = [min(int(float(point[c]) * 2.0 ** n_splits[c]), 2 ** n_splits[c] - 1) for c in range(self.d)]
+        index = 0
+        for k in range(depth):
+            c = k % self.d
+            index = (index << 1) | ((per_coord[c] >> (n_splits[c] - 1 - k // self.d)) & 1)
+        return index
+
     def locate(self, x: npt.ArrayLike, depth: int) -> Region:
         """The region of ``depth`` containing the point x (validated)."""
         arr = self.validate_point(x)

@@ -24,6 +24,13 @@ depth-j region theta, spread as the true points of theta (uniformly if n_theta =
 mu_{j-1} and mu_{j+0} have the same mass m_P, so moving the non-common part costs at most
 diam(P) sum_c |m_c - m_P n_c / n_P| / 2 <= diam(P) (sum_c |m_c - n_c| + |m_P - n_P|) / 2
 (if n_P = 0 both sides are diam(P) m_P). Sum over P and j, then the triangle inequality.
+
+:func:`dyadic_matching_cost` is an upper bound for sizes where the assignment problem is out of reach
+(t = 2^17): the cost of one explicit coupling, a matching built bottom-up in the binary partition.
+From depth K (finest) to 0, the points of X and of Y not matched yet are matched inside each region,
+the k-th of X with the k-th of Y in the order of their depth-K region (Z-order, then the coordinates);
+the surplus of the larger side goes up to the parent. At the root both sides have t points, so every point is matched:
+a permutation, hence W_1 <= (1/t) sum of the matched l_inf distances.
 """
 
 from __future__ import annotations
@@ -37,8 +44,8 @@ from scipy.optimize import linear_sum_assignment
 from dpstream.errors import DPStreamInputError
 from dpstream.hypercube.partition import BinaryPartition
 
-__all__ = ["linf_cost_matrix", "partition_transport_bound", "wasserstein1", "wasserstein1_assignment",
-           "wasserstein1_sorted"]
+__all__ = ["dyadic_matching_cost", "linf_cost_matrix", "partition_transport_bound", "wasserstein1",
+           "wasserstein1_assignment", "wasserstein1_sorted"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -117,3 +124,35 @@ def partition_transport_bound(points: npt.ArrayLike, consistent: Sequence[npt.Ar
         child_err = np.abs(m[j + 1] - n[j + 1])
         total += partition.diameter(j) * float((parent_err + child_err[0::2] + child_err[1::2]).sum()) / 2.0
     return float(total / t + partition.diameter(r))
+
+
+def dyadic_matching_cost(x: npt.ArrayLike, y: npt.ArrayLike, partition: BinaryPartition, depth: int) -> float:
+    """(1/t) sum of ||x_i - y_sigma(i)||_inf for the bottom-up matching sigma of the module doc (>= W_1).
+
+    ``depth`` K is the finest level; O(K t log t) time, O(t) memory.
+    """
+    X, Y = _pair(x, y)
+    if X.shape[1] != partition.d:
+        raise DPStreamInputError("x", f"must have dimension d = {partition.d}", X.shape)
+    n = X.shape[0]
+    zx, zy = partition.cell_indices(X, depth), partition.cell_indices(Y, depth)
+    # unmatched points in Z-order, ties broken by the coordinates (equal sets are matched to themselves)
+    open_x = np.lexsort((*X.T[::-1], zx))
+    open_y = np.lexsort((*Y.T[::-1], zy))
+    total = 0.0
+    for j in range(depth, -1, -1):
+        cx, cy = zx[open_x] >> (depth - j), zy[open_y] >> (depth - j)  # depth-j region (sorted: Z-order)
+        cells = np.union1d(cx, cy)
+        nx = np.searchsorted(cx, cells, side="right") - np.searchsorted(cx, cells, side="left")
+        ny = np.searchsorted(cy, cells, side="right") - np.searchsorted(cy, cells, side="left")
+        pairs = np.minimum(nx, ny)
+        # rank of each open point inside its region; the first `pairs` of each side are matched
+        rank_x = np.arange(cx.size) - np.searchsorted(cx, cx, side="left")
+        rank_y = np.arange(cy.size) - np.searchsorted(cy, cy, side="left")
+        take_x = rank_x < pairs[np.searchsorted(cells, cx)]
+        take_y = rank_y < pairs[np.searchsorted(cells, cy)]
+        mx, my = open_x[take_x], open_y[take_y]  # same regions in the same order, so matched elementwise
+        total += float(np.abs(X[mx] - Y[my]).max(axis=1).sum())
+        open_x, open_y = open_x[~take_x], open_y[~take_y]
+    assert open_x.size == 0 and open_y.size == 0
+    return float(total / n)
