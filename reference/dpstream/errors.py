@@ -13,6 +13,7 @@ from numbers import Integral, Real
 from typing import Any
 
 __all__ = [
+    "DPStreamDeprecationWarning",
     "DPStreamInputError",
     "HorizonExceededError",
     "StateError",
@@ -40,6 +41,14 @@ class DPStreamInputError(ValueError):
 
 class HorizonExceededError(DPStreamInputError):
     """A finite-horizon algorithm was stepped past its horizon T."""
+
+
+class DPStreamDeprecationWarning(DeprecationWarning):
+    """A call in a form that stops working in the next release (``dpstream.convention``: the old argument orders).
+
+    Its own class so that a test suite can turn dpstream's deprecations, and only those, into errors
+    (``filterwarnings = ["error::dpstream.errors.DPStreamDeprecationWarning"]``).
+    """
 
 
 class StateError(RuntimeError):

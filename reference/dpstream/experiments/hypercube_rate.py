@@ -146,7 +146,7 @@ def run_one(kind: StreamKind, d: int, rep: int, grid: RateGrid, seed: int,
     times = grid.times
     data = make_stream(kind, grid.t_max, d, seed=derive_seed(seed, "data", kind.value, d, rep))
     noise = InsecureSeededNoise(derive_seed(seed, "noise", kind.value, d, rep))  # INSECURE: simulation only
-    algorithm = OnlineSyntheticData(grid.epsilon, d, noise, sample_times=times)
+    algorithm = OnlineSyntheticData(grid.epsilon, d, noise=noise, sample_times=times)
     rows: list[dict[str, Any]] = []
     step_seconds: list[float] = []
     for t, x in enumerate(data, start=1):

@@ -46,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.convention import convention
 from dpstream.counters.base import Counter, PreparedStep
 from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter, SparseFactory
 from dpstream.errors import DPStreamInputError, require_positive_finite
@@ -79,6 +80,7 @@ class HypercubeRelease:
     points: FloatArray | None
 
 
+@convention(("epsilon", "d", "noise"))
 class OnlineSyntheticData:
     """004-alg1 with budget ``epsilon`` in dimension ``d``; see the module docstring for the options."""
 
@@ -88,8 +90,8 @@ class OnlineSyntheticData:
         self,
         epsilon: float,
         d: int,
-        noise: NoiseSource | None = None,
         *,
+        noise: NoiseSource | None = None,
         schedule: PrivacySchedule | None = None,
         as_printed: bool = False,
         rule: ConsistencyRule = ConsistencyRule.EQUAL_SHIFT,
@@ -114,10 +116,10 @@ class OnlineSyntheticData:
         self.rule = rule
         self.sample_times = None if sample_times is None else frozenset(int(s) for s in sample_times)
         self.noise: NoiseSource = default_noise() if noise is None else noise
-        sparse: SparseFactory = lambda eps, T, n: SparseCounter(eps, T, n, as_printed=sparse_as_printed)  # noqa: E731
+        sparse: SparseFactory = lambda eps, T, n: SparseCounter(eps, T, noise=n, as_printed=sparse_as_printed)  # noqa: E731
         self._region_counter: RegionCounterFactory = region_counter if region_counter is not None else (
             lambda region, r0, eps_levels, first, n: InhomogeneousSparseCounter(
-                self.epsilon, r0, eps_levels, n, first_time=first, sparse=sparse))
+                self.epsilon, r0, eps_levels, noise=n, first_time=first, sparse=sparse))
         # Initialization: t = 1, Omega_root = Omega, depth r <- 0 (t counts the steps taken)
         self.t = 0
         self.r = 0
@@ -177,7 +179,7 @@ class OnlineSyntheticData:
         noisy = (np.array([t], dtype=np.int64),
                  *(np.array([_as_count(p.release) for p in level], dtype=np.int64) for level in prepared[1:]))
         # [004-alg1 u7] consistency (004-alg4) on {N_theta}_{|theta| <= r}, n'_root = t
-        consistent = tuple(consistency(noisy, self.rule))
+        consistent = tuple(consistency(noisy, rule=self.rule))
         points = None
         if self.sample_times is None or t in self.sample_times:
             points = self._output(t, r, consistent[r])
