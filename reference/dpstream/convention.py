@@ -57,6 +57,8 @@ class Convention:
     old: tuple[OldOrder, ...]
     renamed: Mapping[str, str] = field(default_factory=dict)
     """Old keyword -> new keyword (``horizon`` -> ``T``)."""
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    """The parameters that have a default, with it."""
 
     @property
     def takes_noise(self) -> bool:
@@ -66,14 +68,16 @@ class Convention:
         return self.renamed.get(old_name, old_name)
 
     def new_call(self, names: Sequence[str]) -> str:
-        """The new spelling of a call that passes ``names`` (old names) in that order."""
-        parts: list[str] = []
-        by_position = True
-        for i, old_name in enumerate(names):
-            new_name = self._new_name(old_name)
-            by_position = by_position and i < len(self.positional) and self.positional[i] == old_name
-            parts.append(old_name if by_position else f"{new_name}={old_name}")
-        return f"{self.name}({', '.join(parts)})"
+        """The new spelling of a call that passes ``names`` (old names, in the old order)."""
+        new = [self._new_name(n) for n in names]
+        positional: list[str] = []
+        for name in self.positional:
+            if name not in new:
+                break
+            positional.append(name)
+        keywords = [f"{n}={n}" for n in new if n not in positional]
+        renames = [f"{n} is now {self._new_name(n)}" for n in names if n in self.renamed]
+        return f"{self.name}({', '.join(positional + keywords)})" + (f" ({'; '.join(renames)})" if renames else "")
 
     def _old_order(self, args: tuple[Any, ...]) -> OldOrder | None:
         """The old order a positional call is written in, or ``None`` for a call in the new order."""
@@ -150,7 +154,8 @@ def intercepting(hook: Hook) -> Iterator[None]:
         _HOOK.reset(token)
 
 
-def _parameters(function: Callable[..., Any], skip_self: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _parameters(function: Callable[..., Any], skip_self: bool
+                ) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, Any]]:
     params = list(inspect.signature(function).parameters.values())
     if skip_self:
         params = params[1:]
@@ -164,7 +169,8 @@ def _parameters(function: Callable[..., Any], skip_self: bool) -> tuple[tuple[st
         raise TypeError(f"{function.__qualname__}: noise must be keyword-only")
     if "noise" in by_name and by_name["noise"].default is not None:
         raise TypeError(f"{function.__qualname__}: noise must default to None (the secure default)")
-    return positional, keyword_only
+    defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+    return positional, keyword_only, defaults
 
 
 def convention(*old: OldOrder, renamed: Mapping[str, str] | None = None) -> Callable[[T], T]:
@@ -195,13 +201,13 @@ def convention(*old: OldOrder, renamed: Mapping[str, str] | None = None) -> Call
 
 def _wrap(function: Callable[..., Any], target: Any, name: str, method: bool, old: Sequence[OldOrder],
           renamed: Mapping[str, str]) -> Callable[..., Any]:
-    positional, keyword_only = _parameters(function, method)
+    positional, keyword_only, defaults = _parameters(function, method)
     known = set(positional) | set(keyword_only)
     for order in old:
         unknown = [n for n in order if renamed.get(n, n) not in known]
         if unknown:
             raise TypeError(f"{name}: old order {order} names unknown parameters {unknown}")
-    spec = Convention(name, positional, keyword_only, tuple(old), renamed)
+    spec = Convention(name, positional, keyword_only, tuple(old), renamed, defaults)
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
