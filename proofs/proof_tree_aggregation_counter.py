@@ -53,11 +53,11 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from dpstream.convention import with_noise
 from dpstream.counters.loss import stream_entry_rho
 from dpstream.counters.tree_aggregation import TreeAggregationCounter
 from dpstream.errors import DPStreamInputError
 from dpstream.noise import DrawKind, InsecureZeroNoise
-from dpstream.testing import with_noise
 from dpstream.testing.linear import measured_linear_model
 
 

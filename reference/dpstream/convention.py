@@ -30,9 +30,10 @@ from typing import Any, TypeVar
 from dpstream.errors import DPStreamDeprecationWarning
 from dpstream.noise import NoiseSource
 
-__all__ = ["Call", "Convention", "check_noise", "convention", "intercepting"]
+__all__ = ["Call", "Convention", "check_noise", "convention", "intercepting", "with_noise"]
 
 T = TypeVar("T")
+S = TypeVar("S")
 
 OldOrder = tuple[str, ...]
 
@@ -152,6 +153,17 @@ def intercepting(hook: Hook) -> Iterator[None]:
         yield
     finally:
         _HOOK.reset(token)
+
+
+def with_noise(make: Callable[..., S], *args: Any, **kwargs: Any) -> Callable[[NoiseSource], S]:
+    """``noise -> make(*args, noise=noise, **kwargs)``, e.g. ``with_noise(SimpleCounter, 0.5)``: the factory that
+    ``dpstream.testing.record_run`` and ``dpstream.interop.opendp.counter_measurement`` take, for an algorithm whose
+    ``noise`` is keyword-only (what ``functools.partial(SimpleCounter, 0.5)`` called with a source no longer is)."""
+
+    def factory(noise: NoiseSource) -> S:
+        return make(*args, noise=noise, **kwargs)
+
+    return factory
 
 
 def _parameters(function: Callable[..., Any], skip_self: bool

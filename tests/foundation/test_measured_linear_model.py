@@ -8,6 +8,7 @@ from functools import partial
 import numpy as np
 import pytest
 
+from dpstream.convention import with_noise
 from dpstream.counters import (
     BinaryTreeCounter,
     BlockCounter,
@@ -20,7 +21,6 @@ from dpstream.counters.sparse import SparseCounter
 from dpstream.errors import DPStreamInputError
 from dpstream.linear_model import LinearReleaseModel
 from dpstream.noise import NoiseSource
-from dpstream.testing import with_noise
 from dpstream.testing.linear import measured_linear_model
 
 

@@ -24,7 +24,7 @@ from dpstream.noise import InsecureSeededNoise, NoiseSource
 from dpstream.tape import Tape, TapeRecorder, TapeReplay
 from dpstream.vectors import KnownAnswerVector
 
-__all__ = ["ERRATUM_ID", "Streaming", "load_script", "pins", "record_run", "replay_run", "replay_vector", "with_noise"]
+__all__ = ["ERRATUM_ID", "Streaming", "load_script", "pins", "record_run", "replay_run", "replay_vector"]
 
 ERRATUM_ID = re.compile(r"E-[a-z]+-\d+")
 """An erratum of ``docs/errata/<family>.md``: ``E-counters-1``, ``E-phdstream-3``, ..."""
@@ -34,19 +34,6 @@ class Streaming(Protocol):
     """Anything with a ``step`` method: counters and the synthetic-data algorithms alike."""
 
     def step(self, x: Any) -> Any: ...
-
-
-S = TypeVar("S")
-
-
-def with_noise(make: Callable[..., S], *args: Any, **kwargs: Any) -> Callable[[NoiseSource], S]:
-    """``noise -> make(*args, noise=noise, **kwargs)``: the factory :func:`record_run` and friends take, for an
-    algorithm whose ``noise`` is keyword-only (``dpstream.convention``), e.g. ``with_noise(SimpleCounter, 0.5)``."""
-
-    def factory(noise: NoiseSource) -> S:
-        return make(*args, noise=noise, **kwargs)
-
-    return factory
 
 
 def record_run(
