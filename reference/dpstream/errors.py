@@ -15,6 +15,7 @@ from typing import Any
 __all__ = [
     "DPStreamDeprecationWarning",
     "DPStreamInputError",
+    "DataRowError",
     "HorizonExceededError",
     "StateError",
     "require_finite_real",
@@ -37,6 +38,20 @@ class DPStreamInputError(ValueError):
         self.rule = rule
         self.value = value
         super().__init__(f"{field}: {rule} (got {value!r})")
+
+
+class DataRowError(DPStreamInputError):
+    """A row of an input file that does not parse or breaks a rule.
+
+    ``path`` and ``line`` (1-based, the header is line 1) locate it; ``field`` names the column (or
+    ``"row"`` for the row as a whole), ``value`` is the offending cell or row as read.
+    """
+
+    def __init__(self, path: object, line: int, field: str, rule: str, value: object) -> None:
+        super().__init__(field, rule, value)
+        self.path = str(path)
+        self.line = line
+        self.args = (f"{self.path}, line {line}, {field}: {rule} (got {value!r})",)
 
 
 class HorizonExceededError(DPStreamInputError):

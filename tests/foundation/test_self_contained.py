@@ -126,4 +126,4 @@ def test_tabular_experiment_reports_missing_data(tmp_path: Path, capsys: pytest.
                    "--relwe-reference"])
     assert status == 2
     err = capsys.readouterr().err
-    assert "tabular-adult: --data-dir" in err and "adult.csv" in err
+    assert "tabular-adult: error: --data-dir" in err and "adult.csv" in err and "Traceback" not in err

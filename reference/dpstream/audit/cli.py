@@ -5,7 +5,8 @@ Options: ``--out DIR`` (report folder, default ``audit-report``), ``--full`` (lo
 ``--seed N`` (default 0), ``--no-plots``, ``--jobs N`` (worker processes, default 2; results
 do not depend on it), ``--list`` (print the registered cases and exit).
 Exit status 1 when any case fails unexpectedly (a normal case fails, an ``expect_failure``
-case passes, or a case raises), 2 when the filter selects nothing, 0 otherwise.
+case passes, or a case raises), 2 when the filter selects nothing or an argument is bad (``--out``
+is created and checked writable before any audit runs), 0 otherwise.
 """
 
 from __future__ import annotations
@@ -18,18 +19,19 @@ from pathlib import Path
 from dpstream.audit.registry import Profile, discover
 from dpstream.audit.report import format_table, status, write_report
 from dpstream.audit.runner import run_cases, select_cases
+from dpstream.cli_args import non_negative_int, positive_int, prepare_output_dir, writable_dir
 
 __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", type=Path, default=Path("audit-report"), help="report folder (default: %(default)s)")
+    parser.add_argument("--out", type=writable_dir, default="audit-report", help="report folder (default: %(default)s)")
     parser.add_argument("--full", action="store_true", help="run the long profile (with progress bars)")
     parser.add_argument("--only", action="append", default=[], metavar="SUBSTRING",
                         help="keep components whose family, name or anchor contains SUBSTRING (repeatable)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the whole run (default: %(default)s)")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the whole run (default: %(default)s)")
     parser.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
-    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+    parser.add_argument("--jobs", type=positive_int, default=min(2, os.cpu_count() or 1),
                         help="worker processes (default: %(default)s; results do not depend on it)")
     parser.add_argument("--list", action="store_true", help="list the registered cases and exit")
 
@@ -45,12 +47,9 @@ def run(args: argparse.Namespace) -> int:
     if not cases:
         print(f"no registered audit matches {args.only!r}", file=sys.stderr)
         return 2
-    if args.seed < 0:
-        print("--seed must be >= 0", file=sys.stderr)
-        return 2
-    if args.jobs < 1:
-        print("--jobs must be >= 1", file=sys.stderr)
-        return 2
+    prepare_output_dir(Path(args.out))  # before any audit runs: a DPStreamInputError naming --out (exit 2)
+    print(f"dpstream audit: {len(cases)} case(s), {profile.value} profile, {args.jobs} worker(s)", file=sys.stderr,
+          flush=True)
     reports = run_cases(cases, profile, args.seed, jobs=args.jobs)
     print(format_table(reports))
     command = "dpstream audit" + (" --full" if args.full else "") + "".join(f" --only {s}" for s in args.only)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from dpstream.cli_args import existing_dir, writable_dir
 from dpstream.conformance.outcome import Mode, Outcome
 
 __all__ = ["USAGE_ERROR", "add_serve_arguments", "add_vectors_arguments", "conform_main", "run_serve", "run_vectors"]
@@ -149,9 +150,9 @@ def run_serve(args: argparse.Namespace) -> int:
 def add_vectors_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="vectors_command", required=True)
     gen = sub.add_parser("generate", help="rewrite the corpus from the catalog (byte-identical)")
-    gen.add_argument("--out", type=Path, help="write here instead of the package's corpus folder")
+    gen.add_argument("--out", type=writable_dir, help="write here instead of the package's corpus folder")
     ver = sub.add_parser("verify", help="check checksums and replay every vector on the reference")
-    ver.add_argument("--corpus", type=Path, help="a corpus folder (default: the package's)")
+    ver.add_argument("--corpus", type=existing_dir, help="a corpus folder (default: the package's)")
 
 
 def run_vectors(args: argparse.Namespace) -> int:

@@ -4,6 +4,10 @@ Each module of this package that defines a module-level ``EXPERIMENT`` is a
 subcommand; adding an experiment means adding a module, nothing else. An experiment that
 reads data files names them in ``Experiment.data``; they ship in the repository's ``data/``
 folder and are read, checked against their checksums, through :mod:`dpstream.experiments.data`.
+
+Every experiment's summary states how its noise was drawn (:func:`noise_mode`) and the command line
+that produced it (:func:`command_line`); long loops report progress through
+:func:`dpstream.experiments.progress.progress`.
 """
 
 from __future__ import annotations
@@ -11,12 +15,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import shlex
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from dpstream.experiments.data import DataFile
 
-__all__ = ["Experiment", "discover"]
+__all__ = ["Experiment", "command_line", "discover", "noise_mode"]
 
 
 @dataclass(frozen=True)
@@ -25,7 +31,10 @@ class Experiment:
 
     ``add_arguments`` adds its options (``--out`` is added for every experiment, ``--data-dir``
     for every experiment with ``data``); ``run`` executes it with the parsed arguments and
-    returns the exit status. ``data`` lists the files it reads by default.
+    returns the exit status. ``data`` lists the files it reads by default. ``check``, if given, runs
+    right after parsing, before any work: it raises :class:`~dpstream.errors.DPStreamInputError` naming
+    the option for a rule between arguments (``--k`` > ``--T``) or for missing or corrupted data, which
+    ``dpstream`` reports as a usage error (exit status 2).
     """
 
     name: str
@@ -33,6 +42,18 @@ class Experiment:
     add_arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
     data: tuple[DataFile, ...] = ()
+    check: Callable[[argparse.Namespace], None] | None = None
+
+
+def noise_mode(secure: bool, seed: int) -> str:
+    """How the noise was drawn, for summaries: ``secure (OpenDP)`` or ``insecure seeded, seed=N``."""
+    return "secure (OpenDP)" if secure else f"insecure seeded, seed={seed}"
+
+
+def command_line(args: argparse.Namespace) -> str:
+    """The command line that produced a run (set by :func:`dpstream.cli.main`; else this process's argv)."""
+    recorded = getattr(args, "command_line", None)
+    return recorded if isinstance(recorded, str) else shlex.join(["dpstream", *sys.argv[1:]])
 
 
 def discover() -> dict[str, Experiment]:

@@ -32,7 +32,6 @@ import argparse
 import csv
 import json
 import math
-import os
 import sys
 import time
 from pathlib import Path
@@ -42,8 +41,10 @@ import numpy as np
 import numpy.typing as npt
 
 from dpstream.claims import Neighbour
+from dpstream.cli_args import non_negative_int, positive_float, positive_int, probability
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
-from dpstream.experiments import Experiment
+from dpstream.experiments import Experiment, command_line, noise_mode
+from dpstream.experiments.progress import progress
 from dpstream.longitudinal.bounds import corollary_3_3_bound, theorem_3_2_lambda
 from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer, PaddingExhaustedError
 from dpstream.longitudinal.generators import all_ones
@@ -113,8 +114,12 @@ def _bounds(n: int, T: int, k: int, lam: float, n_pad: int, X: npt.NDArray[np.in
 
 def run_experiment(n: int, T: int, k: int, rho: float, reps: int, seed: int, *, secure: bool = False,
                    calibration: str = "printed", beta: float = 0.05, max_width: int = 6, out: Path | None = None,
-                   progress: bool = False) -> dict[str, Any]:
-    """Run the simulation; write the outputs when ``out`` is given; return the summary."""
+                   show_progress: bool = False, command: str | None = None) -> dict[str, Any]:
+    """Run the simulation; write the outputs when ``out`` is given; return the summary.
+
+    ``show_progress``: a bar or log lines (:func:`~dpstream.experiments.progress.progress`); ``command``: the
+    command line recorded in the summary.
+    """
     n = require_int_at_least("n", n, 1)
     reps = require_int_at_least("reps", reps, 1)
     rho = require_positive_finite("rho", rho)
@@ -130,19 +135,21 @@ def run_experiment(n: int, T: int, k: int, rho: float, reps: int, seed: int, *, 
     results: list[dict[int, dict[str, FloatArray]]] = []
     failures: list[str] = []
     start = time.perf_counter()
-    iterator: Any = range(reps)
-    if progress:
-        from tqdm import tqdm
-
-        iterator = tqdm(iterator, desc="bun-simulated", unit="rep", file=sys.stderr)
-    for r in iterator:
+    bar = progress(reps, "bun-simulated", f"{reps} repetitions of 002-alg1 on n={n}, T={T}, k={k}, noise: "
+                   f"{noise_mode(secure, seed)}", unit="rep") if show_progress else None
+    for r in range(reps):
         synth = FixedWindowSynthesizer(T, k, rho, noise=sources[r], beta=beta, as_printed=as_printed)
         try:
             synth.run(X)
         except PaddingExhaustedError as exc:
             failures.append(f"rep {r}: {exc}")
             continue
+        finally:
+            if bar is not None:
+                bar.update(1)
         results.append(evaluate_run(synth.synthetic, X, k, probe.n_pad, widths))
+    if bar is not None:
+        bar.close()
     seconds = time.perf_counter() - start
     summary_rows: list[dict[str, Any]] = []
     for w in widths:
@@ -158,7 +165,9 @@ def run_experiment(n: int, T: int, k: int, rho: float, reps: int, seed: int, *, 
             summary_rows.append(row)
     claims = probe.claims
     summary: dict[str, Any] = {
-        "parameters": {"n": n, "T": T, "k": k, "rho": rho, "reps": reps, "seed": seed, "secure": secure,
+        "noise": noise_mode(secure, seed), "command": command,
+        "parameters": {"n": n, "T": T, "k": k, "rho": rho, "reps": reps, "seed": None if secure else seed,
+                       "secure": secure,
                        "calibration": calibration, "beta": beta, "sigma2": probe.sigma2, "n_pad": probe.n_pad,
                        "lambda": lam},
         "claims": {rel.value: claims[rel].describe() for rel in (Neighbour.INDIVIDUAL_ADD_REMOVE,
@@ -226,31 +235,40 @@ def _plot(out: Path, rows: list[dict[str, Any]], widths: list[int], k: int) -> N
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--reps", type=int, default=1000, help="repetitions (default: %(default)s, as the paper)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the insecure seeded noise (default: 0)")
+    parser.add_argument("--reps", type=positive_int, default=1000,
+                        help="repetitions (default: %(default)s, as the paper)")
+    parser.add_argument("--seed", type=non_negative_int, default=0,
+                        help="seed of the insecure seeded noise (default: 0)")
     parser.add_argument("--secure", action="store_true", help="use the OpenDP-backed secure source (slow)")
-    parser.add_argument("--n", type=int, default=25000)
-    parser.add_argument("--T", type=int, default=12)
-    parser.add_argument("--k", type=int, default=3)
-    parser.add_argument("--rho", type=float, default=0.005)
-    parser.add_argument("--beta", type=float, default=0.05, help="failure probability of the bound and n_pad")
-    parser.add_argument("--max-width", type=int, default=6, help="largest query window width evaluated")
+    parser.add_argument("--n", type=positive_int, default=25000, help="individuals (default: %(default)s)")
+    parser.add_argument("--T", type=positive_int, default=12, help="months (default: %(default)s)")
+    parser.add_argument("--k", type=positive_int, default=3, help="window length, k <= T (default: %(default)s)")
+    parser.add_argument("--rho", type=positive_float, default=0.005, help="zCDP budget (default: %(default)s)")
+    parser.add_argument("--beta", type=probability, default=0.05,
+                        help="failure probability of the bound and n_pad, in (0, 1) (default: %(default)s)")
+    parser.add_argument("--max-width", type=positive_int, default=6, help="largest query window width evaluated")
     parser.add_argument("--calibration", choices=("printed", "substitution"), default="printed",
                         help="noise variance: the paper's (default) or dpstream's substitution-safe default")
+
+
+def check(args: argparse.Namespace) -> None:
+    """Before any work: the window fits the horizon (002-sec2.1: k in {1, ..., T})."""
+    if args.k > args.T:
+        raise DPStreamInputError("--k", f"must be <= --T = {args.T} (the window must fit the horizon)", args.k)
 
 
 def run(args: argparse.Namespace) -> int:
     if not args.secure:
         print("NOTE: insecure seeded noise (--seed) for a reproducible simulation; never release its output.",
               file=sys.stderr)
-    show = not os.environ.get("CI") and sys.stderr.isatty()
     summary = run_experiment(args.n, args.T, args.k, args.rho, args.reps, args.seed, secure=args.secure,
                              calibration=args.calibration, beta=args.beta, max_width=args.max_width, out=args.out,
-                             progress=show)
+                             show_progress=True, command=command_line(args))
     p = summary["parameters"]
     print(f"bun-simulated: n={p['n']} T={p['T']} k={p['k']} rho={p['rho']} ({p['calibration']} variance "
           f"sigma^2={p['sigma2']:g}), n_pad={p['n_pad']}, lambda={p['lambda']:.4g}, {summary['completed_runs']}/"
           f"{p['reps']} runs completed ({summary['padding_failures']} padding failures), {summary['seconds']:.0f}s")
+    print(f"  noise: {summary['noise']}; command: {summary['command']}")
     for relation, text in summary["claims"].items():
         print(f"  claim ({relation}): {text}")
     print("  width  t  | debiased: median [2.5%, 97.5%]  bound | plain: median [2.5%, 97.5%]  bound")
@@ -258,7 +276,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {row['width']:>5} {row['t']:>2}  | {row['debiased_median']:.5f} [{row['debiased_p2.5']:.5f}, "
               f"{row['debiased_p97.5']:.5f}]  {row['bound_debiased']:.5f} | {row['plain_median']:.5f} "
               f"[{row['plain_p2.5']:.5f}, {row['plain_p97.5']:.5f}]  {row['bound_plain']:.5f}")
-    print(f"outputs in {args.out}")
     return 0
 
 
@@ -267,4 +284,5 @@ EXPERIMENT = Experiment(
     help="002 Appendix C.1 / Figures 3-4: Algorithm 1 on all-ones data (n=25000, T=12, k=3, rho=0.005)",
     add_arguments=add_arguments,
     run=run,
+    check=check,
 )

@@ -25,7 +25,8 @@ from pathlib import Path
 
 from dpstream.errors import DPStreamInputError
 
-__all__ = ["CHECKSUMS", "DataFile", "default_data_dir", "materialized", "read_checksums", "verified_bytes"]
+__all__ = ["CHECKSUMS", "DataFile", "check_files", "default_data_dir", "materialized", "read_checksums",
+           "verified_bytes"]
 
 CHECKSUMS = "SHA256SUMS"
 FIELD = "--data-dir"
@@ -80,8 +81,8 @@ def _check(data: bytes, expected: str | None, what: Path) -> None:
             "repository, e.g. git checkout -- data/)", str(what))
 
 
-def verified_bytes(file: DataFile, data_dir: Path | None = None) -> bytes:
-    """The content of ``file``, decompressed, after checking it (and its ``.xz``) against ``SHA256SUMS``."""
+def _shipped_bytes(file: DataFile, data_dir: Path | None) -> tuple[bytes, dict[str, str]]:
+    """The shipped (possibly compressed) bytes of ``file``, checked against ``SHA256SUMS``, and the sums."""
     folder = file.folder(data_dir)
     shipped = file.shipped(data_dir)
     if not shipped.is_file():
@@ -91,6 +92,23 @@ def verified_bytes(file: DataFile, data_dir: Path | None = None) -> bytes:
     sums = read_checksums(folder)
     raw = shipped.read_bytes()
     _check(raw, sums.get(shipped.name), shipped)
+    return raw, sums
+
+
+def check_files(files: Sequence[DataFile], data_dir: Path | None = None) -> None:
+    """Every file present and its shipped bytes matching ``SHA256SUMS`` (quick: nothing is decompressed).
+
+    Run before any work (``Experiment.check``); :func:`verified_bytes` checks the decompressed content too.
+    """
+    for file in files:
+        _shipped_bytes(file, data_dir)
+
+
+def verified_bytes(file: DataFile, data_dir: Path | None = None) -> bytes:
+    """The content of ``file``, decompressed, after checking it (and its ``.xz``) against ``SHA256SUMS``."""
+    folder = file.folder(data_dir)
+    shipped = file.shipped(data_dir)
+    raw, sums = _shipped_bytes(file, data_dir)
     if shipped.suffix == ".xz":
         try:
             raw = lzma.decompress(raw)

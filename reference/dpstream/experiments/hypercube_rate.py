@@ -30,7 +30,6 @@ import csv
 import itertools
 import json
 import math
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -41,9 +40,11 @@ from typing import Any
 import numpy as np
 
 from dpstream.audit.protocol import derive_seed
+from dpstream.cli_args import non_negative_int, positive_float, positive_int
 from dpstream.counters.sparse import level_start, sparse_threshold
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
-from dpstream.experiments import Experiment
+from dpstream.experiments import Experiment, command_line, noise_mode
+from dpstream.experiments.progress import progress
 from dpstream.hypercube.online import OnlineSyntheticData
 from dpstream.hypercube.schedule import PrivacySchedule
 from dpstream.hypercube.streams import StreamKind, make_stream
@@ -134,10 +135,8 @@ def fit_exponent(t: Sequence[float], y: Sequence[float]) -> float:
 
 
 def _progress(total: int) -> Any:
-    enabled = not os.environ.get("CI") and sys.stderr.isatty()
-    from tqdm import tqdm
-
-    return tqdm(total=total, disable=not enabled, desc="hypercube-rate", unit="step")
+    return progress(total, "hypercube-rate", "online runs of 004-alg1 (streams x d x runs, each up to t_max), noise: "
+                    "insecure seeded")
 
 
 def run_one(kind: StreamKind, d: int, rep: int, grid: RateGrid, seed: int,
@@ -236,14 +235,14 @@ def plot(summary: Sequence[dict[str, Any]], grid: RateGrid, path: Path) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=non_negative_int, default=0,
                         help="seed of the INSECURE simulation noise and of the data (default 0)")
     parser.add_argument("--full", action="store_true",
                         help="the full grid (t from 5 to 2000, 3 runs per configuration)")
-    parser.add_argument("--runs", type=int, default=None, help="runs per (stream, d) (overrides the grid)")
-    parser.add_argument("--t-max", type=int, default=None, help="largest t (overrides the grid)")
-    parser.add_argument("--epsilon", type=float, default=None, help="privacy budget (default 1)")
-    parser.add_argument("--dims", type=int, nargs="+", default=None, help="dimensions (default 1 2 3)")
+    parser.add_argument("--runs", type=positive_int, default=None, help="runs per (stream, d) (overrides the grid)")
+    parser.add_argument("--t-max", type=positive_int, default=None, help="largest t (overrides the grid)")
+    parser.add_argument("--epsilon", type=positive_float, default=None, help="privacy budget (default 1)")
+    parser.add_argument("--dims", type=positive_int, nargs="+", default=None, help="dimensions (default 1 2 3)")
     parser.add_argument("--no-plot", action="store_true", help="skip the plot")
 
 
@@ -277,7 +276,8 @@ def run(args: argparse.Namespace) -> int:
             writer.writeheader()
             writer.writerows(table)
     report = {"grid": {"times": grid.times, "runs": grid.runs, "epsilon": grid.epsilon, "dims": list(grid.dims),
-                       "seed": args.seed, "noise": "InsecureSeededNoise (simulation only)"},
+                       "seed": args.seed, "noise": "InsecureSeededNoise (simulation only)",
+                       "noise_mode": noise_mode(False, args.seed), "command": command_line(args)},
               "w1_rates": rates, "step_time": timing}
     (out / "rates.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     if not args.no_plot:
@@ -293,8 +293,25 @@ def run(args: argparse.Namespace) -> int:
         level, t_level = activation_level(grid.epsilon, d)
         print(f"d={d}: C_eps = {c_epsilon(grid.epsilon, d):.2f} (004-rem1.2); sparse counting first expected to "
               f"end a segment at level {level} (t = {t_level}); the grid ends at t = {grid.t_max}")
-    print(f"wrote {out}/runs.csv, summary.csv, rates.json" + ("" if args.no_plot else ", hypercube_rate.png"))
+    print(f"noise: {noise_mode(False, args.seed)}; command: {command_line(args)}")
     return 0
+
+
+MIN_T_MAX = 18
+"""The smallest --t-max: the per-step time is fitted over at least two blocks of t >= 16 (step_time_exponents)."""
+
+
+def check(args: argparse.Namespace) -> None:
+    """Before any work (``dpstream`` reports a violation as a usage error): a grid the fits can use.
+
+    The types of the options already refuse zero and negative values (``--t-max 0``, ``--runs 0``).
+    """
+    if args.t_max is not None and args.t_max < MIN_T_MAX:
+        raise DPStreamInputError("--t-max", f"must be >= {MIN_T_MAX} (the per-step time is fitted over blocks of "
+                                 "t >= 16)", args.t_max)
+    t_min = getattr(args, "t_min", None)
+    if t_min is not None and args.t_max is not None and t_min >= args.t_max:
+        raise DPStreamInputError("--t-min", f"must be < --t-max = {args.t_max}", t_min)
 
 
 EXPERIMENT = Experiment(
@@ -302,4 +319,5 @@ EXPERIMENT = Experiment(
     help="E W1 of online synthetic data (004-alg1) against t in d = 1, 2, 3 (uniform and clustered streams)",
     add_arguments=add_arguments,
     run=run,
+    check=check,
 )

@@ -31,17 +31,26 @@ from __future__ import annotations
 import argparse
 import csv
 import math
-import os
 import statistics
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dpstream.cli_args import (
+    Flatten,
+    comma_list,
+    finite_float,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    unit_interval,
+)
 from dpstream.counters import BlockCounter
-from dpstream.errors import DPStreamInputError
-from dpstream.experiments import Experiment
-from dpstream.experiments.data import DataFile, materialized
+from dpstream.errors import DataRowError, DPStreamInputError
+from dpstream.experiments import Experiment, command_line, noise_mode
+from dpstream.experiments.data import DataFile, check_files, materialized
+from dpstream.experiments.progress import progress
 from dpstream.noise import InsecureSeededNoise, NoiseSource, SecureNoise
 from dpstream.phdstream.baselines import (
     InitPrivTreeThenCounters,
@@ -86,22 +95,36 @@ ALGORITHMS: dict[str, Maker] = {
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source", choices=("authors", "generated"), default="authors",
                         help="the authors' CSV stream and queries, or our generator (default: %(default)s)")
-    parser.add_argument("--eps", type=float, nargs="+", default=[0.5, 1.0], help="per-event eps values")
-    parser.add_argument("--init-ratios", type=float, nargs="+", default=[0.1, 0.5], help="t0 as a share of events")
-    parser.add_argument("--batch-size", type=int, default=500)
-    parser.add_argument("--max-depth", type=int, default=20)
-    parser.add_argument("--theta", type=float, default=0.0)
+    parser.add_argument("--eps", type=comma_list(positive_float), nargs="+", action=Flatten, default=[0.5, 1.0],
+                        help="per-event eps values (default: 0.5 1)")
+    parser.add_argument("--init-ratios", type=comma_list(unit_interval), nargs="+", action=Flatten,
+                        default=[0.1, 0.5], help="t0 as a share of events, in [0, 1] (default: 0.1 0.5)")
+    parser.add_argument("--batch-size", type=positive_int, default=500)
+    parser.add_argument("--max-depth", type=positive_int, default=20)
+    parser.add_argument("--theta", type=finite_float, default=0.0)
     parser.add_argument("--lambda-rule", choices=[r.value for r in LambdaRule], default=LambdaRule.GENERAL.value,
                         help="PHDStream's PrivTree scale (E-phdstream-3): general (default, eps-DP), proof (the "
                              "authors' code); the baselines always use proof, which is eps-DP on their count inputs")
-    parser.add_argument("--runs", type=int, default=1, help="independent runs per panel")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--evaluations", type=int, default=10, help="evaluation times per run (incl. the last)")
-    parser.add_argument("--max-queries", type=int, default=None, help="use only the first N small queries")
-    parser.add_argument("--max-events", type=int, default=None, help="truncate the stream (quick runs)")
-    parser.add_argument("--n", type=int, default=50000, help="points of the generated stream (--source generated)")
+    parser.add_argument("--runs", type=positive_int, default=1, help="independent runs per panel")
+    parser.add_argument("--seed", type=non_negative_int, default=0,
+                        help="seed of the insecure noise and of --source generated's data (default: 0)")
+    parser.add_argument("--evaluations", type=positive_int, default=10,
+                        help="evaluation times per run (incl. the last)")
+    parser.add_argument("--max-queries", type=positive_int, default=None, help="use only the first N small queries")
+    parser.add_argument("--max-events", type=positive_int, default=None, help="truncate the stream (quick runs)")
+    parser.add_argument("--n", type=positive_int, default=50000,
+                        help="points of the generated stream (--source generated)")
     parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS), choices=list(ALGORITHMS))
     parser.add_argument("--secure", action="store_true", help="draw from the OpenDP-backed secure source")
+
+
+def check(args: argparse.Namespace) -> None:
+    """Before any work: the authors' files are there and intact (``--source authors``)."""
+    if args.source == "authors":
+        try:
+            check_files(DATA, args.data_dir)
+        except DPStreamInputError as exc:
+            raise DPStreamInputError(exc.field, f"{exc.rule} (or use --source generated)", exc.value) from exc
 
 
 def _load(args: argparse.Namespace) -> tuple[PointEvents, RangeQueries]:
@@ -109,10 +132,18 @@ def _load(args: argparse.Namespace) -> tuple[PointEvents, RangeQueries]:
         events = concentric_circles_stream(args.n, deletion=True, seed=args.seed).as_events()
         queries = query_set(args.seed, "small")
     else:
+        print(f"phdstream-circles: reading {STREAM.name} and {QUERIES.name} from {args.data_dir}", file=sys.stderr,
+              flush=True)
         try:
             with materialized(DATA, args.data_dir) as paths:
-                events = load_point_stream_csv(paths[STREAM]).as_events()
-                queries = load_query_csv(paths[QUERIES])["small"]
+                try:
+                    events = load_point_stream_csv(paths[STREAM]).as_events()
+                    queries = load_query_csv(paths[QUERIES])["small"]
+                except DataRowError as exc:  # name the file in the data dir, not its temporary copy
+                    shipped = next(f.shipped(args.data_dir) for f in DATA if str(paths[f]) == exc.path)
+                    raise DataRowError(shipped, exc.line, exc.field, exc.rule, exc.value) from exc
+        except DataRowError:
+            raise
         except DPStreamInputError as exc:
             raise DPStreamInputError(exc.field, f"{exc.rule} (or use --source generated)", exc.value) from exc
     if args.max_events is not None:
@@ -127,7 +158,7 @@ def _evaluation_times(steps: int, evaluations: int) -> set[int]:
     return {max(1, round(steps * (i + 1) / k)) for i in range(k)}
 
 
-def run_experiment(args: argparse.Namespace, progress: bool = True) -> list[dict[str, Any]]:
+def run_experiment(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Run every (eps, t0, run, algorithm); returns the rows of the CSV."""
     events, queries = _load(args)
     P = HypercubePartition(2, args.max_depth)
@@ -136,10 +167,9 @@ def run_experiment(args: argparse.Namespace, progress: bool = True) -> list[dict
     configs = [(eps, ratio, run) for eps in args.eps for ratio in args.init_ratios for run in range(args.runs)]
     batches_of = {ratio: initialize_by_ratio(events, ratio, args.batch_size) for ratio in args.init_ratios}
     total = sum(len(batches_of[ratio]) for _, ratio, _ in configs) * len(args.algorithms)
-    show = progress and not os.environ.get("CI") and sys.stderr.isatty()
-    from tqdm import tqdm
-
-    with tqdm(total=total, desc="phdstream-circles", unit="step", disable=not show, file=sys.stderr) as bar:
+    what = (f"{len(args.algorithms)} algorithm(s) x {len(args.eps)} eps x {len(args.init_ratios)} t0 x "
+            f"{args.runs} run(s) on {len(events)} events, noise: {noise_mode(args.secure, args.seed)}")
+    with progress(total, "phdstream-circles", what) as bar:
         for eps, ratio, run in configs:
             batches = batches_of[ratio]
             when = _evaluation_times(len(batches), args.evaluations)
@@ -177,8 +207,10 @@ def _write_csv(rows: list[dict[str, Any]], path: Path) -> None:
 
 
 def _summary(rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
-    lines = [f"# phdstream-circles (source={args.source}, lambda rule={args.lambda_rule}, D={args.max_depth}, "
-             f"batch={args.batch_size}, runs={args.runs}, seed={args.seed})", "",
+    data_seed = f", data seed={args.seed}" if args.source == "generated" else ""
+    lines = [f"# phdstream-circles (source={args.source}{data_seed}, lambda rule={args.lambda_rule}, "
+             f"D={args.max_depth}, batch={args.batch_size}, runs={args.runs})", "",
+             f"Noise: {noise_mode(args.secure, args.seed)}. Command: `{command_line(args)}`", "",
              "Mean over the evaluation times of the average relative error on small queries (section 5.4).", "",
              "| algorithm | " + " | ".join(f"eps={e:g}, t0={r:g}" for e in args.eps for r in args.init_ratios) + " |",
              "|---|" + "---|" * (len(args.eps) * len(args.init_ratios))]
@@ -223,19 +255,14 @@ def _plot(rows: list[dict[str, Any]], args: argparse.Namespace, path: Path) -> N
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        rows = run_experiment(args)
-    except DPStreamInputError as exc:
-        print(f"phdstream-circles: {exc}", file=sys.stderr)
-        return 2
+    rows = run_experiment(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     _write_csv(rows, out / "phdstream_circles.csv")
     summary = _summary(rows, args)
-    (out / "summary.md").write_text(summary, encoding="utf-8")
     _plot(rows, args, out / "phdstream_circles.png")
+    (out / "summary.md").write_text(summary, encoding="utf-8")
     print(summary)
-    print(f"wrote {out / 'phdstream_circles.csv'}, {out / 'phdstream_circles.png'}, {out / 'summary.md'}")
     return 0 if rows and all(math.isfinite(r["rel_error_small"]) for r in rows) else 1
 
 
@@ -245,4 +272,5 @@ EXPERIMENT = Experiment(
     add_arguments=add_arguments,
     run=run,
     data=DATA,
+    check=check,
 )

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import importlib.util
+import json
 import math
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -33,11 +34,13 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from dpstream.cli_args import Flatten, comma_list, fraction, non_negative_int, positive_float, positive_int
 from dpstream.counters import SimpleCounter, UnboundedBlockCounter
 from dpstream.counters.base import CounterFactory
-from dpstream.errors import DPStreamInputError
-from dpstream.experiments import Experiment
-from dpstream.experiments.data import DataFile, materialized
+from dpstream.errors import DataRowError, DPStreamInputError
+from dpstream.experiments import Experiment, command_line, noise_mode
+from dpstream.experiments.data import DataFile, check_files, materialized, verified_bytes
+from dpstream.experiments.progress import Progress, progress
 from dpstream.noise import InsecureSeededNoise, NoiseSource
 from dpstream.tabular.domain import Domain, IntArray
 from dpstream.tabular.fitting import DatasetFitter, MultiplicativeWeights
@@ -162,6 +165,9 @@ PAPER_TABLE_3: dict[tuple[str, float, str], tuple[float, float]] = {
 }
 
 METHODS = ("baseline", "proposed-simple", "proposed-block")
+FITTERS = ("mw", "pgm")
+REDUCED_HORIZON = 20
+REDUCED_PGM_HORIZON = 5
 
 
 @dataclass(frozen=True)
@@ -200,8 +206,9 @@ def _counter(method: str) -> CounterFactory:
 
 
 def run_one(spec: RunSpec, domain: Domain, steps: Sequence[StreamStep], k: int, seed: int,
-            fitter: DatasetFitter, zero: ZeroRule = "skip", floor: float = 1e-3) -> list[dict[str, float]]:
-    """Run one method on one stream; metrics at every time step (003-sec7.3)."""
+            fitter: DatasetFitter, zero: ZeroRule = "skip", floor: float = 1e-3,
+            bar: Progress | None = None) -> list[dict[str, float]]:
+    """Run one method on one stream; metrics at every time step (003-sec7.3); ``bar`` counts the steps."""
     W: list[Workload] = all_workloads(domain, 2)
     sizes = [float(s.size) for s in steps]                    # the public batch schedule of the construction
     total = TotalRule.public(lambda t: sizes[t - 1] if t <= len(sizes) else 0.0)
@@ -219,6 +226,8 @@ def run_one(spec: RunSpec, domain: Domain, steps: Sequence[StreamStep], k: int, 
         truth.update(step)
         metrics = stream_metrics(W, truth.tables, truth.total, g, zero=zero, floor=floor)
         rows.append({"t": float(t), **metrics.as_dict()})
+        if bar is not None:
+            bar.update(1)
     return rows
 
 
@@ -288,7 +297,10 @@ def _relwe_report(data_dir: Path, B: int, seed: int) -> str:
 
 def _load(data_dir: Path, columns: Sequence[str] | None) -> tuple[Domain, IntArray]:
     with materialized(DATA, data_dir) as paths:
-        return load_table_csv(paths[TABLE], paths[DOMAIN], columns=columns)
+        try:
+            return load_table_csv(paths[TABLE], paths[DOMAIN], columns=columns)
+        except DataRowError as exc:  # name the file in the data dir, not its temporary copy
+            raise DataRowError(TABLE.shipped(data_dir), exc.line, exc.field, exc.rule, exc.value) from exc
 
 
 def _streams(domain: Domain, records: IntArray, B: int, seed: int, horizon: int | None
@@ -341,6 +353,67 @@ def _tables(results: dict[RunSpec, list[dict[str, float]]], fitters: Sequence[st
     return "\n".join(lines)
 
 
+PGM_MISSING = ("PGM not run: the optional package mbi is not installed. Install it with pip install 'dpstream[pgm]' "
+               "(in a clone: pip install -e '.[pgm]'), then: dpstream reproduce tabular-adult --fitters pgm")
+PAPER_COLUMNS = {"baseline": (PAPER_TABLES_1_2, 0), "proposed-simple": (PAPER_TABLES_1_2, 1),
+                 "proposed-block": (PAPER_TABLE_3, 1)}
+"""Where the paper's value of each method is: (table, column)."""
+
+
+def paper_ratios(results: dict[RunSpec, list[dict[str, float]]]) -> dict[tuple[str, str], list[float]]:
+    """(fitter, metric) -> ours / paper over every cell of ``results`` that has a paper value."""
+    out: dict[tuple[str, str], list[float]] = {}
+    for spec, rows in results.items():
+        table, column = PAPER_COLUMNS[spec.method]
+        ours = _last10(rows) if rows else {}
+        for m in METRIC_NAMES:
+            paper = table.get((spec.dataset, spec.epsilon, m))
+            if paper is not None and paper[column] > 0 and math.isfinite(ours.get(m, math.nan)):
+                out.setdefault((spec.fitter, m), []).append(ours[m] / paper[column])
+    return out
+
+
+def _notes(results: dict[RunSpec, list[dict[str, float]]], skipped: dict[str, str], full: bool,
+           horizons: dict[str, str], stream_lengths: dict[int, int]) -> str:
+    """What the tables can and cannot be compared with, why cells are empty, and the commands that fill them."""
+    lines = ["## Reading these tables", ""]
+    if not full:
+        lengths = " and ".join(f"{n} (B = {B})" for B, n in sorted(stream_lengths.items()))
+        epsilons = ", ".join(sorted({f"{s.epsilon:g}" for s in results}))
+        lines.append(f"* REDUCED configuration (the default unless --full): eps = {epsilons} and the first "
+                     f"{' / '.join(horizons.values())} time steps of streams of {lengths} steps (fewer than 10 "
+                     "steps: the average is over all of them); the paper averages the last 10 steps of whole streams "
+                     "at eps = 0.5, 1, 2, 4, and errors fall over time. Whole streams, all four eps: "
+                     "`dpstream reproduce tabular-adult --full` (hours of CPU with PGM); MW only: "
+                     "`dpstream reproduce tabular-adult --full --fitters mw` (minutes); PGM on whole "
+                     "streams, B = 200, eps = 1: `dpstream reproduce tabular-adult --fitters pgm --batch-sizes 200 "
+                     "--epsilons 1 --horizon 245 --pgm-horizon 245` (about 30 minutes; docs/tabular.md).")
+    ratios = paper_ratios(results)
+    for fitter in dict.fromkeys(s.fitter for s in results):
+        spans = [f"{m} x{min(r):.2g}-x{max(r):.2g}" for m in METRIC_NAMES if (r := ratios.get((fitter, m)))]
+        if spans:
+            lines.append(f"* Ours / paper ({fitter.upper()}, over the cells with a paper value): " + ", ".join(spans)
+                         + ".")
+    lines.append("* Why ours differ besides run length (docs/tabular.md, \"How and why ours differ from the "
+                 "paper's\"): MW runs on a 5-attribute projection of Adult (the paper's numbers are PGM on all 15 "
+                 "attributes) and, as printed, converges slowly; RelWE is the printed formula with q(f_t) = 0 "
+                 "skipped, where rare cells dominate; the paper most likely floors small counts "
+                 "(`--relwe-zero floor --relwe-floor 0.01`).")
+    missing_paper = sorted({s.dataset for s in results if s.method == "proposed-block"
+                            and all((s.dataset, s.epsilon, m) not in PAPER_TABLE_3 for m in METRIC_NAMES)})
+    if missing_paper:
+        lines.append(f"* \"-\" in Simple (paper) / Block (paper) for {', '.join(missing_paper)}: 003 Table 3 has no "
+                     "such rows (it reports the block counter for B = 50 only); no command can fill them.")
+    other = sorted({f"{s.epsilon:g}" for s in results if (s.dataset, s.epsilon, "AvgWE") not in PAPER_TABLES_1_2
+                    and s.dataset in {k[0] for k in PAPER_TABLES_1_2}})
+    if other:
+        lines.append(f"* \"-\" in the paper columns for eps = {', '.join(other)}: 003 reports eps = 0.5, 1, 2, 4 only.")
+    if any(not math.isfinite(v) for rows in results.values() if rows for v in _last10(rows).values()):
+        lines.append("* \"-\" in an \"ours\" column: the metric is undefined there (no query with q(f_t) > 0).")
+    lines += [f"* {reason}" for reason in skipped.values()]
+    return "\n".join(lines) + "\n"
+
+
 def _find(results: dict[RunSpec, list[dict[str, float]]], ds: str, eps: float, fitter: str, method: str
           ) -> dict[str, float] | None:
     for spec, rows in results.items():
@@ -376,55 +449,98 @@ def _plot(results: dict[RunSpec, list[dict[str, float]]], out: Path) -> list[Pat
     return paths
 
 
+def _attribute(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"attribute names must not be empty (got {text!r})")
+    return text.strip()
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--full", action="store_true", help="the paper's grid: eps 0.5,1,2,4 and whole streams")
-    parser.add_argument("--epsilons", type=float, nargs="+", default=None, help="override the eps grid")
-    parser.add_argument("--batch-sizes", type=int, nargs="+", default=[50, 200], help="batch sizes B")
-    parser.add_argument("--horizon", type=int, default=None, help="time steps per stream (default 20; --full: all)")
-    parser.add_argument("--pgm-horizon", type=int, default=None, help="time steps with PGM (default 5; --full: all)")
-    parser.add_argument("--fitters", nargs="+", choices=["mw", "pgm"], default=["mw", "pgm"])
-    parser.add_argument("--k", type=int, default=3, help="selections per time step (not stated in 003)")
-    parser.add_argument("--pgm-iters", type=int, default=100, help="mirror-descent iterations per PGM fit")
-    parser.add_argument("--mw-columns", default=",".join(MW_COLUMNS), help="attributes of the MW projection")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the (insecure) simulation noise and shuffles")
+    parser.add_argument("--epsilons", type=comma_list(positive_float), nargs="+", action=Flatten, default=None,
+                        help="override the eps grid")
+    parser.add_argument("--batch-sizes", type=comma_list(positive_int), nargs="+", action=Flatten, default=[50, 200],
+                        help="batch sizes B (default: 50 200)")
+    parser.add_argument("--horizon", type=positive_int, default=None,
+                        help=f"time steps per stream (default {REDUCED_HORIZON}; --full: all)")
+    parser.add_argument("--pgm-horizon", type=positive_int, default=None,
+                        help=f"time steps with PGM (default {REDUCED_PGM_HORIZON}; --full: all)")
+    parser.add_argument("--fitters", nargs="+", choices=FITTERS, default=None,
+                        help="A_Dataset: mw, pgm (default: both; pgm needs the extra 'pgm', else it is skipped)")
+    parser.add_argument("--k", type=positive_int, default=3, help="selections per time step (not stated in 003)")
+    parser.add_argument("--pgm-iters", type=positive_int, default=100, help="mirror-descent iterations per PGM fit")
+    parser.add_argument("--mw-columns", type=comma_list(_attribute), default=list(MW_COLUMNS),
+                        help="attributes of the MW projection, comma-separated (default: %(default)s)")
+    parser.add_argument("--seed", type=non_negative_int, default=0,
+                        help="seed of the (insecure) simulation noise and shuffles")
     parser.add_argument("--relwe-zero", choices=["skip", "floor"], default="skip",
                         help="RelWE for q(f_t) = 0: skip the query (default) or use max(q(f_t), floor)")
-    parser.add_argument("--relwe-floor", type=float, default=1e-3,
-                        help="the floor of --relwe-zero floor, as a share of |f_t| (default 0.001; 001-sec5.4)")
+    parser.add_argument("--relwe-floor", type=fraction, default=1e-3,
+                        help="the floor of --relwe-zero floor, as a share of |f_t|, in (0, 1] (default 0.001; "
+                             "001-sec5.4)")
     parser.add_argument("--relwe-reference", action="store_true",
                         help="only print the metrics of a non-private reference release (the product of the exact "
                              "one-way marginals) under the RelWE conventions, for each batch size")
 
 
-def run(args: argparse.Namespace) -> int:
+def _pgm_installed() -> bool:
+    """Whether mbi can be found (cheap: nothing is imported; :func:`mbi_available` imports it)."""
+    return importlib.util.find_spec("mbi") is not None
+
+
+def check(args: argparse.Namespace) -> None:
+    """Before any work: the data are there and intact, the MW attributes exist, k fits the workloads, and an
+    explicitly requested PGM can run."""
+    check_files(DATA, args.data_dir)
     try:
-        return _run(args)
-    except DPStreamInputError as exc:
-        print(f"tabular-adult: {exc}", file=sys.stderr)
-        return 2
+        names = list(json.loads(verified_bytes(DOMAIN, args.data_dir)))
+    except ValueError as exc:
+        raise DPStreamInputError("--data-dir", f"{DOMAIN.name} is not a JSON object of attribute sizes ({exc})",
+                                 str(DOMAIN.folder(args.data_dir))) from exc
+    fitters = args.fitters or list(FITTERS)
+    if "mw" in fitters:
+        unknown = [c for c in args.mw_columns if c not in names]
+        if unknown:
+            raise DPStreamInputError("--mw-columns", f"not attributes of Adult ({', '.join(names)})",
+                                     ",".join(unknown))
+        if len(set(args.mw_columns)) != len(args.mw_columns) or len(args.mw_columns) < 2:
+            raise DPStreamInputError("--mw-columns", "needs at least 2 distinct attributes (2-way workloads)",
+                                     ",".join(args.mw_columns))
+    for fitter in fitters:
+        p = len(args.mw_columns) if fitter == "mw" else len(names)
+        if args.k > p * (p - 1) // 2:
+            raise DPStreamInputError("--k", f"must not exceed the {p * (p - 1) // 2} 2-way workloads of "
+                                     f"{fitter.upper()}'s {p} attributes", args.k)
+    if args.fitters and "pgm" in args.fitters and not _pgm_installed():
+        raise DPStreamInputError("--fitters", "pgm needs the optional package mbi: pip install 'dpstream[pgm]' "
+                                 "(or pip install -e '.[pgm]' in a clone)", "pgm")
 
 
-def _run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     epsilons = args.epsilons or ([0.5, 1.0, 2.0, 4.0] if args.full else [1.0])
-    horizon = args.horizon if args.horizon is not None else (None if args.full else 20)
-    pgm_horizon = args.pgm_horizon if args.pgm_horizon is not None else (None if args.full else 5)
+    horizon = args.horizon if args.horizon is not None else (None if args.full else REDUCED_HORIZON)
+    pgm_horizon = args.pgm_horizon if args.pgm_horizon is not None else (None if args.full else REDUCED_PGM_HORIZON)
     if args.relwe_reference:
         report = "\n\n".join(_relwe_report(args.data_dir, B, args.seed) for B in args.batch_sizes)
         (out / "relwe_reference.md").write_text(report + "\n", encoding="utf-8")
         print(report)
-        print(f"wrote {out / 'relwe_reference.md'}")
         return 0
     print("NOTE: insecure seeded noise (InsecureSeededNoise) -- a simulation, not a private release.", flush=True)
+    fitters = args.fitters or list(FITTERS)
+    print(f"tabular-adult: reading {TABLE.name} from {args.data_dir}" + (" and loading mbi/JAX for PGM"
+          if "pgm" in fitters else ""), file=sys.stderr, flush=True)
     data: dict[str, tuple[Domain, IntArray]] = {}
-    if "mw" in args.fitters:
-        data["mw"] = _load(args.data_dir, [c.strip() for c in args.mw_columns.split(",")])
-    if "pgm" in args.fitters:
+    skipped: dict[str, str] = {}
+    if "mw" in fitters:
+        data["mw"] = _load(args.data_dir, args.mw_columns)
+    if "pgm" in fitters:
         from dpstream.tabular.pgm import mbi_available
 
         if not mbi_available():
-            print("mbi (pip extra 'pgm') is not installed: skipping PGM", file=sys.stderr)
+            skipped["pgm"] = PGM_MISSING
+            print(f"tabular-adult: {PGM_MISSING}", file=sys.stderr)
         else:
             data["pgm"] = _load(args.data_dir, None)
     specs: list[tuple[RunSpec, list[StreamStep], Domain]] = []
@@ -440,31 +556,36 @@ def _run(args: argparse.Namespace) -> int:
                         specs.append((spec, steps, domain))
                         if spec.dataset not in datasets:
                             datasets.append(spec.dataset)
-    from tqdm import tqdm
-
-    disable = bool(os.environ.get("CI")) or not sys.stderr.isatty()
     results: dict[RunSpec, list[dict[str, float]]] = {}
     started = time.time()
-    with (out / "metrics.csv").open("w", newline="", encoding="utf-8") as fh:
+    what = (f"{len(specs)} runs (methods x streams x eps x A_Dataset {'/'.join(data)}), "
+            f"{sum(len(steps) for _, steps, _ in specs)} time steps, noise: {noise_mode(False, args.seed)}")
+    with (out / "metrics.csv").open("w", newline="", encoding="utf-8") as fh, \
+            progress(sum(len(steps) for _, steps, _ in specs), "tabular-adult", what) as bar:
         writer = csv.writer(fh)
         writer.writerow(["dataset", "eps", "fitter", "method", "t", *METRIC_NAMES])
-        for spec, steps, domain in tqdm(specs, desc="tabular-adult", disable=disable):
+        for spec, steps, domain in specs:
+            bar.set_postfix_str(f"{spec.dataset} eps={spec.epsilon:g} {spec.fitter} {spec.method}")
             rows = run_one(spec, domain, steps, args.k, _seed(args.seed, spec), _fitter(spec.fitter, args.pgm_iters),
-                           args.relwe_zero, args.relwe_floor)
+                           args.relwe_zero, args.relwe_floor, bar)
             results[spec] = rows
             for r in rows:
                 writer.writerow([spec.dataset, spec.epsilon, spec.fitter, spec.method, int(r["t"]),
                                  *[f"{r[m]:.6g}" for m in METRIC_NAMES]])
     table = _tables(results, list(data), epsilons, datasets)
     horizons = {"mw": f"{horizon or 'all'} (MW)", "pgm": f"{pgm_horizon or horizon or 'all'} (PGM)"}
-    header = (f"# tabular-adult: last-10-steps averages (k={args.k}, seed={args.seed}, horizon "
+    header = (f"# tabular-adult: last-10-steps averages (k={args.k}, horizon "
               f"{' / '.join(horizons[f] for f in data)}, RelWE zero rule: {args.relwe_zero}"
               f"{f' {args.relwe_floor:g}' if args.relwe_zero == 'floor' else ''}, "
-              f"{time.time() - started:.0f} s)\n\n")
-    (out / "table.md").write_text(header + table + "\n", encoding="utf-8")
-    plots = _plot(results, out)
+              f"{time.time() - started:.0f} s)\n\n"
+              f"Noise: {noise_mode(False, args.seed)}. Command: `{command_line(args)}`\n\n")
+    n_records = next(iter(data.values()))[1].shape[0] if data else 0
+    notes = _notes(results, skipped, args.full, {f: horizons[f] for f in data},
+                   {B: -(-n_records // B) for B in args.batch_sizes})
+    (out / "table.md").write_text(header + table + "\n" + notes + "\n", encoding="utf-8")
+    _plot(results, out)
     print(header + table)
-    print(f"wrote {out / 'metrics.csv'}, {out / 'table.md'} and {len(plots)} plot(s)")
+    print(notes)
     return 0
 
 
@@ -474,5 +595,6 @@ EXPERIMENT = Experiment(
     add_arguments=add_arguments,
     run=run,
     data=DATA,
+    check=check,
 )
 

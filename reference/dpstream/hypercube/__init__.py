@@ -10,3 +10,26 @@
 
 The counters 004-alg2 and 004-alg3 live in :mod:`dpstream.counters.sparse`.
 """
+
+from dpstream.hypercube.consistency import ConsistencyRule, consistency
+from dpstream.hypercube.online import HypercubeRelease, OnlineSyntheticData
+from dpstream.hypercube.partition import BinaryPartition, Region, depth_at, level_time
+from dpstream.hypercube.schedule import PrivacySchedule, ScheduleKind
+from dpstream.hypercube.streams import StreamKind, make_stream
+from dpstream.hypercube.wasserstein import wasserstein1
+
+__all__ = [
+    "BinaryPartition",
+    "ConsistencyRule",
+    "HypercubeRelease",
+    "OnlineSyntheticData",
+    "PrivacySchedule",
+    "Region",
+    "ScheduleKind",
+    "StreamKind",
+    "consistency",
+    "depth_at",
+    "level_time",
+    "make_stream",
+    "wasserstein1",
+]

@@ -19,8 +19,17 @@ Modules, by the paper's concepts:
 Documentation: docs/phdstream.md; errata: docs/errata/phdstream.md.
 """
 
+from dpstream.phdstream.baselines import (
+    InitPrivTreeThenCounters,
+    OfflinePrivTreeOnDifferential,
+    OfflinePrivTreeOnStream,
+    privtree_counting,
+)
 from dpstream.phdstream.counters_tree import PHDStreamTreeWithCounters, simple_counter_factory
+from dpstream.phdstream.data import EventStream, concentric_circles_stream, load_point_stream_csv, load_query_csv
 from dpstream.phdstream.efficient import EfficientPHDStream
+from dpstream.phdstream.initialization import initialize, initialize_by_ratio
+from dpstream.phdstream.metric import RangeQueries, query_set, relative_error
 from dpstream.phdstream.partition import BooleanCubePartition, HypercubePartition, Node, Partition, node_label
 from dpstream.phdstream.phdstream import PHDStream
 from dpstream.phdstream.phdstream_tree import PHDStreamTree
@@ -32,26 +41,39 @@ from dpstream.phdstream.tree_function import c_t_norm, consistent_extension, is_
 __all__ = [
     "BooleanCubePartition",
     "EfficientPHDStream",
+    "EventStream",
     "HypercubePartition",
+    "InitPrivTreeThenCounters",
     "LambdaRule",
     "Node",
+    "OfflinePrivTreeOnDifferential",
+    "OfflinePrivTreeOnStream",
     "PHDStream",
     "PHDStreamTree",
     "PHDStreamTreeWithCounters",
     "Partition",
     "PointEvents",
     "PrivTree",
+    "RangeQueries",
     "SelectiveCounting",
     "SelectiveRelease",
     "Subtree",
     "SyntheticRelease",
     "TreeRelease",
     "c_t_norm",
+    "concentric_circles_stream",
     "consistent_extension",
+    "initialize",
+    "initialize_by_ratio",
     "is_consistent",
+    "load_point_stream_csv",
+    "load_query_csv",
     "node_label",
     "privtree",
+    "privtree_counting",
     "privtree_scales",
+    "query_set",
+    "relative_error",
     "simple_counter_factory",
     "tree_function",
 ]

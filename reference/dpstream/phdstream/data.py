@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from dpstream.errors import DPStreamInputError, require_finite_real, require_int_at_least
+from dpstream.errors import DataRowError, DPStreamInputError, require_finite_real, require_int_at_least
 from dpstream.noise import data_rng
 from dpstream.phdstream.metric import RangeQueries
 from dpstream.phdstream.partition import FloatArray, IntArray
@@ -116,21 +115,37 @@ def concentric_circles_stream(n: int, *, deletion: bool, seed: int, noise: float
     return EventStream(pts[np.asarray(rows, dtype=np.int64)], np.asarray(moves, dtype=np.int64))
 
 
-def _rows(path: Path) -> tuple[list[str], Iterable[list[str]]]:
-    handle = path.open(newline="", encoding="utf-8")
-    reader = csv.reader(handle)
+def _rows(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """The header and the non-empty rows, each with its line number (the header is line 1)."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle)
+        try:
+            header = [h.strip() for h in next(reader)]
+        except StopIteration:
+            raise DPStreamInputError("path", "the CSV file is empty", str(path)) from None
+        return header, [(reader.line_num, row) for row in reader if row]
+
+
+def _cell(path: Path, line: int, row: list[str], header: list[str], name: str) -> float:
+    """The finite number in column ``name`` of a row (DataRowError naming file, line and value otherwise)."""
+    if len(row) != len(header):
+        raise DataRowError(path, line, "row", f"has {len(row)} fields, the header {len(header)}", ",".join(row))
+    cell = row[header.index(name)]
     try:
-        header = [h.strip() for h in next(reader)]
-    except StopIteration as exc:
-        handle.close()
-        raise DPStreamInputError("path", "the CSV file is empty", str(path)) from exc
-    rows = list(reader)
-    handle.close()
-    return header, rows
+        value = float(cell)
+    except ValueError:
+        raise DataRowError(path, line, name, "must be a number", cell) from None
+    if not math.isfinite(value):
+        raise DataRowError(path, line, name, "must be a finite number", cell)
+    return value
 
 
 def load_point_stream_csv(path: str | Path) -> EventStream:
-    """Read a point stream: columns x, y (required), time and move (optional; move in {+1, -1})."""
+    """Read a point stream: columns x, y (required, in [0, 1]), time and move (optional; move in {+1, -1}).
+
+    A row that does not parse (a short row, a non-numeric cell, a coordinate outside [0, 1], a move other
+    than +1/-1, a non-integer time) raises :class:`DataRowError` naming the file, the line and the value.
+    """
     p = Path(path)
     if not p.is_file():
         raise DPStreamInputError("path", "no such CSV file", str(p))
@@ -138,27 +153,32 @@ def load_point_stream_csv(path: str | Path) -> EventStream:
     for name in ("x", "y"):
         if name not in header:
             raise DPStreamInputError("path", f"the CSV needs a column {name!r}", header)
-    ix, iy = header.index("x"), header.index("y")
-    it = header.index("time") if "time" in header else None
-    im = header.index("move") if "move" in header else None
+    has_time, has_move = "time" in header, "move" in header
     pts, moves, times = [], [], []
-    for k, row in enumerate(rows, start=2):
-        try:
-            pts.append((float(row[ix]), float(row[iy])))
-            move = 1 if im is None else int(float(row[im]))
-            t = 0 if it is None else int(float(row[it]))
-        except (ValueError, IndexError) as exc:
-            raise DPStreamInputError("path", f"line {k}: cannot read x, y, time, move", row) from exc
-        if move not in (1, -1):
-            raise DPStreamInputError("move", f"line {k}: must be +1 or -1", row[im] if im is not None else move)
-        moves.append(move)
-        times.append(t)
+    for k, row in rows:
+        x, y = _cell(p, k, row, header, "x"), _cell(p, k, row, header, "y")
+        for name, value in (("x", x), ("y", y)):
+            if not 0.0 <= value <= 1.0:
+                raise DataRowError(p, k, name, "must lie in [0, 1] (the domain of the partition)",
+                                   row[header.index(name)])
+        move = _cell(p, k, row, header, "move") if has_move else 1.0
+        if move not in (1.0, -1.0):
+            raise DataRowError(p, k, "move", "must be +1 or -1", row[header.index("move")])
+        t = _cell(p, k, row, header, "time") if has_time else 0.0
+        if not t.is_integer():
+            raise DataRowError(p, k, "time", "must be an integer", row[header.index("time")])
+        pts.append((x, y))
+        moves.append(int(move))
+        times.append(int(t))
     return EventStream(np.asarray(pts, dtype=np.float64).reshape(len(pts), 2), np.asarray(moves, dtype=np.int64),
-                       None if it is None else np.asarray(times, dtype=np.int64))
+                       np.asarray(times, dtype=np.int64) if has_time else None)
 
 
 def load_query_csv(path: str | Path) -> dict[str, RangeQueries]:
-    """Read rectangles (columns xmin, ymin, xmax, ymax, size), grouped by ``size``."""
+    """Read rectangles (columns xmin, ymin, xmax, ymax, size), grouped by ``size``.
+
+    A row that does not parse raises :class:`DataRowError` naming the file, the line and the value.
+    """
     p = Path(path)
     if not p.is_file():
         raise DPStreamInputError("path", "no such CSV file", str(p))
@@ -166,11 +186,10 @@ def load_query_csv(path: str | Path) -> dict[str, RangeQueries]:
     need = ("xmin", "ymin", "xmax", "ymax", "size")
     if any(h not in header for h in need):
         raise DPStreamInputError("path", f"the query CSV needs the columns {need}", header)
-    idx = [header.index(h) for h in need]
     groups: dict[str, list[list[float]]] = {}
-    for row in rows:
-        values = [row[i] for i in idx]
-        groups.setdefault(values[4], []).append([float(v) for v in values[:4]])
+    for k, row in rows:
+        box = [_cell(p, k, row, header, name) for name in need[:4]]
+        groups.setdefault(row[header.index("size")], []).append(box)
     out = {}
     for size, boxes in groups.items():
         arr = np.asarray(boxes, dtype=np.float64)

@@ -24,9 +24,18 @@ from dpstream.tabular.fitting import DatasetFitter, InformationProjection, Measu
 from dpstream.tabular.main_algorithm import MainAlgorithm
 from dpstream.tabular.metrics import Metrics, stream_metrics
 from dpstream.tabular.offline import naive_offline, select_measure_fit
+from dpstream.tabular.pgm import PGMDataset, PrivatePGM, mbi_available
 from dpstream.tabular.queries import MarginalQuery, Workload, all_marginal_queries, all_workloads
 from dpstream.tabular.selection import BiasRule, SelectionLaw
-from dpstream.tabular.stream import StreamStep, adult_ordered, adult_randomized, generate_records, generate_stream
+from dpstream.tabular.stream import (
+    StreamStep,
+    adult_ordered,
+    adult_randomized,
+    generate_records,
+    generate_stream,
+    load_stream_csv,
+    load_table_csv,
+)
 from dpstream.tabular.streaming_mwem import OfflineToStream, StreamingMWEM
 from dpstream.tabular.totals import TotalRule
 
@@ -42,6 +51,8 @@ __all__ = [
     "Metrics",
     "MultiplicativeWeights",
     "OfflineToStream",
+    "PGMDataset",
+    "PrivatePGM",
     "SelectionLaw",
     "StreamStep",
     "StreamingMWEM",
@@ -57,6 +68,9 @@ __all__ = [
     "answer",
     "generate_records",
     "generate_stream",
+    "load_stream_csv",
+    "load_table_csv",
+    "mbi_available",
     "naive_offline",
     "select_measure_fit",
     "stream_metrics",

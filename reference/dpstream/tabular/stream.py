@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dpstream.errors import DPStreamInputError, require_int_at_least
+from dpstream.errors import DataRowError, DPStreamInputError, require_int_at_least
 from dpstream.noise import data_rng
 from dpstream.tabular.domain import Domain, IntArray, validate_records
 from dpstream.tabular.queries import FloatArray, Query, marginal_table_of_records
@@ -190,6 +190,42 @@ def adult_ordered(domain: Domain, records: object, B: int) -> list[StreamStep]:
     return batches(arr[order], B)
 
 
+def _read_csv(path: str | Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """The header and the non-empty rows of a CSV, each row with its line number (the header is line 1)."""
+    with Path(path).open(newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        try:
+            header = [h.strip() for h in next(reader)]
+        except StopIteration:
+            raise DPStreamInputError("csv", f"{path} is empty (it needs a header row)", str(path)) from None
+        return header, [(reader.line_num, row) for row in reader if row]
+
+
+def _code(path: str | Path, line: int, name: str, cell: str | None, size: int | None) -> int:
+    """One attribute value: an integer code in 0..size-1 (>= 0 without a size)."""
+    rule = "must be an integer code" + (f" in 0..{size - 1}" if size is not None else " >= 0")
+    if cell is None:
+        raise DataRowError(path, line, name, "missing: the row is shorter than the header", cell)
+    try:
+        value = int(cell)
+    except ValueError:
+        raise DataRowError(path, line, name, rule, cell) from None
+    if value < 0 or (size is not None and value >= size):
+        raise DataRowError(path, line, name, rule, cell)
+    return value
+
+
+def _read_domain(domain_json: str | Path) -> dict[str, int]:
+    try:
+        raw = json.loads(Path(domain_json).read_text(encoding="utf-8"))
+        if not isinstance(raw, dict):
+            raise TypeError("not an object")
+        return {str(k): int(v) for k, v in raw.items()}
+    except (ValueError, TypeError) as exc:
+        raise DPStreamInputError("domain_json", f"{domain_json} must map attribute names to sizes ({exc})",
+                                 str(domain_json)) from exc
+
+
 def load_table_csv(csv_path: str | Path, domain_json: str | Path | None = None,
                    columns: Sequence[str] | None = None) -> tuple[Domain, IntArray]:
     """A record table (header row of attribute names, integer codes) and its domain.
@@ -197,24 +233,38 @@ def load_table_csv(csv_path: str | Path, domain_json: str | Path | None = None,
     ``domain_json`` maps attribute names to sizes (the ``*-domain.json`` files); columns
     of the CSV that are not in it (e.g. an unnamed index column) are ignored. Without a
     domain file the sizes are max + 1 of each column. ``columns`` restricts (and orders)
-    the attributes, e.g. a small projection for MW.
+    the attributes, e.g. a small projection for MW. A row that does not parse (a short or
+    long row, a non-integer cell, a code outside the domain) raises :class:`DataRowError`
+    naming the file, the line and the value.
     """
-    with Path(csv_path).open(newline="", encoding="utf-8") as fh:
-        reader = csv.reader(fh)
-        header = next(reader)
-        rows = [row for row in reader if row]
+    header, rows = _read_csv(csv_path)
     sizes: dict[str, int] | None = None
     if domain_json is not None:
-        sizes = {str(k): int(v) for k, v in json.loads(Path(domain_json).read_text(encoding="utf-8")).items()}
+        sizes = _read_domain(domain_json)
     names = list(columns) if columns is not None else [h for h in header if sizes is None or h in sizes]
     for name in names:
         if name not in header:
             raise DPStreamInputError("columns", f"attribute {name!r} is not a column of {csv_path}", name)
+        if sizes is not None and name not in sizes:
+            raise DPStreamInputError("columns", f"attribute {name!r} has no size in {domain_json}", name)
     idx = [header.index(n) for n in names]
-    try:
-        data = np.array([[int(row[i]) for i in idx] for row in rows], dtype=np.int64).reshape(len(rows), len(idx))
-    except ValueError as exc:
-        raise DPStreamInputError("records", "attribute values must be integer codes", str(exc)) from exc
+    try:  # fast path; on any problem the rows are read one by one below to name the culprit
+        if any(len(row) != len(header) for _, row in rows):
+            raise ValueError("row length")
+        data = np.array([[int(row[i]) for i in idx] for _, row in rows], dtype=np.int64).reshape(len(rows), len(idx))
+        bad = np.any(data < 0, axis=1)
+        if sizes is not None:
+            bad |= np.any(data >= np.array([sizes[n] for n in names], dtype=np.int64), axis=1)
+        if bad.any():
+            raise ValueError("code outside the domain")
+    except ValueError:
+        for line, row in rows:
+            if len(row) != len(header):
+                raise DataRowError(csv_path, line, "row", f"has {len(row)} fields, the header {len(header)}",
+                                   ",".join(row)) from None
+            for name, i in zip(names, idx, strict=True):
+                _code(csv_path, line, name, row[i], None if sizes is None else sizes[name])
+        raise  # pragma: no cover - the scan above finds the row the fast path stopped at
     if sizes is None:
         sizes = {n: int(data[:, j].max()) + 1 if data.shape[0] else 1 for j, n in enumerate(names)}
     domain = Domain(tuple(names), tuple(sizes[n] for n in names))
@@ -229,27 +279,34 @@ def load_stream_csv(csv_path: str | Path, domain: Domain, time_column: str = "t"
     ``op_column`` a value of -1 removes the record and +1 adds it. Times without rows
     become empty steps; the result has one :class:`StreamStep` per t = 1..max t.
     Removals are checked against the records present (a record cannot be removed
-    before it was added).
+    before it was added). A row that does not parse raises :class:`DataRowError`
+    naming the file, the line and the value.
     """
-    with Path(csv_path).open(newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        rows = list(reader)
-        fields = reader.fieldnames or []
-    for name in (*domain.names, time_column, *([op_column] if op_column else [])):
-        if name not in fields:
-            raise DPStreamInputError("columns", f"the CSV must have a column {name!r}", fields)
+    header, rows = _read_csv(csv_path)
+    needed = (*domain.names, time_column, *([op_column] if op_column else []))
+    for name in needed:
+        if name not in header:
+            raise DPStreamInputError("columns", f"the CSV must have a column {name!r}", header)
+    position = {name: header.index(name) for name in needed}
     by_time: dict[int, tuple[list[list[int]], list[list[int]]]] = {}
-    for line, row in enumerate(rows, start=2):
+    for line, row in rows:
+        if len(row) != len(header):
+            raise DataRowError(csv_path, line, "row", f"has {len(row)} fields, the header {len(header)}",
+                               ",".join(row))
+        cell = {name: row[i] for name, i in position.items()}
         try:
-            t = int(row[time_column])
-            record = [int(row[n]) for n in domain.names]
-            op = int(row[op_column]) if op_column else 1
-        except ValueError as exc:
-            raise DPStreamInputError("csv", f"line {line}: time, values and op must be integers", row) from exc
+            t = int(cell[time_column])
+        except ValueError:
+            raise DataRowError(csv_path, line, time_column, "times must be integers >= 1",
+                               cell[time_column]) from None
         if t < 1:
-            raise DPStreamInputError(time_column, f"line {line}: times must be >= 1", t)
-        if op not in (1, -1):
-            raise DPStreamInputError(op_column or "op", f"line {line}: must be +1 or -1", op)
+            raise DataRowError(csv_path, line, time_column, "times must be integers >= 1", cell[time_column])
+        record = [_code(csv_path, line, n, cell[n], size) for n, size in zip(domain.names, domain.sizes, strict=True)]
+        op = 1
+        if op_column:
+            if cell[op_column].strip() not in ("1", "+1", "-1"):
+                raise DataRowError(csv_path, line, op_column, "must be +1 or -1", cell[op_column])
+            op = int(cell[op_column])
         added, removed = by_time.setdefault(t, ([], []))
         (added if op == 1 else removed).append(record)
     horizon = max(by_time, default=0)

@@ -1,0 +1,262 @@
+"""Argument types of the ``dpstream`` command line, and its output folders.
+
+Each type is an argparse ``type=`` callable: it turns one command-line string into a value or raises
+``argparse.ArgumentTypeError`` stating the rule, so argparse itself reports a bad value as
+``dpstream reproduce X: error: argument --eps: must be a finite number > 0 (got '-1')`` with exit status 2
+and no traceback. ``comma_list(item)`` with :class:`Flatten` accepts ``--eps 0.5,1 2`` as well as
+``--eps 0.5 1 2``.
+
+Output folders (docs/developing.md, "Experiments"): :func:`writable_dir` checks at parse time, without
+creating anything, that the folder could be made and written; :func:`prepare_output_dir` creates it and
+writes a probe file before any work starts; :func:`staged_output_dir` gives a run a hidden staging folder
+inside it and moves the files into place only when the run returns (an exception removes the staging
+folder), so an interrupted or crashed run never leaves files that look complete.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+from dpstream.errors import DPStreamInputError
+
+__all__ = [
+    "STAGING_PREFIX",
+    "Flatten",
+    "Parser",
+    "comma_list",
+    "existing_dir",
+    "existing_file",
+    "finite_float",
+    "fraction",
+    "non_negative_float",
+    "non_negative_int",
+    "positive_float",
+    "positive_int",
+    "prepare_output_dir",
+    "probability",
+    "staged_output_dir",
+    "unit_interval",
+    "writable_dir",
+]
+
+T = TypeVar("T")
+STAGING_PREFIX = ".dpstream-partial-"
+"""Name prefix of a run's staging folder inside its output folder (left behind only if the process is killed)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose usage errors are one line on stderr (no usage block), exit status 2.
+
+    Subcommand parsers made with ``add_subparsers`` are of the same class.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, self.error_line(message) + "\n")
+
+    def error_line(self, message: str) -> str:
+        """The one line a usage error prints."""
+        return f"{self.prog}: error: {' '.join(message.split())} (see '{self.prog} --help')"
+
+
+def _bad(rule: str, text: str) -> argparse.ArgumentTypeError:
+    return argparse.ArgumentTypeError(f"{rule} (got {text!r})")
+
+
+def _integer(text: str, minimum: int) -> int:
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise _bad(f"must be an integer >= {minimum}", text) from None
+    if value < minimum:
+        raise _bad(f"must be an integer >= {minimum}", text)
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1 (counts, horizons, runs, batch sizes)."""
+    return _integer(text, 1)
+
+
+def non_negative_int(text: str) -> int:
+    """An integer >= 0 (seeds)."""
+    return _integer(text, 0)
+
+
+def finite_float(text: str) -> float:
+    """A finite real number."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise _bad("must be a finite number", text) from None
+    if not math.isfinite(value):
+        raise _bad("must be a finite number", text)
+    return value
+
+
+def _float_in(text: str, rule: str, ok: Callable[[float], bool]) -> float:
+    try:
+        value = finite_float(text)
+    except argparse.ArgumentTypeError:
+        raise _bad(rule, text) from None
+    if not ok(value):
+        raise _bad(rule, text)
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0 (eps, rho)."""
+    return _float_in(text, "must be a finite number > 0", lambda v: v > 0.0)
+
+
+def non_negative_float(text: str) -> float:
+    """A finite number >= 0 (thresholds)."""
+    return _float_in(text, "must be a finite number >= 0", lambda v: v >= 0.0)
+
+
+def probability(text: str) -> float:
+    """A probability strictly inside (0, 1) (failure probabilities beta)."""
+    return _float_in(text, "must lie in (0, 1)", lambda v: 0.0 < v < 1.0)
+
+
+def fraction(text: str) -> float:
+    """A share in (0, 1] (floors as a share of the records)."""
+    return _float_in(text, "must lie in (0, 1]", lambda v: 0.0 < v <= 1.0)
+
+
+def unit_interval(text: str) -> float:
+    """A share in [0, 1] (initialization ratios)."""
+    return _float_in(text, "must lie in [0, 1]", lambda v: 0.0 <= v <= 1.0)
+
+
+def existing_file(text: str) -> Path:
+    """A file that exists and can be read."""
+    path = Path(text)
+    if not path.is_file():
+        raise _bad("no such file", text)
+    if not os.access(path, os.R_OK):
+        raise _bad("file not readable", text)
+    return path
+
+
+def existing_dir(text: str) -> Path:
+    """A folder that exists."""
+    path = Path(text)
+    if not path.is_dir():
+        raise _bad("no such folder", text)
+    return path
+
+
+def _writable_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be (made into) a writable folder, or None. Creates nothing."""
+    if path.exists():
+        if not path.is_dir():
+            return "is a file, not a folder"
+        if not os.access(path, os.W_OK | os.X_OK):
+            return "folder is not writable"
+        return None
+    parent = path.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"cannot create a folder under the file {parent}"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"cannot create it: {parent} is not writable"
+    return None
+
+
+def writable_dir(text: str) -> Path:
+    """An output folder that exists and is writable, or that can be created (checked, not created)."""
+    if not text.strip():
+        raise _bad("must name a folder", text)
+    path = Path(text)
+    problem = _writable_problem(path)
+    if problem:
+        raise _bad(problem, text)
+    return path
+
+
+def prepare_output_dir(path: Path, field: str = "--out") -> Path:
+    """Create the output folder and write (then remove) a probe file in it, before any work starts.
+
+    Raises :class:`DPStreamInputError` naming ``field`` when the folder cannot be created or written
+    (a file in its place, a read-only parent, a read-only file system, a full disk).
+    """
+    problem = _writable_problem(path)
+    if problem:
+        raise DPStreamInputError(field, problem, str(path))
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path, prefix=STAGING_PREFIX + "probe-") as fh:
+            fh.write(b"probe")
+    except OSError as exc:
+        raise DPStreamInputError(field, f"cannot write there ({exc.strerror or exc})", str(path)) from exc
+    return path
+
+
+def _move_into(source: Path, target: Path) -> list[Path]:
+    """Move every entry of ``source`` into ``target`` (merging folders, replacing files); the moved files."""
+    moved: list[Path] = []
+    for entry in sorted(source.iterdir()):
+        destination = target / entry.name
+        if entry.is_dir() and destination.is_dir():
+            moved += _move_into(entry, destination)
+            entry.rmdir()
+        else:
+            if destination.is_dir():
+                shutil.rmtree(destination)
+            os.replace(entry, destination)
+            moved += [destination] if destination.is_file() else sorted(p for p in destination.rglob("*")
+                                                                        if p.is_file())
+    return moved
+
+
+@contextmanager
+def staged_output_dir(final: Path, written: list[Path] | None = None) -> Iterator[Path]:
+    """A staging folder inside ``final`` for a run's outputs.
+
+    When the ``with`` block ends normally, every file is moved into ``final`` (same file system, so each
+    move is a rename) and listed in ``written``; when it raises, the staging folder is removed and
+    ``final`` keeps what it held before (for example a previous complete run). A killed process leaves
+    only a folder named ``.dpstream-partial-*``.
+    """
+    stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=final))
+    try:
+        yield stage
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    moved = _move_into(stage, final)
+    stage.rmdir()
+    if written is not None:
+        written.extend(moved)
+
+
+def comma_list(item: Callable[[str], T]) -> Callable[[str], list[T]]:
+    """A type for ``a,b,c``: each item converted by ``item`` (use with ``nargs='+'`` and :class:`Flatten`)."""
+    def convert(text: str) -> list[T]:
+        parts = [p.strip() for p in text.split(",")]
+        if any(not p for p in parts):
+            raise _bad("empty item in a comma-separated list", text)
+        return [item(p) for p in parts]
+
+    convert.__name__ = f"comma_list({getattr(item, '__name__', 'item')})"
+    return convert
+
+
+class Flatten(argparse.Action):
+    """Store the items of one or more comma lists as one list (``--eps 0.5,1 2`` -> [0.5, 1.0, 2.0])."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
+        items: list[Any] = []
+        for value in values if isinstance(values, list) else [values]:
+            items += value if isinstance(value, list) else [value]
+        setattr(namespace, self.dest, items)
