@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from dpstream.errors import DPStreamDeprecationWarning
-from dpstream.noise import NoiseSource
+from dpstream.noise import BaseNoiseSource, NoiseSource
 
 __all__ = ["Call", "Convention", "check_noise", "convention", "intercepting", "with_noise"]
 
@@ -40,7 +40,9 @@ OldOrder = tuple[str, ...]
 
 def check_noise(noise: object) -> None:
     """``TypeError`` unless ``noise`` is a :class:`~dpstream.noise.NoiseSource` or ``None`` (the secure default)."""
-    if noise is not None and not isinstance(noise, NoiseSource):
+    # BaseNoiseSource first: an ABC check is fast, the structural NoiseSource check (a runtime-checkable
+    # protocol, for sources that do not subclass it) costs ~10 us
+    if noise is not None and not isinstance(noise, BaseNoiseSource) and not isinstance(noise, NoiseSource):
         kind = type(noise)
         name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
         raise TypeError("noise must be a NoiseSource (dpstream.noise: SecureNoise, InsecureSeededNoise, "
@@ -85,13 +87,15 @@ class Convention:
         candidates = [o for o in self.old if len(o) == len(args)]
         if len(args) > len(self.positional):
             if not candidates:
+                names = (*self.positional, "noise") if self.takes_noise else self.positional
                 raise TypeError(
                     f"{self.name}() takes at most {len(self.positional)} positional arguments "
                     f"({', '.join(self.positional)}), {len(args)} given; noise and the options are keyword-only: "
-                    f"{self.new_call(self.positional)}{', noise=...' if self.takes_noise else ''}")
+                    f"{self.new_call(names)}")
             return candidates[0]
         for order in candidates:
-            if "noise" in order and isinstance(args[order.index("noise")], NoiseSource):
+            noise = args[order.index("noise")] if "noise" in order else None
+            if isinstance(noise, BaseNoiseSource) or (noise is not None and isinstance(noise, NoiseSource)):
                 return order
         return None
 
