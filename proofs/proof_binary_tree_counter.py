@@ -50,11 +50,10 @@ Checks below: items 1-5 and both variances in sympy, then the same items read fr
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 import sympy as sp
 
+from dpstream.convention import with_noise
 from dpstream.counters.binary_tree import BinaryTreeCounter
 from dpstream.counters.loss import stream_entry_epsilon
 from dpstream.noise import DrawKind
@@ -165,12 +164,12 @@ def test_implementation_scale_for_every_horizon() -> None:
     for T in range(1, 401):
         corrected = float((sp.integer_log(T, 2)[0] + 1) / eps)  # floor(log2 T) exactly
         for discrete in (False, True):
-            _, tape = record_run(partial(BinaryTreeCounter, float(eps), T, discrete=discrete), [1], 0)
+            _, tape = record_run(with_noise(BinaryTreeCounter, float(eps), T, discrete=discrete), [1], 0)
             (draw,) = tape.draws
             assert draw.kind is (DrawKind.DISCRETE_LAPLACE if discrete else DrawKind.LAPLACE)
             assert np.isclose(draw.params["scale"], corrected, rtol=1e-15, atol=0)
         if T >= 2:
-            _, tape = record_run(partial(BinaryTreeCounter, float(eps), T, as_printed=True), [1], 0)
+            _, tape = record_run(with_noise(BinaryTreeCounter, float(eps), T, as_printed=True), [1], 0)
             assert np.isclose(tape.draws[0].params["scale"], float(sp.log(T, 2) / eps), rtol=1e-14, atol=0)
 
 
@@ -180,7 +179,7 @@ def test_implementation_nodes_covers_and_loss() -> None:
     as printed eps (floor(log2 T) + 1)/log2 T; variance popcount(t) 2 b^2."""
     eps = sp.Rational(1, 2)
     for T in (1, 2, 3, 8, 13, 16):
-        model = measured_linear_model(partial(BinaryTreeCounter, float(eps), T), T)
+        model = measured_linear_model(with_noise(BinaryTreeCounter, float(eps), T), T)
         assert model.sites == tuple(f"001-alg10 L8 t={u}" for u in range(1, T + 1))
         assert np.allclose(model.statistics, np.array(_nodes(T), dtype=float), atol=1e-9)
         assert np.allclose(model.combination, np.array(_covers(T), dtype=float), atol=1e-9)
@@ -191,7 +190,7 @@ def test_implementation_nodes_covers_and_loss() -> None:
         b = float((sp.floor(sp.log(T, 2)) + 1) / eps)
         assert np.allclose(model.error_variance(), [bin(t).count("1") * 2 * b**2 for t in range(1, T + 1)], rtol=1e-12)
         if T >= 2:
-            printed = measured_linear_model(partial(BinaryTreeCounter, float(eps), T, as_printed=True), T)
+            printed = measured_linear_model(with_noise(BinaryTreeCounter, float(eps), T, as_printed=True), T)
             ratio = (sp.floor(sp.log(T, 2)) + 1) / sp.log(T, 2)  # the erratum's loss ratio, > 1
             assert ratio > 1
             assert np.isclose(stream_entry_epsilon(printed), float(eps * ratio), rtol=1e-12)

@@ -43,11 +43,10 @@ the statistics each release sums).
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 import sympy as sp
 
+from dpstream.convention import with_noise
 from dpstream.counters.block import BlockCounter
 from dpstream.counters.loss import stream_entry_epsilon
 from dpstream.testing.linear import measured_linear_model
@@ -113,7 +112,7 @@ def test_block_counter_is_the_mechanism_of_the_proof() -> None:
     eps = sp.Rational(4, 5)
     for B in (1, 2, 3, 5):
         T = 3 * B + 2
-        model = measured_linear_model(partial(BlockCounter, float(eps), B), T)
+        model = measured_linear_model(with_noise(BlockCounter, float(eps), B), T)
         assert model.sites == tuple(f"001-alg9 {'L7' if t % B == 0 else 'L10'} t={t}" for t in range(1, T + 1))
         assert np.allclose([law.parameter for law in model.laws], float(2 / eps), rtol=1e-15, atol=0)
         assert np.allclose(model.statistics, np.array(_statistics(B, T), dtype=float), atol=1e-9)

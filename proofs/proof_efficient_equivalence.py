@@ -110,7 +110,7 @@ def test_efficient_state_keeps_the_invariants_and_equals_the_naive_algorithm() -
         present += added
         batches.append(PointEvents.of(added + removed, [1] * len(added) + [-1] * len(removed)))
     recorder = TapeRecorder(InsecureSeededNoise(9))
-    eff = EfficientPHDStream(P, 1.0, 0.0, recorder)
+    eff = EfficientPHDStream(P, 1.0, 0.0, noise=recorder)
     releases = []
     for batch in batches:
         release = eff.step(batch)
@@ -126,7 +126,7 @@ def test_efficient_state_keeps_the_invariants_and_equals_the_naive_algorithm() -
             assert math.isclose(release.node_values[u], ext, rel_tol=1e-9, abs_tol=1e-9)
     assert max(len(r.tree) for r in releases) > 1
     with TapeReplay(recorder.tape) as replay:
-        naive = PHDStream(P, 1.0, 0.0, replay, counter=eff.counters.factory)
+        naive = PHDStream(P, 1.0, 0.0, noise=replay, counter=eff.counters.factory)
         for batch, ra in zip(batches, releases, strict=True):
             rb = naive.step(batch)
             assert ra.tree == rb.tree

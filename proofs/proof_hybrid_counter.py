@@ -103,7 +103,7 @@ def test_hybrid_counter_is_the_mechanism_of_the_proof() -> None:
     B_k node draws with scale 2k/eps; each input in exactly one L statistic and, off the powers of two, in
     B_k's nodes only; releases as item 4; loss eps/2 + eps/2 = eps; the variance of the error law."""
     eps, T = sp.Rational(3, 5), 23
-    model = measured_linear_model(lambda n: HybridCounter(float(eps), n), T)
+    model = measured_linear_model(lambda n: HybridCounter(float(eps), noise=n), T)
     for t, (where, law) in enumerate(zip(model.sites, model.laws, strict=True), start=1):
         k = t.bit_length() - 1
         if t == 2**k:

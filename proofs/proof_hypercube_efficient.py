@@ -135,12 +135,12 @@ def test_first_failure_draws_the_truncated_geometric() -> None:
 
 def test_lazy_counter_replays_the_line_by_line_tape() -> None:
     x = [1 if i % 7 in (0, 3) else 0 for i in range(80)]
-    for sparse in (None, lambda eps, T, n: GeometricSparseCounter(eps, T, n)):
+    for sparse in (None, lambda eps, T, n: GeometricSparseCounter(eps, T, noise=n)):
         recorder = TapeRecorder(InsecureSeededNoise(3))
-        line = InhomogeneousSparseCounter(1.0, 1, lambda r: 2.0, recorder, sparse=sparse)
+        line = InhomogeneousSparseCounter(1.0, 1, lambda r: 2.0, noise=recorder, sparse=sparse)
         releases = [line.step(v) for v in x]
         replay = TapeReplay(recorder.tape)
-        lazy = LazyInhomogeneousCounter(1.0, 1, lambda r: 2.0, replay, sparse=sparse)
+        lazy = LazyInhomogeneousCounter(1.0, 1, lambda r: 2.0, noise=replay, sparse=sparse)
         for t, v in enumerate(x, start=1):
             if v:
                 lazy.advance(t - 1)

@@ -131,7 +131,7 @@ def test_region_counters_spend_the_schedule() -> None:
     pattern = re.compile(r"^004-alg1 u6 theta=([01]+) / 004-alg3 u(\d) r=(\d+)(?: / 004-alg2 u[23] .*)?$")
     for d, eps in ((2, 4.0), (1, 4.0)):
         recorder = TapeRecorder(InsecureZeroNoise())
-        alg = OnlineSyntheticData(eps, d, recorder, sample_times=[])
+        alg = OnlineSyntheticData(eps, d, noise=recorder, sample_times=[])
         alg.run(data_rng(2).random((40, d)))
         sched = alg.schedule
         cost: dict[tuple[str, int], float] = {}
@@ -167,11 +167,11 @@ def test_consistency_is_post_processing_of_the_noisy_counts_alone() -> None:
     for rule in ConsistencyRule:
         for _ in range(20):
             noisy = [rng.integers(-3, 9, size=2**j) for j in range(4)]
-            m = consistency(noisy, rule)
-            assert [list(a) for a in m] == [list(a) for a in consistency([a.copy() for a in noisy], rule)]
+            m = consistency(noisy, rule=rule)
+            assert [list(a) for a in m] == [list(a) for a in consistency([a.copy() for a in noisy], rule=rule)]
             for j in range(3):
                 assert all(x >= 0 for x in m[j])
                 assert list(m[j]) == [int(m[j + 1][2 * i] + m[j + 1][2 * i + 1]) for i in range(2**j)]
             changed = [a.copy() for a in noisy]
             changed[3][0] += 5
-            assert list(consistency(changed, rule)[0]) == list(m[0])
+            assert list(consistency(changed, rule=rule)[0]) == list(m[0])

@@ -157,7 +157,7 @@ def test_recorded_run_spends_rho() -> None:
     alloc = rho_b_allocation(T, rho)
     for as_printed, total in ((False, rho), (True, 2 * rho)):
         recorder = TapeRecorder(InsecureSeededNoise(3))
-        synth = CumulativeSynthesizer(T, rho, recorder, as_printed=as_printed)
+        synth = CumulativeSynthesizer(T, rho, noise=recorder, as_printed=as_printed)
         synth.run(random_matrix(30, T, seed=4))
         substitution = 0.0
         for b in range(1, T + 1):

@@ -267,7 +267,7 @@ def test_recorded_run_gives_theorem_3_1_per_relation() -> None:
     R = T - k + 1
     for as_printed, sub_cost in ((False, rho), (True, 2 * rho)):
         recorder = TapeRecorder(InsecureSeededNoise(1))
-        synth = FixedWindowSynthesizer(T, k, float(rho), recorder, n_pad=60, as_printed=as_printed)
+        synth = FixedWindowSynthesizer(T, k, float(rho), noise=recorder, n_pad=60, as_printed=as_printed)
         synth.run(random_matrix(40, T, seed=2))
         private = [d for d in recorder.tape if d.kind.privacy_relevant]
         assert all(d.kind is DrawKind.DISCRETE_GAUSSIAN and d.site.startswith("002-alg1 u3 ") for d in private)

@@ -89,7 +89,7 @@ def test_implementation_loss_on_split_changes() -> None:
     T, d = 3, len(budgets)
 
     def factory(noise: NoiseSource) -> MultiDimensionalCounter:
-        return MultiDimensionalCounter([SimpleCounter(float(e), scoped(noise, f"001-sec4.3 i={i}"))
+        return MultiDimensionalCounter([SimpleCounter(float(e), noise=scoped(noise, f"001-sec4.3 i={i}"))
                                         for i, e in enumerate(budgets)])
 
     model = measured_linear_model(factory, T, d=d)
@@ -103,5 +103,5 @@ def test_implementation_loss_on_split_changes() -> None:
             loss = float(np.abs(model.statistics @ change) @ inv_b)
             assert np.isclose(loss, float(sum(D * e for D, e in zip(split, budgets, strict=True))), rtol=1e-12)
             assert loss <= float(max(budgets)) + 1e-12
-    sparse = MultiDimensionalCounter.build(lambda e, n: SparseCounter(e, 8, n), 3, 0.5, InsecureZeroNoise())
+    sparse = MultiDimensionalCounter.build(lambda e, n: SparseCounter(e, 8, noise=n), 3, 0.5, noise=InsecureZeroNoise())
     assert not SparseCounter.loss_scales_with_l1 and np.isclose(sparse.claim.parameter, 3 * 0.5, rtol=1e-15)

@@ -179,7 +179,7 @@ def test_simple_counter_release_is_post_processing_of_door_outputs() -> None:
     """001-alg8 through the door: g(t) is the running float sum of the noisy statistics the door returned
     (release = value + recorded noise for the seeded source), i.e. a function of the door's outputs only."""
     recorder = TapeRecorder(InsecureSeededNoise(3))
-    counter = SimpleCounter(0.5, recorder)
+    counter = SimpleCounter(0.5, noise=recorder)
     inputs = [0.5, -1.0, 2.25, 0.0, 3.0, 1.0]
     releases = counter.run(inputs)
     noisy = [x + d.value for x, d in zip(inputs, recorder.tape, strict=True)]  # what the door returned

@@ -121,7 +121,7 @@ def test_code_step_scales_give_the_claim_and_the_thresholds() -> None:
         nabla_F = tree_function(P, [[0.1], [0.12], [0.7]])
         for rule in LambdaRule:
             recorder = TapeRecorder(InsecureSeededNoise(depth))
-            alg = PHDStreamTree(P, eps_v, 0.0, recorder, lambda_rule=rule)
+            alg = PHDStreamTree(P, eps_v, 0.0, noise=recorder, lambda_rule=rule)
             alg.step(nabla_F)
             tree_scales = {d.params["scale"] for d in recorder.tape if d.site.startswith("001-alg5 L11 t=1 ")}
             count_scales = {d.params["scale"] for d in recorder.tape if d.site.startswith("001-alg1 L6 t=1 ")}
@@ -140,11 +140,11 @@ def test_algorithm_2_adds_only_post_processing_draws() -> None:
     Algorithm 1's: the guarantee of the tree passes to the synthetic points unchanged (post-processing)."""
     P = HypercubePartition(2, 3)
     recorder = TapeRecorder(InsecureSeededNoise(7))
-    alg = PHDStream(P, 1.0, 0.0, recorder)
+    alg = PHDStream(P, 1.0, 0.0, noise=recorder)
     alg.step(PointEvents.of([[0.1, 0.2], [0.7, 0.8], [0.12, 0.22], [0.9, 0.1]]))
     kinds = {d.site.split(" t=")[0]: d.kind.value for d in recorder.tape}
     assert set(kinds) <= {"001-alg5 L11", "001-alg1 L6", "001-eq5"}
     assert kinds.get("001-eq5", "uniform_box") == "uniform_box"
     assert {k for k, v in kinds.items() if v == "laplace"} == {"001-alg5 L11", "001-alg1 L6"}
-    tree = PHDStreamTree(P, 1.0, 0.0, InsecureSeededNoise(7))
+    tree = PHDStreamTree(P, 1.0, 0.0, noise=InsecureSeededNoise(7))
     assert alg.claim == tree.claim and alg.claim.parameter == 1.0

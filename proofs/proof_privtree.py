@@ -219,7 +219,7 @@ def test_code_run_is_the_decision_rule() -> None:
         for theta, seed in ((0.0, 1), (3.0, 2)):
             lam, delta = privtree_scales(P, 1.0, rule)
             recorder = TapeRecorder(InsecureSeededNoise(seed))
-            S = privtree(P, F, 1.0, theta, recorder, lambda_rule=rule)
+            S = privtree(P, F, 1.0, theta, noise=recorder, lambda_rule=rule)
             visited: dict[Node, bool] = {(): True}
             for draw in recorder.tape:
                 v = label[draw.site]

@@ -163,7 +163,7 @@ class _ThresholdSelector:
 
 
 def _scoped_simple(noise: NoiseSource, l: int) -> SimpleCounter:
-    return SimpleCounter(0.7, scoped(noise, f"C{l}"))
+    return SimpleCounter(0.7, noise=scoped(noise, f"C{l}"))
 
 
 def test_selective_counting_is_the_factorised_algorithm() -> None:

@@ -39,11 +39,10 @@ its draws, which statistic each input enters, which statistics each release sums
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 import sympy as sp
 
+from dpstream.convention import with_noise
 from dpstream.counters.loss import stream_entry_epsilon
 from dpstream.counters.simple import SimpleCounter
 from dpstream.noise import DrawKind
@@ -95,7 +94,7 @@ def test_simple_counter_is_the_mechanism_of_the_proof() -> None:
     error variance 2t/eps^2."""
     T = 9
     for eps in (sp.Rational(3, 10), sp.Rational(1, 2), sp.Integer(2)):
-        model = measured_linear_model(partial(SimpleCounter, float(eps)), T)
+        model = measured_linear_model(with_noise(SimpleCounter, float(eps)), T)
         assert model.sites == tuple(f"001-alg8 L4 t={t}" for t in range(1, T + 1))
         assert all(law.kind is DrawKind.LAPLACE for law in model.laws)
         assert np.allclose([law.parameter for law in model.laws], float(1 / eps), rtol=1e-15, atol=0)

@@ -167,7 +167,7 @@ def test_budget_arithmetic() -> None:
 def _zero_noise_run(eps: float, T: int, steps: int) -> tuple[SparseCounter, Tape]:
     """SparseCounter(eps, T) on ``steps`` ones with zero noise, and its tape."""
     recorder = TapeRecorder(InsecureZeroNoise())
-    c = SparseCounter(eps, T, recorder)
+    c = SparseCounter(eps, T, noise=recorder)
     for _ in range(steps):
         c.step(1)
     return c, recorder.tape
@@ -226,7 +226,7 @@ def test_inhomogeneous_levels_cost_eps_r() -> None:
     of level r draws Lap_Z(2/eps_r) (sensitivity 1: eps_r/2)."""
     eps_levels = [sp.Rational(r, 10) for r in range(8)]
     recorder = TapeRecorder(InsecureZeroNoise())
-    c = InhomogeneousSparseCounter(1.0, 2, lambda r: float(eps_levels[r]), recorder)
+    c = InhomogeneousSparseCounter(1.0, 2, lambda r: float(eps_levels[r]), noise=recorder)
     t_r0 = level_start(2, 1.0)
     for t in range(1, 20):
         c.step(1)

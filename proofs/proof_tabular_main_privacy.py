@@ -154,7 +154,7 @@ def test_algorithm_3_budget_read_from_a_run() -> None:
     in total ε = the claim; every step pays the same (a neighbour changes one step)."""
     eps, k = sp.Integer(1), 3
     recorder = TapeRecorder(InsecureSeededNoise(5))
-    alg = MainAlgorithm(DOMAIN, QUERIES, k, float(eps), recorder, total=TotalRule.public(12))
+    alg = MainAlgorithm(DOMAIN, QUERIES, k, float(eps), noise=recorder, total=TotalRule.public(12))
     alg.run(STREAM)
     costs = _budget_per_step(recorder.tape, alg.selector.sensitivity)
     assert sorted(costs) == [1, 2, 3]
@@ -171,13 +171,15 @@ def test_streaming_mwem_budgets_read_from_a_run() -> None:
     eps, k = sp.Integer(1), 2
     for law, total in ((SelectionLaw.DEF_3_8, eps), (SelectionLaw.PRINTED_ALG2_L11, sp.Rational(3, 2) * eps)):
         recorder = TapeRecorder(InsecureSeededNoise(6))
-        alg = StreamingMWEM(DOMAIN, QUERIES, k, float(eps), recorder, total=TotalRule.public(12), selection_law=law)
+        alg = StreamingMWEM(DOMAIN, QUERIES, k, float(eps), noise=recorder, total=TotalRule.public(12),
+                            selection_law=law)
         alg.run(STREAM)
         costs = _budget_per_step(recorder.tape, alg.selector.sensitivity)
         assert sorted(costs) == [1, 2, 3]
         assert all(len(c) == 2 * k and np.isclose(sum(c), float(total), rtol=1e-14) for c in costs.values())
         assert np.isclose(alg.claim.parameter, float(total), rtol=1e-14)
-    printed_mass = StreamingMWEM(DOMAIN, QUERIES, k, float(eps), InsecureSeededNoise(0), total=TotalRule.true_size())
+    printed_mass = StreamingMWEM(DOMAIN, QUERIES, k, float(eps), noise=InsecureSeededNoise(0),
+                                 total=TotalRule.true_size())
     assert printed_mass.claim.measure is Measure.NOT_PRIVATE  # E-tabular-3
 
 
@@ -187,7 +189,8 @@ def test_offline_mwem_budgets_read_from_a_run() -> None:
     f = ExplicitDataset(DOMAIN, np.arange(DOMAIN.size, dtype=float).reshape(DOMAIN.sizes))
     for as_printed, total in ((False, eps), (True, k * eps)):
         recorder = TapeRecorder(InsecureSeededNoise(7))
-        select_measure_fit(f, QUERIES, float(eps), k, MultiplicativeWeights(), TotalRule.public(66.0), recorder,
+        select_measure_fit(f, QUERIES, float(eps), k, MultiplicativeWeights(), total=TotalRule.public(66.0),
+                           noise=recorder,
                            as_printed=as_printed)
         (costs,) = _budget_per_step(recorder.tape, 1.0).values()
         assert len(costs) == 2 * k and np.isclose(sum(costs), float(total), rtol=1e-14)
@@ -204,7 +207,7 @@ def test_zero_loss_away_from_tau_on_exact_transcripts() -> None:
     neighbour = [base[0], StreamStep.build(domain, [(0, 1), (1, 1)]), base[2]]  # one record added at τ = 2
 
     def build(noise: NoiseSource) -> MainAlgorithm:
-        return MainAlgorithm(domain, queries, 1, 1.0, noise, total=TotalRule.public(3.0))
+        return MainAlgorithm(domain, queries, 1, 1.0, noise=noise, total=TotalRule.public(3.0))
 
     losses = transcript_losses(build, base, neighbour, seeds=[0, 1, 2], counter_model=simple_counter_model)
     for loss in losses:

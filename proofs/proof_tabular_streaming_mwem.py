@@ -169,7 +169,7 @@ def test_code_bounds_are_the_displayed_formula() -> None:
     snapshot = sum(float(alpha_t.subs({**values, size: sz, t: i})) for i, sz in enumerate(sizes, start=1))
     assert math.isclose(streaming_mwem_snapshot_bound(sizes, 12, 5, 0.5, 16, 0.05), snapshot, rel_tol=1e-13)
     domain = Domain(("a", "b", "c"), (2, 3, 2))
-    alg = StreamingMWEM(domain, all_marginal_queries(domain, 2), 5, 0.5, InsecureZeroNoise(),
+    alg = StreamingMWEM(domain, all_marginal_queries(domain, 2), 5, 0.5, noise=InsecureZeroNoise(),
                         total=TotalRule.public(10))
     assert math.isclose(alg.selector.mechanism.epsilon, 0.5 / (2 * 5), rel_tol=1e-15)
     assert math.isclose(alg.lap_scale, 2 * 5 / 0.5, rel_tol=1e-15)

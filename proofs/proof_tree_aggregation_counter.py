@@ -48,12 +48,12 @@ items 1, 3 and 4 read from ``TreeAggregationCounter`` (its variance parameter, i
 from __future__ import annotations
 
 from decimal import Decimal, getcontext
-from functools import partial
 
 import numpy as np
 import pytest
 import sympy as sp
 
+from dpstream.convention import with_noise
 from dpstream.counters.loss import stream_entry_rho
 from dpstream.counters.tree_aggregation import TreeAggregationCounter
 from dpstream.errors import DPStreamInputError
@@ -134,7 +134,7 @@ def test_tree_aggregation_counter_is_the_mechanism_of_the_proof() -> None:
     rho = sp.Rational(1, 8)
     for T in (1, 2, 5, 8, 13):
         k = sp.floor(sp.log(T, 2)) + 1
-        model = measured_linear_model(partial(TreeAggregationCounter, float(rho), T), T)
+        model = measured_linear_model(with_noise(TreeAggregationCounter, float(rho), T), T)
         assert model.sites == tuple(f"002-alg3 u8 t={u}" for u in range(1, T + 1))
         assert all(law.kind is DrawKind.DISCRETE_GAUSSIAN for law in model.laws)
         assert np.allclose([law.parameter for law in model.laws], float(k / (2 * rho)), rtol=1e-15, atol=0)
@@ -143,9 +143,9 @@ def test_tree_aggregation_counter_is_the_mechanism_of_the_proof() -> None:
         assert int(np.rint(np.abs(model.statistics[:, 0]).sum())) == k
         assert np.isclose(stream_entry_rho(model), float(rho), rtol=1e-12)
         if T >= 2:
-            printed = measured_linear_model(partial(TreeAggregationCounter, float(rho), T, as_printed=True), T)
+            printed = measured_linear_model(with_noise(TreeAggregationCounter, float(rho), T, as_printed=True), T)
             assert np.allclose([law.parameter for law in printed.laws], float(sp.log(T, 2) / (2 * rho)), rtol=1e-14)
             assert np.isclose(stream_entry_rho(printed), float(rho * k / sp.log(T, 2)), rtol=1e-12)
     with pytest.raises(DPStreamInputError):
-        TreeAggregationCounter(float(rho), 4, InsecureZeroNoise()).step(0.5)
-    assert TreeAggregationCounter(float(rho), 4, InsecureZeroNoise(), as_printed=True).step(0.5) == 0.5
+        TreeAggregationCounter(float(rho), 4, noise=InsecureZeroNoise()).step(0.5)
+    assert TreeAggregationCounter(float(rho), 4, noise=InsecureZeroNoise(), as_printed=True).step(0.5) == 0.5

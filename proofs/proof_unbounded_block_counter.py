@@ -96,7 +96,7 @@ def test_unbounded_block_counter_is_the_mechanism_of_the_proof() -> None:
     <= 2 statistics; releases an invertible (unit lower triangular) image; loss eps; Var(t_m) = 8 sum B / eps^2."""
     eps, T = sp.Rational(1, 2), 60
     ends = _schedule_ends(T)
-    model = measured_linear_model(lambda n: UnboundedBlockCounter(float(eps), n), T)
+    model = measured_linear_model(lambda n: UnboundedBlockCounter(float(eps), noise=n), T)
     assert model.sites == tuple(f"003-alg4 {'L14' if t in ends else 'L21'} t={t}" for t in range(1, T + 1))
     assert np.allclose([law.parameter for law in model.laws], float(2 / eps), rtol=1e-15, atol=0)
     S = np.rint(model.statistics).astype(int)

@@ -63,16 +63,16 @@ from dpstream.testing.strategies import block_sizes, counter_streams, epsilons, 
 # name -> (factory(noise), state-size bound as a function of t)
 # Horizon-bounded counters get T = 8192 so that the 5000-step state test fits.
 COUNTERS: dict[str, tuple[Callable[[NoiseSource], Counter], Callable[[int], float]]] = {
-    "simple": (lambda n: SimpleCounter(0.8, n), lambda t: 1),
-    "block-8": (lambda n: BlockCounter(0.8, 8, n), lambda t: 3),  # O(1)
-    "block-1": (lambda n: BlockCounter(0.8, 1, n), lambda t: 3),
-    "binary-tree": (lambda n: BinaryTreeCounter(0.8, 8192, n), lambda t: 2 * (math.floor(math.log2(t)) + 1)),
-    "binary-tree-discrete": (lambda n: BinaryTreeCounter(0.8, 8192, n, discrete=True),
+    "simple": (lambda n: SimpleCounter(0.8, noise=n), lambda t: 1),
+    "block-8": (lambda n: BlockCounter(0.8, 8, noise=n), lambda t: 3),  # O(1)
+    "block-1": (lambda n: BlockCounter(0.8, 1, noise=n), lambda t: 3),
+    "binary-tree": (lambda n: BinaryTreeCounter(0.8, 8192, noise=n), lambda t: 2 * (math.floor(math.log2(t)) + 1)),
+    "binary-tree-discrete": (lambda n: BinaryTreeCounter(0.8, 8192, noise=n, discrete=True),
                              lambda t: 2 * (math.floor(math.log2(t)) + 1)),  # O(log t)
-    "tree-aggregation": (lambda n: TreeAggregationCounter(0.8, 8192, n),
+    "tree-aggregation": (lambda n: TreeAggregationCounter(0.8, 8192, noise=n),
                          lambda t: 2 * (math.floor(math.log2(t)) + 1)),  # O(log t)
-    "unbounded-block": (lambda n: UnboundedBlockCounter(0.8, n), lambda t: 6),  # O(1)
-    "hybrid": (lambda n: HybridCounter(0.8, n), lambda t: 3 + 2 * (math.floor(math.log2(t)) + 1)),  # O(log t)
+    "unbounded-block": (lambda n: UnboundedBlockCounter(0.8, noise=n), lambda t: 6),  # O(1)
+    "hybrid": (lambda n: HybridCounter(0.8, noise=n), lambda t: 3 + 2 * (math.floor(math.log2(t)) + 1)),  # O(log t)
 }
 
 streams = counter_streams("integer")
@@ -114,7 +114,7 @@ def test_state_size_bounded_over_long_stream() -> None:
 
 
 def _multidim(noise: NoiseSource) -> MultiDimensionalCounter:
-    return MultiDimensionalCounter.build(lambda e, n: BlockCounter(e, 3, n), 2, 0.8, noise)
+    return MultiDimensionalCounter.build(lambda e, n: BlockCounter(e, 3, noise=n), 2, 0.8, noise=noise)
 
 
 @settings(max_examples=20, deadline=None)
@@ -157,21 +157,21 @@ def counter_runs(
     B = draw(st.integers(min_value=1, max_value=6))
     factory: Callable[[NoiseSource], Counter]
     if kind == "simple":
-        factory, model = (lambda n: SimpleCounter(eps, n, horizon=T)), simple_counter_model(eps, T)
+        factory, model = (lambda n: SimpleCounter(eps, T, noise=n)), simple_counter_model(eps, T)
     elif kind == "block":
-        factory, model = (lambda n: BlockCounter(eps, B, n, horizon=T)), block_counter_model(eps, B, T)
+        factory, model = (lambda n: BlockCounter(eps, B, T, noise=n)), block_counter_model(eps, B, T)
     elif kind.startswith("binary-tree"):
         printed, discrete = kind.endswith("printed"), kind.endswith("discrete")
-        factory = lambda n: BinaryTreeCounter(eps, T, n, discrete=discrete, as_printed=printed)  # noqa: E731
+        factory = lambda n: BinaryTreeCounter(eps, T, noise=n, discrete=discrete, as_printed=printed)  # noqa: E731
         model = binary_tree_counter_model(eps, T, discrete=discrete, as_printed=printed)
     elif kind.startswith("tree-aggregation"):
         printed = kind.endswith("printed")
-        factory = lambda n: TreeAggregationCounter(eps, T, n, as_printed=printed)  # noqa: E731
+        factory = lambda n: TreeAggregationCounter(eps, T, noise=n, as_printed=printed)  # noqa: E731
         model = tree_aggregation_model(eps, T, as_printed=printed)
     elif kind == "unbounded-block":
-        factory, model = (lambda n: UnboundedBlockCounter(eps, n)), unbounded_block_model(eps, T)
+        factory, model = (lambda n: UnboundedBlockCounter(eps, noise=n)), unbounded_block_model(eps, T)
     else:
-        factory, model = (lambda n: HybridCounter(eps, n)), hybrid_counter_model(eps, T)
+        factory, model = (lambda n: HybridCounter(eps, noise=n)), hybrid_counter_model(eps, T)
     return kind, factory, model, f
 
 
@@ -207,10 +207,10 @@ def test_finite_horizon_refused_before_any_draw(T: int, eps: float, kind: str) -
     """Stepping to T + 1 raises HorizonExceededError (field t), draws nothing and changes nothing."""
     recorder = TapeRecorder(InsecureSeededNoise(0))
     makers: dict[str, Callable[[], Counter]] = {
-        "simple": lambda: SimpleCounter(eps, recorder, horizon=T),
-        "block": lambda: BlockCounter(eps, 3, recorder, horizon=T),
-        "binary-tree": lambda: BinaryTreeCounter(eps, T, recorder),
-        "tree-aggregation": lambda: TreeAggregationCounter(eps, T, recorder),
+        "simple": lambda: SimpleCounter(eps, T, noise=recorder),
+        "block": lambda: BlockCounter(eps, 3, T, noise=recorder),
+        "binary-tree": lambda: BinaryTreeCounter(eps, T, noise=recorder),
+        "tree-aggregation": lambda: TreeAggregationCounter(eps, T, noise=recorder),
     }
     counter = makers[kind]()
     counter.run([1] * T)
@@ -499,11 +499,11 @@ def test_tree_aggregation_refuses_non_integer_inputs_before_any_draw(z: float, T
     """Integer noise on a non-integer input tells neighbours apart with certainty: the default refuses it (field
     f(t)) before any draw; the printed variant accepts it and releases z + an integer."""
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    counter = TreeAggregationCounter(rho, T, recorder)
+    counter = TreeAggregationCounter(rho, T, noise=recorder)
     with pytest.raises(DPStreamInputError) as info:
         counter.step(z)
     assert info.value.field == "f(t)" and counter.t == 0 and len(recorder.tape) == 0
-    noise = TreeAggregationCounter(rho, T, InsecureSeededNoise(0), as_printed=True).step(z) - z
+    noise = TreeAggregationCounter(rho, T, noise=InsecureSeededNoise(0), as_printed=True).step(z) - z
     assert abs(noise - round(noise)) <= 1e-9 * (1 + abs(z))
 
 
@@ -519,8 +519,9 @@ def test_multidimensional_counter_claims_the_max_when_losses_scale_with_l1(eps: 
     assert exact <= max(eps) * (1 + 1e-9)
     if eps == [0.3, 0.7, 0.5] and (T, B) == (6, 2):
         assert exact == pytest.approx(0.7, rel=1e-12)  # the max, not the sum 1.5
-    counter = MultiDimensionalCounter([SimpleCounter(e, InsecureSeededNoise(i)) if i % 2 == 0
-                                       else BlockCounter(e, B, InsecureSeededNoise(i)) for i, e in enumerate(eps)])
+    counter = MultiDimensionalCounter([SimpleCounter(e, noise=InsecureSeededNoise(i)) if i % 2 == 0
+                                       else BlockCounter(e, B, noise=InsecureSeededNoise(i))
+                                       for i, e in enumerate(eps)])
     assert counter.claim.parameter == pytest.approx(max(eps))
 
 

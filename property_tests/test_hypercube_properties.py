@@ -38,7 +38,7 @@ def test_consistency_nonnegative_and_exact(noisy: list[list[int]], rule: Consist
     """004-alg4 on the clamped noisy counts n': non-negative, exactly consistent, and the printed condition holds
     with n' (E-hypercube-9: with the true counts n instead, the output would reveal the true split, e.g. [6, 0]
     or [0, 6] from the same noisy [3, 3])."""
-    m = consistency(noisy, rule)
+    m = consistency(noisy, rule=rule)
     assert m[0][0] == max(noisy[0][0], 0)
     for j in range(len(noisy) - 1):
         m0, m1 = m[j + 1][0::2], m[j + 1][1::2]
@@ -54,7 +54,7 @@ def test_consistency_nonnegative_and_exact(noisy: list[list[int]], rule: Consist
        n=st.integers(1, 14), data=st.data())
 def test_released_point_count_equals_t(d: int, eps: float, seed: int, n: int, data: st.DataObject) -> None:
     points = [data.draw(cube_points(d)) for _ in range(n)]
-    alg = OnlineSyntheticData(eps, d, InsecureSeededNoise(seed))
+    alg = OnlineSyntheticData(eps, d, noise=InsecureSeededNoise(seed))
     for t, x in enumerate(points, start=1):
         rel = alg.step(x)
         assert rel.points is not None and rel.points.shape == (t, d)
@@ -109,7 +109,7 @@ def test_sparse_counter_causal_and_lagging(f: list[int], g: list[int], seed: int
     several segments in 12 steps.
     """
     def make(n: NoiseSource) -> SparseCounter:
-        return SparseCounter(eps, 40, n, as_printed=printed)
+        return SparseCounter(eps, 40, noise=n, as_printed=printed)
 
     a, tape = record_run(make, f, seed=seed)
     assert replay_run(make, f, tape) == a
@@ -130,7 +130,7 @@ def test_inhomogeneous_counter_integer_and_replayable(f: list[int], seed: int, r
     """Integer releases S~ + c_t, replayable; inputs before t_{r0} are ignored and the output is 0 there
     (E-hypercube-5: with eps = 1, t_{r0} = 2^{r0})."""
     def make(n: NoiseSource) -> InhomogeneousSparseCounter:
-        return InhomogeneousSparseCounter(1.0, r0, lambda r: 2.0, n)
+        return InhomogeneousSparseCounter(1.0, r0, lambda r: 2.0, noise=n)
 
     a, tape = record_run(make, f, seed=seed)
     assert replay_run(make, f, tape) == a
@@ -165,11 +165,11 @@ def test_printed_tests_draw_whatever_the_data(case: tuple[int, list[list[float]]
     points (the example puts every point in one corner: the other regions read only zeros and still draw), so t
     steps cost Theta(eps t^2) draws; the first-failure form draws once per run of equal counts instead."""
     d, points = case
-    _, tape = record_run(lambda noise: OnlineSyntheticData(eps, d, noise, sample_times=()), points, seed)
+    _, tape = record_run(lambda noise: OnlineSyntheticData(eps, d, noise=noise, sample_times=()), points, seed)
     tests = sum("004-alg2 u3 j=" in draw.site and " t=" in draw.site for draw in tape)
     assert tests == printed_test_draws(len(points), eps, d)
     _, geometric = record_run(lambda noise: EfficientOnlineSyntheticData(
-        eps, d, noise, sample_times={len(points)}, sparse_form=SparseForm.GEOMETRIC), points, seed)
+        eps, d, noise=noise, sample_times={len(points)}, sparse_form=SparseForm.GEOMETRIC), points, seed)
     runs = sum("004-alg2 u3 j=" in draw.site and "first=" in draw.site and "within=" not in draw.site
                for draw in geometric)
     assert runs <= tests
@@ -185,10 +185,10 @@ def test_efficient_version_replays_the_line_by_line_tape(d: int, eps: float, see
     times = data.draw(st.sets(st.integers(1, n), max_size=4)) | {n}
     region_counter = geometric_region_counter(eps) if geometric else None
     form = SparseForm.GEOMETRIC if geometric else SparseForm.PRINTED
-    reference, tape = record_run(lambda noise: OnlineSyntheticData(eps, d, noise, as_printed=as_printed,
+    reference, tape = record_run(lambda noise: OnlineSyntheticData(eps, d, noise=noise, as_printed=as_printed,
                                                                    sample_times=times, region_counter=region_counter),
                                  points, seed)
-    releases = replay_run(lambda noise: EfficientOnlineSyntheticData(eps, d, noise, as_printed=as_printed,
+    releases = replay_run(lambda noise: EfficientOnlineSyntheticData(eps, d, noise=noise, as_printed=as_printed,
                                                                      sample_times=times, sparse_form=form),
                           points, tape)
     assert [r.t for r in releases if r is not None] == sorted(times)
@@ -233,7 +233,7 @@ def test_region_counters_read_their_region_from_its_first_time(d: int, eps: floa
     """A_theta receives 1{x_i in Omega_theta} from its first time on (t_{|theta|} for d >= 2, the whole history for
     d = 1); the printed stream start 2^{|theta|} drops data in [t_j, 2^j) when eps > 1 (here eps = 3)."""
     X = np.asarray([p[:d] for p in points])
-    made = record_wiring(lambda rc: OnlineSyntheticData(eps, d, InsecureZeroNoise(), region_counter=rc), list(X))
+    made = record_wiring(lambda rc: OnlineSyntheticData(eps, d, noise=InsecureZeroNoise(), region_counter=rc), list(X))
     P = BinaryPartition(d)
     n = len(X)
     for region, counter in made.items():
@@ -255,7 +255,7 @@ def test_sparse_counting_never_overflows_its_subroutine(eps: float, f: list[int]
     A_sub (horizon T) is never stepped past T; both loops stay within eps (exact view loss at T = 6, eps = 1:
     0.988877 eps by default, 0.999857 eps with the printed empty-segment tests)."""
     T = len(f)
-    counter = SparseCounter(eps, T, InsecureSeededNoise(seed))
+    counter = SparseCounter(eps, T, noise=InsecureSeededNoise(seed))
     counter.run(f)
     assert counter.segments_ended <= T - 1
     assert counter.sub is None or counter.sub.t == counter.segments_ended <= T
@@ -275,7 +275,7 @@ def test_d1_schedule_spends_one_minus_6_over_pi2_of_eps(eps: float) -> None:
     schedule = PrivacySchedule(eps, 1)
     assert schedule.total_budget_bound() == pytest.approx((1 - 6 / math.pi**2) * eps, rel=1e-12)
     assert schedule.total_budget_bound() <= eps
-    assert OnlineSyntheticData(eps, 1, InsecureZeroNoise()).claim.parameter == eps
+    assert OnlineSyntheticData(eps, 1, noise=InsecureZeroNoise()).claim.parameter == eps
 
 
 @pins("E-hypercube-8")
@@ -287,7 +287,7 @@ def test_consistency_covers_every_level_with_the_public_root_count(d: int, eps: 
                                                                    points: list[list[float]]) -> None:
     """u7 runs over |theta| <= r (not < r) with n'_root = t (one point per step, no noise needed): t points are
     released, m_theta of them in each depth-r region, and all levels are consistent."""
-    alg = OnlineSyntheticData(eps, d, InsecureSeededNoise(seed))
+    alg = OnlineSyntheticData(eps, d, noise=InsecureSeededNoise(seed))
     P = BinaryPartition(d)
     for t, x in enumerate(points, start=1):
         rel = alg.step(x[:d])
@@ -323,7 +323,7 @@ def test_sparse_counting_subroutine_uses_the_corrected_binary_mechanism(eps: flo
     log2(T)/(eps/2) the composed 004-alg2 loses 1.069 eps (exact view loss, T = 6, eps = 1)."""
     T = len(f)
     recorder = TapeRecorder(InsecureSeededNoise(seed))
-    counter = SparseCounter(eps, T, recorder)
+    counter = SparseCounter(eps, T, noise=recorder)
     counter.run(f)
     sub_scales = sorted({d.params["scale"] for d in recorder.tape if d.site.startswith("004-alg2 u8")})
     assert sub_scales == ([] if counter.segments_ended == 0 else

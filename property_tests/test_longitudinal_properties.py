@@ -48,7 +48,7 @@ def test_fixed_window_invariants(X: np.ndarray, k_frac: float, seed: int, rho: f
     """
     T = X.shape[1]
     k = 1 + int(k_frac * (T - 1))
-    synth = FixedWindowSynthesizer(T, k, rho, InsecureSeededNoise(seed), n_pad=n_pad)
+    synth = FixedWindowSynthesizer(T, k, rho, noise=InsecureSeededNoise(seed), n_pad=n_pad)
     released: list[np.ndarray] = []
     for t in range(1, T + 1):
         before = synth.synthetic.copy()
@@ -84,7 +84,7 @@ def test_fixed_window_invariants(X: np.ndarray, k_frac: float, seed: int, rho: f
 def test_categorical_consistency(X: np.ndarray, seed: int) -> None:
     T = X.shape[1]
     k = min(2, T)
-    synth = CategoricalFixedWindowSynthesizer(T, k, 5.0, 3, InsecureSeededNoise(seed), n_pad=15)
+    synth = CategoricalFixedWindowSynthesizer(T, k, 5.0, 3, noise=InsecureSeededNoise(seed), n_pad=15)
     before = synth.synthetic.copy()
     for t in range(1, T + 1):
         try:
@@ -148,7 +148,7 @@ def test_cumulative_invariants(X: np.ndarray, seed: int, rho: float) -> None:
     """Monotone counts, realised exactly by the synthetic records, which are never rewritten (u8 picks among the
     synthetic records of weight b-1, E-longitudinal-9: the true records' set would have the wrong size)."""
     n, T = X.shape
-    synth = CumulativeSynthesizer(T, rho, InsecureSeededNoise(seed))
+    synth = CumulativeSynthesizer(T, rho, noise=InsecureSeededNoise(seed))
     previous_hat = [n]
     before = np.zeros((n, 0), dtype=np.int64)
     for t in range(1, T + 1):
@@ -181,7 +181,7 @@ def test_fixed_window_variance_is_calibrated_for_substitution(T: int, k_frac: fl
     R = T - k + 1
     for printed in (False, True):
         recorder = TapeRecorder(InsecureSeededNoise(0))
-        synth = FixedWindowSynthesizer(T, k, rho, recorder, n_pad=0, as_printed=printed)
+        synth = FixedWindowSynthesizer(T, k, rho, noise=recorder, n_pad=0, as_printed=printed)
         with contextlib.suppress(PaddingExhaustedError):  # the draws of round k come first
             for _ in range(k):
                 synth.step(np.zeros(2, dtype=np.int64))
@@ -232,8 +232,8 @@ def test_cumulative_synthesizer_meets_rho_under_substitution(T: int, rho: float)
     """A substitution changes two entries of a counter's stream: the default halves each counter's rho_b, and the
     exact worst pair of records costs <= rho (D_2/2); the printed rho_b costs 1.2 rho at T = 5. Under add/remove
     the output size reveals n: not private."""
-    default = CumulativeSynthesizer(T, rho, InsecureZeroNoise())
-    printed = CumulativeSynthesizer(T, rho, InsecureZeroNoise(), as_printed=True)
+    default = CumulativeSynthesizer(T, rho, noise=InsecureZeroNoise())
+    printed = CumulativeSynthesizer(T, rho, noise=InsecureZeroNoise(), as_printed=True)
     worst, _, _ = cumulative_worst_pair(T, default.counter_rho, 2.0)
     assert worst / 2 <= rho * (1 + 1e-9)
     assert default.claims[Neighbour.INDIVIDUAL_ADD_REMOVE].measure is Measure.NOT_PRIVATE
@@ -251,7 +251,7 @@ def test_cumulative_counts_are_exact_without_noise(X: np.ndarray) -> None:
     """b runs over 1..t with S^_0 = n and S^_b^(b-1) = 0 exact: without noise every released S^_b^t equals
     S_b^t = #{i : x_i^1 + ... + x_i^t >= b} (the printed b = 0 and the missing initial values need no counter)."""
     T = X.shape[1]
-    synth = CumulativeSynthesizer(T, 1.0, InsecureZeroNoise())
+    synth = CumulativeSynthesizer(T, 1.0, noise=InsecureZeroNoise())
     for t in range(1, T + 1):
         release = synth.step(X[:, t - 1])
         weights = X[:, :t].sum(axis=1)
@@ -266,7 +266,7 @@ def test_cumulative_counters_use_the_trees_true_level_count(T: int, rho: float) 
     """Counter b (horizon T_b = T - b + 1) draws N_Z(0, (floor(log2 T_b) + 1)/(2 rho_b')): one term per level of
     its tree, which at powers of two is one more than Appendix B's L_b = ceil(log2 T_b) (T_b = 8: 4 vs 3)."""
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    synth = CumulativeSynthesizer(T, rho, recorder)
+    synth = CumulativeSynthesizer(T, rho, noise=recorder)
     for _ in range(T):
         synth.step(np.ones(1, dtype=np.int64))
     sigma2 = {d.site.split(" / ")[0]: d.params["sigma2"] for d in recorder.tape if "002-alg3" in d.site}

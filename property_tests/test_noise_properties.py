@@ -24,7 +24,7 @@ def test_releases_post_process_the_noisy_statistics_the_door_returns(f: list[flo
     unchanged), and g(t) = g(t-1) + (f(t) + z_t) is post-processing. The printed order (g(t-1) + f(t)) + z_t is the
     same real number; in floats it differed in the last bit for the example (docs/errata/noise.md)."""
     recorder = TapeRecorder(InsecureSeededNoise(seed))
-    releases = SimpleCounter(eps, recorder).run(f)
+    releases = SimpleCounter(eps, noise=recorder).run(f)
     g = 0.0
     for x, draw, release in zip(f, recorder.tape, releases, strict=True):
         g = g + (float(x) + draw.value)

@@ -104,14 +104,14 @@ def test_selected_subtree_is_valid_and_contains_the_root(data: st.DataObject, se
     P = data.draw(hypercube_partitions())
     leaf_values = data.draw(sparse_functions(P))
     F = consistent_extension(P, {v: x for v, x in leaf_values.items() if len(v) == P.max_depth})
-    S = privtree(P, F, eps, theta, InsecureSeededNoise(seed), lambda_rule=rule)
+    S = privtree(P, F, eps, theta, noise=InsecureSeededNoise(seed), lambda_rule=rule)
     assert () in S.nodes and S.is_valid(P)
 
 
 COUNTERS: dict[str, CounterFactory] = {
     "simple": simple_counter_factory,
-    "block-2": lambda e, n: BlockCounter(e, 2, n),
-    "binary-tree-8": lambda e, n: BinaryTreeCounter(e, 8, n),
+    "block-2": lambda e, n: BlockCounter(e, 2, noise=n),
+    "binary-tree-8": lambda e, n: BinaryTreeCounter(e, 8, noise=n),
 }
 
 
@@ -129,10 +129,10 @@ def test_efficient_and_naive_release_identical_trees_and_values(
     """
     P = HypercubePartition(2, depth, fanout=fanout)
     recorder = TapeRecorder(InsecureSeededNoise(seed))
-    naive = PHDStream(P, eps, theta, recorder, counter=COUNTERS[counter], lambda_rule=rule)
+    naive = PHDStream(P, eps, theta, noise=recorder, counter=COUNTERS[counter], lambda_rule=rule)
     a = [naive.step(b) for b in batches]
     with TapeReplay(recorder.tape) as replay:
-        efficient = EfficientPHDStream(P, eps, theta, replay, counter=COUNTERS[counter], lambda_rule=rule)
+        efficient = EfficientPHDStream(P, eps, theta, noise=replay, counter=COUNTERS[counter], lambda_rule=rule)
         b = [efficient.step(x) for x in batches]
     for ra, rb in zip(a, b, strict=True):
         assert ra.tree == rb.tree
@@ -238,14 +238,14 @@ def test_algorithm_3_adds_counter_increments(batches: list[PointEvents], counter
     with memory too; the literal reading (d = the counter's output) counts earlier inputs again (30 for 10 points
     followed by two empty batches)."""
     P = HypercubePartition(2, 2)
-    alg = PHDStream(P, 1.0, 1e6, InsecureZeroNoise(), counter=COUNTERS[counter])
+    alg = PHDStream(P, 1.0, 1e6, noise=InsecureZeroNoise(), counter=COUNTERS[counter])
     truth = TrueStream(P)
     for batch in batches:
         release = alg.step(batch)
         truth.commit(truth.prepare(batch))
         assert release.leaf_values[()] == pytest.approx(truth.size, abs=1e-9)
     if batches is TEN_THEN_NOTHING:
-        printed = PHDStream(P, 1.0, 1e6, InsecureZeroNoise(), counter=COUNTERS[counter], as_printed=True)
+        printed = PHDStream(P, 1.0, 1e6, noise=InsecureZeroNoise(), counter=COUNTERS[counter], as_printed=True)
         assert [printed.step(b).leaf_values[()] for b in batches] == pytest.approx([10.0, 20.0, 30.0])
 
 
@@ -260,7 +260,7 @@ def test_efficient_phdstream_draws_at_algorithm_1s_scales(depth: int, eps: float
     batch = PointEvents.of([[0.1, 0.1]] * 50 + [[0.7, 0.6]] * 5)
     for printed in (False, True):
         recorder = TapeRecorder(InsecureSeededNoise(0))
-        EfficientPHDStream(P, eps, 0.0, recorder, lambda_rule=rule, as_printed=printed).step(batch)
+        EfficientPHDStream(P, eps, 0.0, noise=recorder, lambda_rule=rule, as_printed=printed).step(batch)
         tree = {d.params["scale"] for d in recorder.tape if "001-alg5" in d.site}
         leaf = {d.params["scale"] for d in recorder.tape if "001-alg8" in d.site}
         if printed:
@@ -295,7 +295,7 @@ def test_selective_counting_shows_the_selector_the_whole_history(f: list[int]) -
     for printed in (False, True):
         selector = _HistorySelector()
         alg: SelectiveCounting[int, str] = SelectiveCounting(
-            selector, lambda l: SimpleCounter(0.5, scoped(noise, l)),
+            selector, lambda l: SimpleCounter(0.5, noise=scoped(noise, l)),
             PrivacyClaim.pure(0.5, Neighbour.STREAM_ENTRY, "test"), as_printed=printed)
         for x in f:
             alg.step(x)
@@ -337,8 +337,8 @@ def test_baseline_2_size_is_estimated_not_the_true_size(batches: list[PointEvent
     """Baseline 2 by default releases round(max(N^(t), 0)) points, N^ a private estimate; as printed it releases
     exactly the true |f(., t)| (a leak: one event changes the output size)."""
     P = HypercubePartition(2, 3)
-    default = OfflinePrivTreeOnDifferential(P, 1.0, 0.0, InsecureSeededNoise(seed))
-    printed = OfflinePrivTreeOnDifferential(P, 1.0, 0.0, InsecureSeededNoise(seed), as_printed=True)
+    default = OfflinePrivTreeOnDifferential(P, 1.0, 0.0, noise=InsecureSeededNoise(seed))
+    printed = OfflinePrivTreeOnDifferential(P, 1.0, 0.0, noise=InsecureSeededNoise(seed), as_printed=True)
     truth = TrueStream(P)
     for batch in batches:
         truth.commit(truth.prepare(batch))

@@ -96,7 +96,7 @@ def test_noiseless_exact_fitting_tracks_the_stream(seed: int, T: int, removal: f
     # zeros from 2-way margins alone)
     W = [*all_workloads(dom, 2), Workload.build(dom, (0, 1, 2))]
     stream = generate_stream(dom, T, 20, seed=seed, removal_rate=removal)
-    alg = MainAlgorithm(dom, W, len(W), 1.0, InsecureZeroNoise(), total=TotalRule.true_size(),
+    alg = MainAlgorithm(dom, W, len(W), 1.0, noise=InsecureZeroNoise(), total=TotalRule.true_size(),
                         fitter=InformationProjection(), aggregate="last")
     truth = CumulativeMarginals(dom, [w.columns for w in W])
     for step in stream:
@@ -117,7 +117,7 @@ def test_noiseless_measurements_carry_the_last_unselected_error(seed: int, k: in
     dom = Domain(("a", "b"), (2, 3))
     Q = all_marginal_queries(dom, 1)
     stream = generate_stream(dom, 5, 15, seed=seed, removal_rate=0.2)
-    alg = MainAlgorithm(dom, Q, k, 1.0, InsecureZeroNoise(), total=TotalRule.true_size(), keep_trace=True)
+    alg = MainAlgorithm(dom, Q, k, 1.0, noise=InsecureZeroNoise(), total=TotalRule.true_size(), keep_trace=True)
     truth = CumulativeMarginals(dom, [q.columns for q in Q])
     f: list[list[float]] = []
     for step in stream:
@@ -139,7 +139,7 @@ Q1 = all_marginal_queries(DOM3, 1)
 
 
 def _mwem(noise: NoiseSource, k: int, eps: float, **kw: Any) -> StreamingMWEM:
-    return StreamingMWEM(DOM3, Q1, k, eps, noise, total=TotalRule.public(40), **kw)
+    return StreamingMWEM(DOM3, Q1, k, eps, noise=noise, total=TotalRule.public(40), **kw)
 
 
 @pins("E-tabular-1")
@@ -169,8 +169,8 @@ def test_streaming_mwem_mass_is_public_by_default(seed: int, T: int, removal: fl
     """With a public size the release grows by the public n_t; with |nabla f_t| as the mass (as printed) it grows by
     exactly the true size, which one added record changes: not private."""
     stream = generate_stream(DOM3, T, 30, seed=seed, removal_rate=removal)
-    public = StreamingMWEM(DOM3, Q1, 2, 1.0, InsecureSeededNoise(seed), total=TotalRule.public(30))
-    leaky = StreamingMWEM(DOM3, Q1, 2, 1.0, InsecureSeededNoise(seed), total=TotalRule.true_size())
+    public = StreamingMWEM(DOM3, Q1, 2, 1.0, noise=InsecureSeededNoise(seed), total=TotalRule.public(30))
+    leaky = StreamingMWEM(DOM3, Q1, 2, 1.0, noise=InsecureSeededNoise(seed), total=TotalRule.true_size())
     prev_p = prev_l = 0.0
     for step in stream:
         gp, gl = public.step(step), leaky.step(step)
@@ -196,7 +196,7 @@ def test_offline_mwem_divides_the_budget_by_k(k: int, eps: float) -> None:
     for printed, sel_eps, scale, claimed in cases:
         recorder = TapeRecorder(InsecureSeededNoise(0))
         select_measure_fit(ExplicitDataset(dom, counts), queries, eps, k, MultiplicativeWeights(),
-                           TotalRule.public(200), recorder, as_printed=printed)
+                           total=TotalRule.public(200), noise=recorder, as_printed=printed)
         em = [d for d in recorder.tape if d.kind is DrawKind.EXPONENTIAL_MECHANISM]
         lap = [d for d in recorder.tape if d.kind is DrawKind.LAPLACE]
         assert len(em) == len(lap) == k
@@ -215,8 +215,8 @@ def test_naive_offline_measures_with_lap_q_over_eps(n_queries: int, eps: float) 
     dom = Domain(("a", "b", "c"), (2, 3, 2))
     queries = all_marginal_queries(dom, 2)[:n_queries]
     f = ExplicitDataset(dom, np.ones(dom.sizes))
-    default = measure_all(f, queries, eps, InsecureSeededNoise(0))
-    printed = measure_all(f, queries, eps, InsecureSeededNoise(0), as_printed_000=True)
+    default = measure_all(f, queries, eps, noise=InsecureSeededNoise(0))
+    printed = measure_all(f, queries, eps, noise=InsecureSeededNoise(0), as_printed_000=True)
     Q = len(queries)
     assert all(m.noise_scale == pytest.approx(Q / eps) for m in default)
     assert all(m.noise_scale == pytest.approx(1 / (eps * Q)) for m in printed)

@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dpstream.claims import Measure, Neighbour, PrivacyClaim
-    from dpstream.errors import DataRowError, DPStreamInputError, HorizonExceededError, StateError
+    from dpstream.errors import (
+        DataRowError,
+        DPStreamDeprecationWarning,
+        DPStreamInputError,
+        HorizonExceededError,
+        StateError,
+    )
     from dpstream.linear_model import LinearReleaseModel
     from dpstream.mechanisms import DiscreteGaussianMechanism, ExponentialMechanism, LaplaceMechanism
     from dpstream.noise import NoiseSource, SecureNoise, default_noise, scoped, site
@@ -26,6 +32,7 @@ if TYPE_CHECKING:
     from dpstream.testing import Streaming
 
 _EXPORTS: dict[str, str] = {
+    "DPStreamDeprecationWarning": "dpstream.errors",
     "DPStreamInputError": "dpstream.errors",
     "DataRowError": "dpstream.errors",
     "DiscreteGaussianMechanism": "dpstream.mechanisms",
@@ -48,6 +55,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "DPStreamDeprecationWarning",
     "DPStreamInputError",
     "DataRowError",
     "DiscreteGaussianMechanism",

@@ -155,8 +155,10 @@ def _module_codes(module_name: str) -> dict[tuple[str, int], types.CodeType]:
             if id(value) in seen:
                 continue
             seen.add(id(value))
-            for candidate in (value, getattr(value, "__func__", None), getattr(value, "fget", None),
-                              getattr(value, "func", None)):
+            func = getattr(value, "__func__", None)
+            # __wrapped__: the function under a decorator (dpstream.convention wraps __init__ and some functions)
+            for candidate in (value, func, getattr(value, "fget", None), getattr(value, "func", None),
+                              getattr(value, "__wrapped__", None), getattr(func, "__wrapped__", None)):
                 code = getattr(candidate, "__code__", None)
                 if isinstance(code, types.CodeType) and getattr(candidate, "__module__", None) == module_name:
                     roots.append(code)

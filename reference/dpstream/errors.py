@@ -13,6 +13,7 @@ from numbers import Integral, Real
 from typing import Any
 
 __all__ = [
+    "DPStreamDeprecationWarning",
     "DPStreamInputError",
     "DataRowError",
     "HorizonExceededError",
@@ -55,6 +56,14 @@ class DataRowError(DPStreamInputError):
 
 class HorizonExceededError(DPStreamInputError):
     """A finite-horizon algorithm was stepped past its horizon T."""
+
+
+class DPStreamDeprecationWarning(DeprecationWarning):
+    """A call in a form that stops working in the next release (``dpstream.convention``: the old argument orders).
+
+    Its own class so that a test suite can turn dpstream's deprecations, and only those, into errors
+    (``filterwarnings = ["error::dpstream.errors.DPStreamDeprecationWarning"]``).
+    """
 
 
 class StateError(RuntimeError):

@@ -30,12 +30,13 @@ unsquared Delta of 002-def2.2 proofs/proof_tree_aggregation_counter.py.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.convention import convention
 from dpstream.errors import (
     DPStreamInputError,
     require_finite_real,
@@ -47,12 +48,14 @@ from dpstream.noise import NoiseSource
 __all__ = ["DiscreteGaussianMechanism", "ExponentialMechanism", "LaplaceMechanism"]
 
 
+@convention(("epsilon", "sensitivity", "neighbour"))
 @dataclass(frozen=True)
 class LaplaceMechanism:
     """q(f) + Lap(sensitivity / epsilon) per coordinate (000-def3.1 eq (9))."""
 
     epsilon: float
     sensitivity: float = 1.0
+    _: KW_ONLY
     neighbour: Neighbour = Neighbour.EVENT
 
     def __post_init__(self) -> None:
@@ -79,12 +82,14 @@ class LaplaceMechanism:
         return noise.add_laplace_many([f"{site} i={i}" for i in range(len(xs))], xs, self.scale)
 
 
+@convention(("epsilon", "sensitivity", "neighbour"), ("epsilon", "sensitivity", "neighbour", "as_printed"))
 @dataclass(frozen=True)
 class ExponentialMechanism:
     """Select an index with P[i] ~ exp(epsilon * u_i / (2 sensitivity)) (003-def3.8, corrected sign)."""
 
     epsilon: float
     sensitivity: float = 1.0
+    _: KW_ONLY
     neighbour: Neighbour = Neighbour.EVENT
     as_printed: bool = False
 
@@ -107,6 +112,7 @@ class ExponentialMechanism:
         return noise.exponential_mechanism(site, scores, self.epsilon, self.sensitivity)
 
 
+@convention(("rho", "sensitivity", "neighbour"), ("rho", "sensitivity", "neighbour", "as_printed"))
 @dataclass(frozen=True)
 class DiscreteGaussianMechanism:
     """q(D) + N_Z(0, sigma^2) per coordinate, sigma^2 = sensitivity^2 / (2 rho) (002-def2.2, corrected).
@@ -118,6 +124,7 @@ class DiscreteGaussianMechanism:
 
     rho: float
     sensitivity: float = 1.0
+    _: KW_ONLY
     neighbour: Neighbour = Neighbour.STREAM_ENTRY
     as_printed: bool = False
 

@@ -90,14 +90,14 @@ def _check_pair(name: str, good: ComponentReport, bad: ComponentReport, must: se
 
 def test_noise_scale_halved() -> None:
     model = simple_counter_model(EPS, T)
-    good = _audit_counter(lambda n: SimpleCounter(EPS, n), model)
+    good = _audit_counter(lambda n: SimpleCounter(EPS, noise=n), model)
     bad = _audit_counter(lambda n: HalvedScaleSimpleCounter(EPS, n), model)
     _check_pair("scale halved (Simple, true eps 2)", good, bad, {CheckKind.BLACK_BOX, CheckKind.CALIBRATION})
 
 
 def test_sensitivity_off_by_one() -> None:
     model = block_counter_model(EPS, B, T)
-    good = _audit_counter(lambda n: BlockCounter(EPS, B, n), model, block=B)
+    good = _audit_counter(lambda n: BlockCounter(EPS, B, noise=n), model, block=B)
     bad = _audit_counter(lambda n: SensitivityOffByOneBlock(EPS, B, n), model, block=B)
     # The black-box bound also exceeds the claim here, but only just (see the printed margin): the
     # assertion rests on calibration, which catches the scale error with p ~ 0.
@@ -106,7 +106,7 @@ def test_sensitivity_off_by_one() -> None:
 
 def test_one_release_without_noise() -> None:
     model = simple_counter_model(EPS, T)
-    good = _audit_counter(lambda n: SimpleCounter(EPS, n), model)
+    good = _audit_counter(lambda n: SimpleCounter(EPS, noise=n), model)
     bad = _audit_counter(lambda n: UnnoisedReleaseCounter(EPS, n, t0=1), model)
     _check_pair("release t=1 without noise (Simple)", good, bad, {CheckKind.BLACK_BOX, CheckKind.CALIBRATION})
 
@@ -120,7 +120,7 @@ def test_noise_draw_reused_for_two_nodes() -> None:
 
 def test_tree_counter_one_level_too_few() -> None:
     model = binary_tree_counter_model(EPS, T)
-    good = _audit_counter(lambda n: BinaryTreeCounter(EPS, T, n), model)
+    good = _audit_counter(lambda n: BinaryTreeCounter(EPS, T, noise=n), model)
     bad = _audit_counter(lambda n: DyadicTreeCounter(EPS, T, n, levels_short=1), model)
     _check_pair("one level too few (binary tree T=16, true eps 1.25)", good, bad, {CheckKind.CALIBRATION})
 

@@ -31,7 +31,7 @@ def hand_error(noise: dict[str, float], t: int) -> float:
 def test_exact_error_law(discrete: bool) -> None:
     f = [3, -1, 0, 2, 5, 0, 1, 4, 2, 2, -3, 0, 1]
     T = 16
-    releases, tape = record_run(lambda n: BinaryTreeCounter(0.7, T, n, discrete=discrete), f, seed=5)
+    releases, tape = record_run(lambda n: BinaryTreeCounter(0.7, T, noise=n, discrete=discrete), f, seed=5)
     noise = {d.site: d.value for d in tape}
     for t in range(1, len(f) + 1):
         assert releases[t - 1] - sum(f[:t]) == pytest.approx(hand_error(noise, t), abs=1e-12)
@@ -44,7 +44,7 @@ def test_exact_error_law(discrete: bool) -> None:
 
 
 def test_one_node_per_time_and_site_names() -> None:
-    _, tape = record_run(lambda n: BinaryTreeCounter(1.0, 8, n), [1] * 8, seed=0)
+    _, tape = record_run(lambda n: BinaryTreeCounter(1.0, 8, noise=n), [1] * 8, seed=0)
     assert [d.site for d in tape] == [f"001-alg10 L8 t={t}" for t in range(1, 9)]
     assert {d.params["scale"] for d in tape} == {4.0}  # (floor(log2 8) + 1) / 1
 
@@ -79,7 +79,7 @@ def test_as_printed_violates_claim(T: int) -> None:
     loss = stream_entry_epsilon(binary_tree_counter_model(eps, T, as_printed=True))
     assert loss == pytest.approx(eps * (math.floor(math.log2(T)) + 1) / math.log2(T), rel=1e-12)
     assert loss > eps * (1 + 1e-3)
-    counter = BinaryTreeCounter(eps, T, InsecureSeededNoise(0), as_printed=True)
+    counter = BinaryTreeCounter(eps, T, noise=InsecureSeededNoise(0), as_printed=True)
     # the claim states what holds (the exact worst case), the paper's eps stays readable
     assert counter.claim.parameter == pytest.approx(loss, rel=1e-12)
     assert counter.paper_claim.parameter == eps and "AS PRINTED" in counter.claim.note
@@ -88,16 +88,16 @@ def test_as_printed_violates_claim(T: int) -> None:
 
 def test_as_printed_T1_has_zero_scale_and_is_refused() -> None:
     with pytest.raises(DPStreamInputError) as info:
-        BinaryTreeCounter(1.0, 1, InsecureSeededNoise(0), as_printed=True)
+        BinaryTreeCounter(1.0, 1, noise=InsecureSeededNoise(0), as_printed=True)
     assert info.value.field == "T"
-    assert BinaryTreeCounter(1.0, 1, InsecureSeededNoise(0)).scale == 1.0  # default: one node per input
+    assert BinaryTreeCounter(1.0, 1, noise=InsecureSeededNoise(0)).scale == 1.0  # default: one node per input
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=[v.id for v in VECTORS])
 def test_known_answer_vectors(vector: KnownAnswerVector) -> None:
     p = vector.params
     discrete = vector.algorithm == "004-lem3.1"  # the Binary Mechanism: 001-alg10 with Lap_Z noise
-    got = replay_vector(lambda n: BinaryTreeCounter(p["epsilon"], p["T"], n, discrete=discrete), vector)
+    got = replay_vector(lambda n: BinaryTreeCounter(p["epsilon"], p["T"], noise=n, discrete=discrete), vector)
     assert got == pytest.approx(vector.expected, abs=1e-12)
     noise = {d.site: d.value for d in vector.tape}
     model = binary_tree_counter_model(p["epsilon"], p["T"], discrete=discrete, releases=len(vector.inputs))
@@ -107,12 +107,12 @@ def test_known_answer_vectors(vector: KnownAnswerVector) -> None:
 
 
 def test_claim() -> None:
-    claim = BinaryTreeCounter(0.25, 10, InsecureSeededNoise(0)).claim
+    claim = BinaryTreeCounter(0.25, 10, noise=InsecureSeededNoise(0)).claim
     assert (claim.measure, claim.parameter, claim.neighbour) == (Measure.PURE_DP, 0.25, Neighbour.STREAM_ENTRY)
 
 
 def test_state_size_is_logarithmic() -> None:
-    counter = BinaryTreeCounter(1.0, 5000, InsecureSeededNoise(0))
+    counter = BinaryTreeCounter(1.0, 5000, noise=InsecureSeededNoise(0))
     for t in range(1, 5001):
         counter.step(1.0)
         assert counter.state_size() == 2 * t.bit_length()
@@ -121,20 +121,20 @@ def test_state_size_is_logarithmic() -> None:
 @pytest.mark.parametrize("x", [0.5, 1.25, math.nan, "1", True])
 def test_discrete_rejects_non_integers_before_any_draw(x: object) -> None:
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    counter = BinaryTreeCounter(1.0, 4, recorder, discrete=True)
+    counter = BinaryTreeCounter(1.0, 4, noise=recorder, discrete=True)
     with pytest.raises(DPStreamInputError) as info:
         counter.step(x)  # type: ignore[arg-type]
     assert info.value.field == "f(t)" and counter.t == 0 and len(recorder.tape) == 0
 
 
 def test_horizon_and_failed_draw() -> None:
-    counter = BinaryTreeCounter(1.0, 2, InsecureSeededNoise(0))
+    counter = BinaryTreeCounter(1.0, 2, noise=InsecureSeededNoise(0))
     counter.run([1, 1])
     with pytest.raises(HorizonExceededError):
         counter.step(1)
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    BinaryTreeCounter(1.0, 4, recorder).run([1, 2, 3])
-    replayed = BinaryTreeCounter(1.0, 8, TapeReplay(recorder.tape))  # other T: other scale
+    BinaryTreeCounter(1.0, 4, noise=recorder).run([1, 2, 3])
+    replayed = BinaryTreeCounter(1.0, 8, noise=TapeReplay(recorder.tape))  # other T: other scale
     with pytest.raises(TapeMismatchError):
         replayed.step(1)
     assert replayed.t == 0 and replayed.alpha == [] and replayed.alpha_hat == [] and replayed.releases == []

@@ -31,7 +31,7 @@ def hand_error(noise: dict[str, float], t: int, B: int) -> float:
 @pytest.mark.parametrize("B", [1, 2, 3, 8])
 def test_exact_error_law(B: int) -> None:
     f = [0.5, -1, 2, 0, 3, 1, 1, -2, 0, 4, 1, 1, 0, 2, 5, 1, 0]
-    releases, tape = record_run(lambda n: BlockCounter(0.9, B, n), f, seed=B)
+    releases, tape = record_run(lambda n: BlockCounter(0.9, B, noise=n), f, seed=B)
     noise = {d.site: d.value for d in tape}
     for t in range(1, len(f) + 1):
         assert releases[t - 1] - sum(f[:t]) == pytest.approx(hand_error(noise, t, B), abs=1e-12)
@@ -43,7 +43,7 @@ def test_exact_error_law(B: int) -> None:
 
 def test_block_end_behaviour() -> None:
     """At t = kB nothing is drawn at L10, one block draw is made at L7, and g(kB) = beta_lastblock."""
-    _, tape = record_run(lambda n: BlockCounter(1.0, 3, n), [1] * 7, seed=0)
+    _, tape = record_run(lambda n: BlockCounter(1.0, 3, noise=n), [1] * 7, seed=0)
     assert [d.site for d in tape] == ["001-alg9 L10 t=1", "001-alg9 L10 t=2", "001-alg9 L7 t=3",
                                       "001-alg9 L10 t=4", "001-alg9 L10 t=5", "001-alg9 L7 t=6",
                                       "001-alg9 L10 t=7"]
@@ -68,7 +68,7 @@ def test_calibration(B: int, expected: float) -> None:
 @pytest.mark.parametrize("vector", VECTORS, ids=[v.id for v in VECTORS])
 def test_known_answer_vectors(vector: KnownAnswerVector) -> None:
     eps, B = vector.params["epsilon"], vector.params["B"]
-    got = replay_vector(lambda n: BlockCounter(eps, B, n), vector)
+    got = replay_vector(lambda n: BlockCounter(eps, B, noise=n), vector)
     assert got == pytest.approx(vector.expected, abs=1e-12)
     noise = {d.site: d.value for d in vector.tape}
     model = block_counter_model(eps, B, len(vector.inputs))
@@ -78,7 +78,7 @@ def test_known_answer_vectors(vector: KnownAnswerVector) -> None:
 
 
 def test_claim_state_horizon() -> None:
-    counter = BlockCounter(0.5, 4, InsecureSeededNoise(0), horizon=3)
+    counter = BlockCounter(0.5, 4, 3, noise=InsecureSeededNoise(0))
     claim = counter.claim
     assert (claim.measure, claim.parameter, claim.neighbour) == (Measure.PURE_DP, 0.5, Neighbour.STREAM_ENTRY)
     counter.run([1, 2, 3])
@@ -89,10 +89,10 @@ def test_claim_state_horizon() -> None:
 
 def test_failed_draw_leaves_state_unchanged() -> None:
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    BlockCounter(1.0, 2, recorder).run([1, 2])
-    counter = BlockCounter(1.0, 2, TapeReplay(recorder.tape))
+    BlockCounter(1.0, 2, noise=recorder).run([1, 2])
+    counter = BlockCounter(1.0, 2, noise=TapeReplay(recorder.tape))
     counter.step(1)
-    bad = BlockCounter(2.0, 2, TapeReplay(recorder.tape))
+    bad = BlockCounter(2.0, 2, noise=TapeReplay(recorder.tape))
     with pytest.raises(TapeMismatchError):
         bad.step(1)
     assert (bad.t, bad.alpha, bad.beta, bad.beta_lastblock, bad.releases) == (0, 0.0, 0.0, 0.0, [])
@@ -104,5 +104,5 @@ def test_failed_draw_leaves_state_unchanged() -> None:
 ])
 def test_bad_parameters(eps: float, B: int, horizon: int | None, field: str) -> None:
     with pytest.raises(DPStreamInputError) as info:
-        BlockCounter(eps, B, InsecureSeededNoise(0), horizon=horizon)
+        BlockCounter(eps, B, horizon, noise=InsecureSeededNoise(0))
     assert info.value.field == field

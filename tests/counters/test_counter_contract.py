@@ -31,18 +31,18 @@ from dpstream.tape import TapeMismatchError, TapeRecorder
 from dpstream.testing import record_run, replay_run
 
 FACTORIES: dict[str, Callable[[NoiseSource], Counter]] = {
-    "simple": lambda n: SimpleCounter(0.5, n),
-    "block": lambda n: BlockCounter(0.5, 3, n),
-    "binary-tree": lambda n: BinaryTreeCounter(0.5, 64, n),
-    "binary-tree-discrete": lambda n: BinaryTreeCounter(0.5, 64, n, discrete=True),
-    "tree-aggregation": lambda n: TreeAggregationCounter(0.5, 64, n),
-    "unbounded-block": lambda n: UnboundedBlockCounter(0.5, n),
-    "hybrid": lambda n: HybridCounter(0.5, n),
+    "simple": lambda n: SimpleCounter(0.5, noise=n),
+    "block": lambda n: BlockCounter(0.5, 3, noise=n),
+    "binary-tree": lambda n: BinaryTreeCounter(0.5, 64, noise=n),
+    "binary-tree-discrete": lambda n: BinaryTreeCounter(0.5, 64, noise=n, discrete=True),
+    "tree-aggregation": lambda n: TreeAggregationCounter(0.5, 64, noise=n),
+    "unbounded-block": lambda n: UnboundedBlockCounter(0.5, noise=n),
+    "hybrid": lambda n: HybridCounter(0.5, noise=n),
 }
 # The sparse counters of 004 take Boolean streams (004-alg2, 004-alg3).
 BOOLEAN_FACTORIES: dict[str, Callable[[NoiseSource], Counter]] = {
-    "sparse": lambda n: SparseCounter(1.0, 32, n),
-    "inhomogeneous-sparse": lambda n: InhomogeneousSparseCounter(1.0, 0, lambda r: 0.5 / (r + 1) ** 2, n),
+    "sparse": lambda n: SparseCounter(1.0, 32, noise=n),
+    "inhomogeneous-sparse": lambda n: InhomogeneousSparseCounter(1.0, 0, lambda r: 0.5 / (r + 1) ** 2, noise=n),
 }
 ALL_FACTORIES = {**FACTORIES, **BOOLEAN_FACTORIES}
 
@@ -107,7 +107,7 @@ class _ForgetsL9(BinaryTreeCounter):
 
 def test_error_law_check_catches_a_broken_binary_tree() -> None:
     f = [1, 2, 3, 4, 5, 6, 7, 8]
-    releases, tape = record_run(lambda n: _ForgetsL9(1.0, 8, n), f, seed=0)
+    releases, tape = record_run(lambda n: _ForgetsL9(1.0, 8, noise=n), f, seed=0)
     model = binary_tree_counter_model(1.0, 8)
     noise = {d.site: d.value for d in tape}
     gap = np.abs(np.asarray(releases) - model.mean(f) - model.error(noise)).max()
@@ -138,9 +138,9 @@ def test_calibration_check_catches_broken_variants(T: int) -> None:
 
 def test_replay_catches_a_wrong_scale() -> None:
     f = [1, 1, 1, 1]
-    _, tape = record_run(lambda n: BinaryTreeCounter(1.0, 4, n), f, seed=0)
+    _, tape = record_run(lambda n: BinaryTreeCounter(1.0, 4, noise=n), f, seed=0)
     with pytest.raises(TapeMismatchError):
-        replay_run(lambda n: BinaryTreeCounter(1.0, 4, n, as_printed=True), f, tape)
+        replay_run(lambda n: BinaryTreeCounter(1.0, 4, noise=n, as_printed=True), f, tape)
 
 
 class _OnePhaseCounter(Counter):

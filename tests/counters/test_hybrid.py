@@ -33,7 +33,7 @@ def hand_error(noise: dict[str, float], t: int) -> float:
 
 def test_exact_error_law() -> None:
     f = [1, 0, 2, 1, -1, 0, 3, 1, 1, 0, 2, 2, 1, 0, 4, 1, 1, 0, 2.5]
-    releases, tape = record_run(lambda n: HybridCounter(0.6, n), f, seed=21)
+    releases, tape = record_run(lambda n: HybridCounter(0.6, noise=n), f, seed=21)
     noise = {d.site: d.value for d in tape}
     for t in range(1, len(f) + 1):
         assert releases[t - 1] - sum(f[:t]) == pytest.approx(hand_error(noise, t), abs=1e-12)
@@ -65,7 +65,7 @@ def test_calibration(T: int, expected: float) -> None:
 @pytest.mark.parametrize("vector", VECTORS, ids=[v.id for v in VECTORS])
 def test_known_answer_vectors(vector: KnownAnswerVector) -> None:
     eps = vector.params["epsilon"]
-    got = replay_vector(lambda n: HybridCounter(eps, n), vector)
+    got = replay_vector(lambda n: HybridCounter(eps, noise=n), vector)
     assert got == pytest.approx(vector.expected, abs=1e-12)
     noise = {d.site: d.value for d in vector.tape}
     model = hybrid_counter_model(eps, len(vector.inputs))
@@ -75,7 +75,7 @@ def test_known_answer_vectors(vector: KnownAnswerVector) -> None:
 
 
 def test_claim_and_state_size() -> None:
-    counter = HybridCounter(0.5, InsecureSeededNoise(0))
+    counter = HybridCounter(0.5, noise=InsecureSeededNoise(0))
     claim = counter.claim
     assert (claim.measure, claim.parameter, claim.neighbour) == (Measure.PURE_DP, 0.5, Neighbour.STREAM_ENTRY)
     for t in range(1, 3000):
@@ -86,8 +86,8 @@ def test_claim_and_state_size() -> None:
 def test_failed_draw_leaves_state_unchanged() -> None:
     """A draw failing inside B_k (site missing from the tape) changes neither the hybrid nor B_k."""
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    HybridCounter(1.0, recorder).run([1, 1])  # draws L t=1, L t=2 only
-    counter = HybridCounter(1.0, TapeReplay(recorder.tape))
+    HybridCounter(1.0, noise=recorder).run([1, 1])  # draws L t=1, L t=2 only
+    counter = HybridCounter(1.0, noise=TapeReplay(recorder.tape))
     counter.run([1, 1])
     binary = counter.binary
     assert binary is not None
@@ -95,7 +95,7 @@ def test_failed_draw_leaves_state_unchanged() -> None:
     with pytest.raises(TapeSiteMissingError):
         counter.step(1)  # t = 3: B_1 draws at its local t = 1
     assert (counter.t, counter.beta, counter.pending, binary.t, binary.alpha_hat, len(counter.releases)) == state
-    bad = HybridCounter(2.0, TapeReplay(recorder.tape))  # L scale mismatch at t = 1
+    bad = HybridCounter(2.0, noise=TapeReplay(recorder.tape))  # L scale mismatch at t = 1
     with pytest.raises(TapeMismatchError):
         bad.step(1)
     assert (bad.t, bad.beta, bad.pending, bad.binary, bad.releases) == (0, 0.0, 0.0, None, [])
@@ -104,5 +104,5 @@ def test_failed_draw_leaves_state_unchanged() -> None:
 @pytest.mark.parametrize("eps", [0.0, -1.0, math.nan, "x"])
 def test_bad_parameters(eps: float) -> None:
     with pytest.raises(DPStreamInputError) as info:
-        HybridCounter(eps, InsecureSeededNoise(0))
+        HybridCounter(eps, noise=InsecureSeededNoise(0))
     assert info.value.field == "epsilon"

@@ -34,7 +34,7 @@ VECTORS = list(known_answer("001-sec4.3"))
 
 
 def blocks(noise: NoiseSource, d: int = 3, eps: float = 0.8, B: int = 2) -> MultiDimensionalCounter:
-    return MultiDimensionalCounter.build(lambda e, n: BlockCounter(e, B, n), d, eps, noise)
+    return MultiDimensionalCounter.build(lambda e, n: BlockCounter(e, B, noise=n), d, eps, noise=noise)
 
 
 def test_exact_error_law() -> None:
@@ -59,9 +59,9 @@ def test_l1_claim_is_max_for_linear_laplace_counters() -> None:
     """Changes split across coordinates: exact loss = max_i eps_i (each counter's loss scales with l1)."""
     models = [simple_counter_model(0.3, 6), block_counter_model(0.7, 2, 6), simple_counter_model(0.5, 6)]
     assert stream_entry_epsilon(multidimensional_model(models)) == pytest.approx(0.7, rel=1e-12)
-    counter = MultiDimensionalCounter([SimpleCounter(0.3, InsecureSeededNoise(0)),
-                                       BlockCounter(0.7, 2, InsecureSeededNoise(1)),
-                                       SimpleCounter(0.5, InsecureSeededNoise(2))])
+    counter = MultiDimensionalCounter([SimpleCounter(0.3, noise=InsecureSeededNoise(0)),
+                                       BlockCounter(0.7, 2, noise=InsecureSeededNoise(1)),
+                                       SimpleCounter(0.5, noise=InsecureSeededNoise(2))])
     assert counter.claim.parameter == pytest.approx(0.7) and counter.claim.measure is Measure.PURE_DP
 
 
@@ -72,28 +72,29 @@ class _OpaqueCounter(SimpleCounter):
 
 
 def test_l1_claim_falls_back_to_sum() -> None:
-    counter = MultiDimensionalCounter([_OpaqueCounter(0.25, InsecureSeededNoise(0)),
-                                       SimpleCounter(0.5, InsecureSeededNoise(1))])
+    counter = MultiDimensionalCounter([_OpaqueCounter(0.25, noise=InsecureSeededNoise(0)),
+                                       SimpleCounter(0.5, noise=InsecureSeededNoise(1))])
     assert counter.claim.parameter == pytest.approx(0.75)
     assert "SUM" in counter.claim.note
 
 
 def test_zcdp_components_and_mixed_measures() -> None:
-    counter = MultiDimensionalCounter.build(lambda r, n: TreeAggregationCounter(r, 8, n), 2, 0.1,
-                                            InsecureSeededNoise(0))
+    counter = MultiDimensionalCounter.build(lambda r, n: TreeAggregationCounter(r, 8, noise=n), 2, 0.1,
+                                            noise=InsecureSeededNoise(0))
     assert counter.claim.measure is Measure.ZCDP and counter.claim.parameter == pytest.approx(0.1)
     with pytest.raises(DPStreamInputError) as info:
-        MultiDimensionalCounter([SimpleCounter(1.0, InsecureSeededNoise(0)),
-                                 TreeAggregationCounter(1.0, 8, InsecureSeededNoise(0))])
+        MultiDimensionalCounter([SimpleCounter(1.0, noise=InsecureSeededNoise(0)),
+                                 TreeAggregationCounter(1.0, 8, noise=InsecureSeededNoise(0))])
     assert info.value.field == "counters"
 
 
 def test_step_is_atomic_across_coordinates() -> None:
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    MultiDimensionalCounter([SimpleCounter(1.0, scoped(recorder, "a")), SimpleCounter(1.0, scoped(recorder, "b"))]
-                            ).step([1, 1])
+    MultiDimensionalCounter([SimpleCounter(1.0, noise=scoped(recorder, "a")),
+                             SimpleCounter(1.0, noise=scoped(recorder, "b"))]).step([1, 1])
     replay = TapeReplay(recorder.tape)
-    components: list[Counter] = [SimpleCounter(1.0, scoped(replay, "a")), SimpleCounter(1.0, scoped(replay, "c"))]
+    components: list[Counter] = [SimpleCounter(1.0, noise=scoped(replay, "a")),
+                                 SimpleCounter(1.0, noise=scoped(replay, "c"))]
     counter = MultiDimensionalCounter(components)
     with pytest.raises(TapeSiteMissingError):  # coordinate 1 draws at a site the tape lacks
         counter.step([1, 1])
@@ -116,11 +117,11 @@ def test_bad_input_no_draw_no_state_change(x: object) -> None:
 def test_bad_construction() -> None:
     with pytest.raises(DPStreamInputError):
         MultiDimensionalCounter([])
-    c = SimpleCounter(1.0, InsecureSeededNoise(0))
+    c = SimpleCounter(1.0, noise=InsecureSeededNoise(0))
     with pytest.raises(DPStreamInputError):
         MultiDimensionalCounter([c, c])
     with pytest.raises(DPStreamInputError) as info:
-        MultiDimensionalCounter.build(lambda e, n: SimpleCounter(e, n), 0, 1.0, InsecureSeededNoise(0))
+        MultiDimensionalCounter.build(lambda e, n: SimpleCounter(e, noise=n), 0, 1.0, noise=InsecureSeededNoise(0))
     assert info.value.field == "d"
 
 
@@ -128,12 +129,14 @@ def test_components_sharing_one_site_namespace_are_refused() -> None:
     """Two coordinates on one unscoped source would both draw at '001-alg8 L4 t=1': sites must be unique."""
     shared = InsecureSeededNoise(0)
     with pytest.raises(DPStreamInputError) as info:
-        MultiDimensionalCounter([SimpleCounter(1.0, shared), SimpleCounter(1.0, shared)])
+        MultiDimensionalCounter([SimpleCounter(1.0, noise=shared), SimpleCounter(1.0, noise=shared)])
     assert info.value.field == "counters"
     recorder = TapeRecorder(InsecureSeededNoise(0))
     with pytest.raises(DPStreamInputError):
-        MultiDimensionalCounter([SimpleCounter(1.0, scoped(recorder, "a")), SimpleCounter(1.0, scoped(recorder, "a"))])
-    ok = MultiDimensionalCounter([SimpleCounter(1.0, scoped(recorder, "a")), SimpleCounter(1.0, scoped(recorder, "b"))])
+        MultiDimensionalCounter([SimpleCounter(1.0, noise=scoped(recorder, "a")),
+                                 SimpleCounter(1.0, noise=scoped(recorder, "a"))])
+    ok = MultiDimensionalCounter([SimpleCounter(1.0, noise=scoped(recorder, "a")),
+                                  SimpleCounter(1.0, noise=scoped(recorder, "b"))])
     ok.step([1, 1])
     assert sorted(d.site for d in recorder.tape) == ["a / 001-alg8 L4 t=1", "b / 001-alg8 L4 t=1"]
 
@@ -144,13 +147,13 @@ def test_known_answer_vectors(vector: KnownAnswerVector) -> None:
     T = len(vector.inputs)
     B, horizon = p.get("B") or 1, p.get("T") or 1
     component: dict[str, tuple[Callable[[float, NoiseSource], Counter], LinearReleaseModel]] = {
-        "001-alg8": (lambda e, n: SimpleCounter(e, n), simple_counter_model(p["epsilon"], T)),
-        "001-alg9": (lambda e, n: BlockCounter(e, B, n), block_counter_model(p["epsilon"], B, T)),
-        "001-alg10": (lambda e, n: BinaryTreeCounter(e, horizon, n),
+        "001-alg8": (lambda e, n: SimpleCounter(e, noise=n), simple_counter_model(p["epsilon"], T)),
+        "001-alg9": (lambda e, n: BlockCounter(e, B, noise=n), block_counter_model(p["epsilon"], B, T)),
+        "001-alg10": (lambda e, n: BinaryTreeCounter(e, horizon, noise=n),
                       binary_tree_counter_model(p["epsilon"], horizon, releases=T)),
     }
     factory, single = component[p["component"]]
-    got = replay_vector(lambda n: MultiDimensionalCounter.build(factory, p["d"], p["epsilon"], n), vector)
+    got = replay_vector(lambda n: MultiDimensionalCounter.build(factory, p["d"], p["epsilon"], noise=n), vector)
     assert np.allclose(np.asarray(got), np.asarray(vector.expected), atol=1e-12)
     noise = {d.site: d.value for d in vector.tape}
     model = multidimensional_model([single] * p["d"])

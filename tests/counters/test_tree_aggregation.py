@@ -37,7 +37,7 @@ def dgauss_variance(sigma2: float) -> float:
 
 def test_exact_error_law() -> None:
     f = [1, 0, 0, 2, 1, 1, 0, 3, 1, 0, 2]
-    releases, tape = record_run(lambda n: TreeAggregationCounter(0.3, 16, n), f, seed=8)
+    releases, tape = record_run(lambda n: TreeAggregationCounter(0.3, 16, noise=n), f, seed=8)
     noise = {d.site: d.value for d in tape}
     for t in range(1, len(f) + 1):
         assert releases[t - 1] - sum(f[:t]) == hand_error(noise, t)  # integers: exact
@@ -81,7 +81,7 @@ def test_as_printed_violates_claim(T: int) -> None:
     assert cost > rho * (1 + 1e-3)
     ln_cost = rho * (math.floor(math.log2(T)) + 1) / math.log(T)  # the natural-log reading
     assert ln_cost > cost
-    counter = TreeAggregationCounter(rho, T, InsecureSeededNoise(0), as_printed=True)
+    counter = TreeAggregationCounter(rho, T, noise=InsecureSeededNoise(0), as_printed=True)
     assert counter.claim.parameter == pytest.approx(cost, rel=1e-12)
     assert counter.paper_claim.parameter == rho and "AS PRINTED" in counter.claim.note
     counter.step(0.5)  # the printed box takes z in R^T; the default refuses (E-counters-4)
@@ -90,20 +90,20 @@ def test_as_printed_violates_claim(T: int) -> None:
 def test_real_inputs_are_refused_by_default() -> None:
     """E-counters-4: a non-integer shift of a discrete Gaussian has disjoint support (infinite loss)."""
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    counter = TreeAggregationCounter(1.0, 8, recorder)
+    counter = TreeAggregationCounter(1.0, 8, noise=recorder)
     with pytest.raises(DPStreamInputError) as info:
         counter.step(0.5)
     assert info.value.field == "f(t)" and counter.t == 0 and len(recorder.tape) == 0
     # the releases of 0 and 0.5 never coincide: a single output tells the neighbours apart
-    a = TreeAggregationCounter(1.0, 8, InsecureSeededNoise(1), as_printed=True).step(0.0)
-    b = TreeAggregationCounter(1.0, 8, InsecureSeededNoise(1), as_printed=True).step(0.5)
+    a = TreeAggregationCounter(1.0, 8, noise=InsecureSeededNoise(1), as_printed=True).step(0.0)
+    b = TreeAggregationCounter(1.0, 8, noise=InsecureSeededNoise(1), as_printed=True).step(0.5)
     assert Fraction(a).denominator == 1 and Fraction(b).denominator == 2
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=[v.id for v in VECTORS])
 def test_known_answer_vectors(vector: KnownAnswerVector) -> None:
     rho, T = vector.params["rho"], vector.params["T"]
-    got = replay_vector(lambda n: TreeAggregationCounter(rho, T, n), vector)
+    got = replay_vector(lambda n: TreeAggregationCounter(rho, T, noise=n), vector)
     assert got == vector.expected
     noise = {d.site: d.value for d in vector.tape}
     model = tree_aggregation_model(rho, T, releases=len(vector.inputs))
@@ -113,7 +113,7 @@ def test_known_answer_vectors(vector: KnownAnswerVector) -> None:
 
 
 def test_claim_and_horizon() -> None:
-    counter = TreeAggregationCounter(0.125, 3, InsecureSeededNoise(0))
+    counter = TreeAggregationCounter(0.125, 3, noise=InsecureSeededNoise(0))
     claim = counter.claim
     assert (claim.measure, claim.parameter, claim.neighbour) == (Measure.ZCDP, 0.125, Neighbour.STREAM_ENTRY)
     counter.run([1, 1, 1])
@@ -125,5 +125,5 @@ def test_claim_and_horizon() -> None:
                                                  (1.0, 0, "T"), (1.0, "4", "T")])
 def test_bad_parameters(rho: float, T: int, field: str) -> None:
     with pytest.raises(DPStreamInputError) as info:
-        TreeAggregationCounter(rho, T, InsecureSeededNoise(0))
+        TreeAggregationCounter(rho, T, noise=InsecureSeededNoise(0))
     assert info.value.field == field

@@ -53,7 +53,7 @@ def test_schedule_matches_partition_rule() -> None:
 
 def test_exact_error_law() -> None:
     f = [1, 0, 2, -1, 0.5, 3, 1, 1, 0, 2, 2, 1, 0, 4, 1, 1, 0, 0, 2, 1, 3, 1, 0, 1, 2, 1, 1, 0, 1, 1, 2]
-    releases, tape = record_run(lambda n: UnboundedBlockCounter(0.8, n), f, seed=13)
+    releases, tape = record_run(lambda n: UnboundedBlockCounter(0.8, noise=n), f, seed=13)
     noise = {d.site: d.value for d in tape}
     for t in range(1, len(f) + 1):
         assert releases[t - 1] - sum(f[:t]) == pytest.approx(hand_error(noise, t), abs=1e-12)
@@ -92,15 +92,15 @@ def test_variance_at_partition_ends_grows_like_t_to_two_thirds() -> None:
 def test_calibration_printed_algorithm_meets_claim() -> None:
     """003-thm8.1 holds as printed: worst loss eps (in-block value + block sum, each Lap(2/eps))."""
     assert stream_entry_epsilon(unbounded_block_model(1.0, 200)) == pytest.approx(1.0, rel=1e-12)
-    a = record_run(lambda n: UnboundedBlockCounter(1.0, n), [1, 2, 3, 4, 5], seed=1)
-    b = record_run(lambda n: UnboundedBlockCounter(1.0, n, as_printed=True), [1, 2, 3, 4, 5], seed=1)
+    a = record_run(lambda n: UnboundedBlockCounter(1.0, noise=n), [1, 2, 3, 4, 5], seed=1)
+    b = record_run(lambda n: UnboundedBlockCounter(1.0, noise=n, as_printed=True), [1, 2, 3, 4, 5], seed=1)
     assert a[0] == b[0] and a[1].dumps() == b[1].dumps()
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=[v.id for v in VECTORS])
 def test_known_answer_vectors(vector: KnownAnswerVector) -> None:
     eps = vector.params["epsilon"]
-    got = replay_vector(lambda n: UnboundedBlockCounter(eps, n), vector)
+    got = replay_vector(lambda n: UnboundedBlockCounter(eps, noise=n), vector)
     assert got == pytest.approx(vector.expected, abs=1e-12)
     noise = {d.site: d.value for d in vector.tape}
     model = unbounded_block_model(eps, len(vector.inputs))
@@ -110,7 +110,7 @@ def test_known_answer_vectors(vector: KnownAnswerVector) -> None:
 
 
 def test_claim_and_state() -> None:
-    counter = UnboundedBlockCounter(0.5, InsecureSeededNoise(0))
+    counter = UnboundedBlockCounter(0.5, noise=InsecureSeededNoise(0))
     claim = counter.claim
     assert (claim.measure, claim.parameter, claim.neighbour) == (Measure.PURE_DP, 0.5, Neighbour.STREAM_ENTRY)
     counter.run([1] * 30)
@@ -119,8 +119,8 @@ def test_claim_and_state() -> None:
 
 def test_failed_draw_leaves_state_unchanged() -> None:
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    UnboundedBlockCounter(1.0, recorder).run([1, 2])
-    bad = UnboundedBlockCounter(3.0, TapeReplay(recorder.tape))
+    UnboundedBlockCounter(1.0, noise=recorder).run([1, 2])
+    bad = UnboundedBlockCounter(3.0, noise=TapeReplay(recorder.tape))
     before = bad.state
     with pytest.raises(TapeMismatchError):
         bad.step(1)
@@ -131,5 +131,5 @@ def test_failed_draw_leaves_state_unchanged() -> None:
                                             ("1", "epsilon")])
 def test_bad_parameters(eps: float, field: str) -> None:
     with pytest.raises(DPStreamInputError) as info:
-        UnboundedBlockCounter(eps, InsecureSeededNoise(0))
+        UnboundedBlockCounter(eps, noise=InsecureSeededNoise(0))
     assert info.value.field == field

@@ -67,11 +67,11 @@ def offline_mwem(diff: DifferentialDataset, noise: NoiseSource) -> SyntheticData
     """000-alg2's offline algorithm in the enumeration: MWEM (003-alg1) on 1-way marginals."""
     m = SECURE_DEFAULT
     return select_measure_fit(diff, all_marginal_queries(m.DOM, 1), 1.0, m.K, MultiplicativeWeights(),
-                              TotalRule.public(m.BATCH), noise).g
+                              total=TotalRule.public(m.BATCH), noise=noise).g
 
 
 def block_factory(epsilon: float, noise: NoiseSource) -> Counter:
-    return BlockCounter(epsilon, 2, noise)
+    return BlockCounter(epsilon, 2, noise=noise)
 
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {
@@ -104,7 +104,7 @@ def _catalog() -> dict[str, tuple[Factory, list[Any]]]:
     out: dict[str, tuple[Factory, list[Any]]] = {}
     for name, (counter, stream, _) in m.COUNTERS.items():
         out[f"counter {name}"] = (counter, list(stream))
-    out["counter multidim"] = (lambda n: MultiDimensionalCounter.build(block_factory, 3, 1.0, n),
+    out["counter multidim"] = (lambda n: MultiDimensionalCounter.build(block_factory, 3, 1.0, noise=n),
                                [[1, 0, 2], [0, 0, 1], [1, 1, 1], [0.5, -1, 0], [2, 2, 2]])
     for data, (partition, batches) in m.BATCHES.items():
         twice = batches + batches  # 6 steps: insertions, deletions, an empty step, and the same again
@@ -134,7 +134,8 @@ def _catalog() -> dict[str, tuple[Factory, list[Any]]]:
     out["tabular main workloads"] = (lambda n: MainAlgorithm(m.DOM, W2, m.K, 1.0, total=total, noise=n),
                                      list(m.TAB_STREAM))
     out["tabular offline-to-stream"] = (
-        lambda n: OfflineToStream(m.DOM, offline_mwem, offline_claim(1.0, m.K, False, total), n), list(m.TAB_STREAM))
+        lambda n: OfflineToStream(m.DOM, offline_mwem, offline_claim(1.0, m.K, False, total),
+                                  noise=n), list(m.TAB_STREAM))
     return out
 
 
@@ -283,7 +284,7 @@ def test_secure_resume_draws_no_released_site_again(name: str, tmp_path: Path, m
 # --- refusals --------------------------------------------------------------------------------------------------
 
 def _saved(tmp_path: Path, noise: NoiseSource | None = None) -> tuple[Path, SimpleCounter]:
-    counter = SimpleCounter(0.5, InsecureSeededNoise(1) if noise is None else noise, horizon=10)
+    counter = SimpleCounter(0.5, 10, noise=InsecureSeededNoise(1) if noise is None else noise)
     counter.run([1, 0, 1])
     path = tmp_path / "c.ckpt"
     checkpoint.save(counter, path)
@@ -305,7 +306,7 @@ def test_round_trip_continues_and_records_the_parameters(tmp_path: Path) -> None
     path, counter = _saved(tmp_path)
     doc = json.loads(path.read_text(encoding="utf-8"))
     assert doc["format"] == "dpstream-checkpoint" and doc["version"] == 1 and doc["dpstream"] == dpstream.__version__
-    assert doc["class"] == "dpstream.counters.simple:SimpleCounter" and doc["params"] == {"epsilon": 0.5, "horizon": 10}
+    assert doc["class"] == "dpstream.counters.simple:SimpleCounter" and doc["params"] == {"epsilon": 0.5, "T": 10}
     assert doc["noise"]["kind"] == "seeded"
     noise = InsecureSeededNoise(99)
     loaded = checkpoint.load(path, noise, expect_class=SimpleCounter, expect_params={"epsilon": 0.5})
@@ -388,13 +389,13 @@ def test_mismatched_checkpoints_are_refused(kwargs: dict[str, Any], message: str
 
 def test_a_replay_of_another_tape_is_refused_and_untouched(tmp_path: Path) -> None:
     recorder = TapeRecorder(InsecureSeededNoise(3))
-    SimpleCounter(1.0, recorder).run([1, 0, 1, 1])
+    SimpleCounter(1.0, noise=recorder).run([1, 0, 1, 1])
     replay = TapeReplay(recorder.tape)
-    counter = SimpleCounter(1.0, replay)
+    counter = SimpleCounter(1.0, noise=replay)
     counter.run([1, 0])
     checkpoint.save(counter, tmp_path / "r.ckpt")
     other = TapeRecorder(InsecureSeededNoise(4))
-    SimpleCounter(1.0, other).run([1, 0, 1, 1])
+    SimpleCounter(1.0, noise=other).run([1, 0, 1, 1])
     wrong = TapeReplay(other.tape)
     with pytest.raises(CheckpointError, match="another tape"):
         checkpoint.load(tmp_path / "r.ckpt", wrong)
@@ -402,12 +403,13 @@ def test_a_replay_of_another_tape_is_refused_and_untouched(tmp_path: Path) -> No
     right = TapeReplay(recorder.tape)
     loaded = checkpoint.load(tmp_path / "r.ckpt", right)
     assert right.used_sites == replay.used_sites
-    assert loaded.run([1, 1]) == SimpleCounter(1.0, TapeReplay(recorder.tape)).run([1, 0, 1, 1])[2:]
+    assert loaded.run([1, 1]) == SimpleCounter(1.0, noise=TapeReplay(recorder.tape)).run([1, 0, 1, 1])[2:]
     right.assert_exhausted()
 
 
 def test_unsaveable_objects_are_refused_with_their_path(tmp_path: Path) -> None:
-    counter = MultiDimensionalCounter.build(lambda e, n: BlockCounter(e, 2, n), 2, 1.0, InsecureSeededNoise(0))
+    counter = MultiDimensionalCounter.build(lambda e, n: BlockCounter(e, 2, noise=n), 2, 1.0,
+                                            noise=InsecureSeededNoise(0))
     checkpoint.save(counter, tmp_path / "ok.ckpt")  # the factory is not kept: nothing to name
     foreign = Path("somewhere")  # any object that is not data
 
@@ -415,8 +417,8 @@ def test_unsaveable_objects_are_refused_with_their_path(tmp_path: Path) -> None:
         pass
 
     with pytest.raises(CheckpointError, match="not data dpstream can save"):
-        checkpoint.save(Holder(1.0, InsecureSeededNoise(0)), tmp_path / "x.ckpt")
-    odd = SimpleCounter(1.0, InsecureSeededNoise(0))
+        checkpoint.save(Holder(1.0, noise=InsecureSeededNoise(0)), tmp_path / "x.ckpt")
+    odd = SimpleCounter(1.0, noise=InsecureSeededNoise(0))
     odd.extra = foreign  # type: ignore[attr-defined]
     with pytest.raises(CheckpointError, match=r"state\.extra"):
         checkpoint.save(odd, tmp_path / "x.ckpt")
@@ -450,7 +452,7 @@ def test_writes_are_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 def test_values_round_trip_exactly() -> None:
     """Floats bit for bit (-0.0, inf, nan, subnormals), big ints, numpy scalars and arrays (dtype, shape, read-only),
     tuples as dict keys, sets, aliasing and cycles."""
-    counter = SimpleCounter(1.0, InsecureZeroNoise())
+    counter = SimpleCounter(1.0, noise=InsecureZeroNoise())
     shared = [1, 2]
     cycle: list[Any] = []
     cycle.append(cycle)

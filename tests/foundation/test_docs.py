@@ -27,8 +27,8 @@ def test_counters_page_quotes_the_claims_the_code_states() -> None:
     from dpstream.noise import InsecureZeroNoise
 
     text = (ROOT / "docs" / "counters.md").read_text(encoding="utf-8")
-    assert SimpleCounter(1.0, InsecureZeroNoise()).claim.describe() in text
-    assert BinaryTreeCounter(1.0, 16, InsecureZeroNoise()).claim.describe() in text
+    assert SimpleCounter(1.0, noise=InsecureZeroNoise()).claim.describe() in text
+    assert BinaryTreeCounter(1.0, 16, noise=InsecureZeroNoise()).claim.describe() in text
 
 
 def test_tape_format_example_is_the_shipped_vector() -> None:

@@ -8,6 +8,7 @@ from functools import partial
 import numpy as np
 import pytest
 
+from dpstream.convention import with_noise
 from dpstream.counters import (
     BinaryTreeCounter,
     BlockCounter,
@@ -24,9 +25,9 @@ from dpstream.testing.linear import measured_linear_model
 
 
 @pytest.mark.parametrize(("measured", "written"), [
-    (measured_linear_model(partial(SimpleCounter, 0.7), 6), simple_counter_model(0.7, 6)),
-    (measured_linear_model(partial(BlockCounter, 0.5, 3), 8), block_counter_model(0.5, 3, 8)),
-    (measured_linear_model(partial(BinaryTreeCounter, 1.5, 11, discrete=True), 11),
+    (measured_linear_model(with_noise(SimpleCounter, 0.7), 6), simple_counter_model(0.7, 6)),
+    (measured_linear_model(with_noise(BlockCounter, 0.5, 3), 8), block_counter_model(0.5, 3, 8)),
+    (measured_linear_model(with_noise(BinaryTreeCounter, 1.5, 11, discrete=True), 11),
      binary_tree_counter_model(1.5, 11, discrete=True)),
 ])
 def test_measured_equals_the_written_model(measured: LinearReleaseModel, written: LinearReleaseModel) -> None:
@@ -37,14 +38,14 @@ def test_measured_equals_the_written_model(measured: LinearReleaseModel, written
 
 def test_non_linear_mechanisms_are_refused() -> None:
     with pytest.raises(DPStreamInputError, match="same sites"):
-        measured_linear_model(partial(SparseCounter, 40.0, 6), 6)  # segment ends depend on the data
+        measured_linear_model(with_noise(SparseCounter, 40.0, 6), 6)  # segment ends depend on the data
 
 
 class _Warped:
     """A Simple counter whose release is squared (not linear) or shifted by 1 (affine)."""
 
     def __init__(self, noise: NoiseSource, shift: bool) -> None:
-        self.counter, self.shift = SimpleCounter(1.0, noise), shift
+        self.counter, self.shift = SimpleCounter(1.0, noise=noise), shift
 
     def step(self, x: float) -> float:
         g = self.counter.step(x)

@@ -122,20 +122,21 @@ def busy_budget(r: int) -> float:
 # (factory(noise), stream, integer-valued releases). The tests here pass noise=None (the default source);
 # tests/foundation/test_checkpoint.py reuses this enumeration with seeded and taped sources.
 COUNTERS: dict[str, tuple[Callable[[NoiseSource | None], Counter], list[int], bool]] = {
-    "simple": (lambda n: SimpleCounter(1.0, n), BOOLEAN_STREAM, False),
-    "block": (lambda n: BlockCounter(1.0, 3, n), BOOLEAN_STREAM, False),
-    "block-horizon": (lambda n: BlockCounter(1.0, 2, n, horizon=8), BOOLEAN_STREAM, False),
-    "binary-tree": (lambda n: BinaryTreeCounter(1.0, 8, n), BOOLEAN_STREAM, False),
-    "binary-tree-discrete": (lambda n: BinaryTreeCounter(1.0, 8, n, discrete=True), [2, 0, -1, 3, 1, 0, 5, 1], True),
-    "tree-aggregation": (lambda n: TreeAggregationCounter(0.5, 8, n), [2, 0, 1, 3, 1, 0, 5, 1], True),
-    "unbounded-block": (lambda n: UnboundedBlockCounter(1.0, n), BOOLEAN_STREAM + BOOLEAN_STREAM, False),
-    "hybrid": (lambda n: HybridCounter(1.0, n), BOOLEAN_STREAM + BOOLEAN_STREAM, False),
-    "sparse": (lambda n: SparseCounter(1.0, 8, n), BOOLEAN_STREAM, True),
+    "simple": (lambda n: SimpleCounter(1.0, noise=n), BOOLEAN_STREAM, False),
+    "block": (lambda n: BlockCounter(1.0, 3, noise=n), BOOLEAN_STREAM, False),
+    "block-horizon": (lambda n: BlockCounter(1.0, 2, 8, noise=n), BOOLEAN_STREAM, False),
+    "binary-tree": (lambda n: BinaryTreeCounter(1.0, 8, noise=n), BOOLEAN_STREAM, False),
+    "binary-tree-discrete": (lambda n: BinaryTreeCounter(1.0, 8, noise=n, discrete=True), [2, 0, -1, 3, 1, 0, 5, 1],
+                             True),
+    "tree-aggregation": (lambda n: TreeAggregationCounter(0.5, 8, noise=n), [2, 0, 1, 3, 1, 0, 5, 1], True),
+    "unbounded-block": (lambda n: UnboundedBlockCounter(1.0, noise=n), BOOLEAN_STREAM + BOOLEAN_STREAM, False),
+    "hybrid": (lambda n: HybridCounter(1.0, noise=n), BOOLEAN_STREAM + BOOLEAN_STREAM, False),
+    "sparse": (lambda n: SparseCounter(1.0, 8, noise=n), BOOLEAN_STREAM, True),
     # eps = 50: T_0 = 9 log(16)/50 < 1 and Lap_Z(0.04) is almost surely 0, so segments end at almost
     # every step and A_sub (a discrete binary tree) is created and then copied (copy-on-write)
-    "sparse-many-segments": (lambda n: SparseCounter(50.0, 16, n), [1] * 16, True),
-    "inhomogeneous-sparse": (lambda n: InhomogeneousSparseCounter(1.0, 0, flat_budget, n), [1] * 20, True),
-    "inhomogeneous-sparse-busy": (lambda n: InhomogeneousSparseCounter(1.0, 0, busy_budget, n), [1] * 20, True),
+    "sparse-many-segments": (lambda n: SparseCounter(50.0, 16, noise=n), [1] * 16, True),
+    "inhomogeneous-sparse": (lambda n: InhomogeneousSparseCounter(1.0, 0, flat_budget, noise=n), [1] * 20, True),
+    "inhomogeneous-sparse-busy": (lambda n: InhomogeneousSparseCounter(1.0, 0, busy_budget, noise=n), [1] * 20, True),
 }
 
 
@@ -165,7 +166,7 @@ def test_sparse_counter_copies_its_subroutine_on_the_secure_source() -> None:
 
 
 def test_multidimensional_counter_runs_on_the_default_source() -> None:
-    counter = MultiDimensionalCounter.build(lambda eps, n: BlockCounter(eps, 2, n), 3, 1.0)
+    counter = MultiDimensionalCounter.build(lambda eps, n: BlockCounter(eps, 2, noise=n), 3, 1.0)
     inner = {id(c.noise.inner) for c in counter.counters if isinstance(c.noise, ScopedNoise)}
     assert len(inner) == 1 and all(is_secure(c.noise) for c in counter.counters)  # one source, d scopes
     inputs: list[list[float]] = [[1, 0, 2], [0, 0, 1], [1, 1, 1], [0.5, -1, 0]]
@@ -173,7 +174,7 @@ def test_multidimensional_counter_runs_on_the_default_source() -> None:
         g = counter.step(x)
         assert g.shape == (3,) and g.dtype == np.float64 and np.isfinite(g).all()
         assert counter.t == t
-    discrete = MultiDimensionalCounter.build(lambda eps, n: TreeAggregationCounter(eps, 4, n), 2, 0.5)
+    discrete = MultiDimensionalCounter.build(lambda eps, n: TreeAggregationCounter(eps, 4, noise=n), 2, 0.5)
     for y in ([1, 2], [0, 1], [3, 0]):
         g = discrete.step(y)
         assert g.shape == (2,) and all(float(v).is_integer() for v in g)
@@ -304,7 +305,7 @@ def test_tree_level_phdstream_runs_on_the_default_source(cls: type[PHDStreamTree
 
 def block_counter_b2(epsilon: float, noise: NoiseSource) -> Counter:
     """The vertex counters of 001-alg3 as Block counters with B = 2."""
-    return BlockCounter(epsilon, 2, noise)
+    return BlockCounter(epsilon, 2, noise=noise)
 
 
 PHDSTREAMS: dict[str, Callable[[Partition, NoiseSource | None], PHDStream | EfficientPHDStream]] = {
@@ -503,7 +504,8 @@ def test_offline_to_stream_on_the_default_source() -> None:
 
     def offline(diff: DifferentialDataset, noise: NoiseSource) -> SyntheticDataset:
         assert is_secure(noise)
-        return select_measure_fit(diff, Q, 1.0, K, MultiplicativeWeights(), TotalRule.public(BATCH), noise).g
+        return select_measure_fit(diff, Q, 1.0, K, MultiplicativeWeights(), total=TotalRule.public(BATCH),
+                                  noise=noise).g
 
     alg = OfflineToStream(DOM, offline, offline_claim(1.0, K, False, TotalRule.public(BATCH)))
     assert isinstance(alg.noise, SecureNoise)

@@ -224,7 +224,7 @@ def test_the_dynamic_checks_catch_a_reintroduced_python_addition() -> None:
     found = model_violations(counter, simple_counter_model(1.0, len(f)), f, spy, releases)
     assert len(found) == 4  # ... but the door saw 0.0, not f(t), at the four sites where f(t) = 1
     with SecureDoorSpy(recognisable) as spy:
-        SimpleCounter(1.0, _PythonSecureNoise()).run(f)
+        SimpleCounter(1.0, noise=_PythonSecureNoise()).run(f)
     found = spy.violations()  # every draw: a measurement on 0.0 that is not the release
     assert len(found) == len(f) and all("outside an additive draw (input 0.0)" in v for v in found)
 

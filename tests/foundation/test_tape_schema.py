@@ -63,9 +63,9 @@ def test_every_shipped_vector_and_the_manifest_validate() -> None:
 
 
 def test_counter_tapes_validate() -> None:
-    _, tape = record_run(lambda n: BinaryTreeCounter(1.0, 8, n, discrete=True), [1, 0, 2, 1], seed=0)
+    _, tape = record_run(lambda n: BinaryTreeCounter(1.0, 8, noise=n, discrete=True), [1, 0, 2, 1], seed=0)
     VALIDATOR.validate(tape.to_json())
-    _, tape = record_run(lambda n: TreeAggregationCounter(1.0, 8, n), [1, 0, 2, 1], seed=0)
+    _, tape = record_run(lambda n: TreeAggregationCounter(1.0, 8, noise=n), [1, 0, 2, 1], seed=0)
     VALIDATOR.validate(tape.to_json())
 
 

@@ -85,8 +85,8 @@ class _NoThresholdNoise(_Rewrite):
 
 def _sparse(wrapper: type[_Rewrite] | None) -> MechanismFactory:
     if wrapper is None:
-        return lambda n: SparseCounter(EPS, T, n)
-    return lambda n: SparseCounter(EPS, T, wrapper(n))
+        return lambda n: SparseCounter(EPS, T, noise=n)
+    return lambda n: SparseCounter(EPS, T, noise=wrapper(n))
 
 
 def test_sparse_calibration_catches_missing_test_noise() -> None:
@@ -104,7 +104,7 @@ def test_sparse_calibration_catches_halved_scale() -> None:
 
 
 def test_sparse_black_box_catches_noiseless_segments() -> None:
-    claim = SparseCounter(EPS, T, InsecureZeroNoise()).claim
+    claim = SparseCounter(EPS, T, noise=InsecureZeroNoise()).claim
     pair = _flip_pair(ONES, 1)
     good, _ = sparse_black_box_check(_sparse(None), claim, pair, runs=1000, seed=13, level=LEVEL)
     bad, _ = sparse_black_box_check(_sparse(_NoThresholdNoise), claim, pair, runs=1000, seed=13, level=LEVEL)
@@ -124,12 +124,12 @@ class _FullBudgetEverywhere(PrivacySchedule):
 
 def test_online_exact_and_calibration_catch_a_broken_schedule() -> None:
     d, eps = 2, 1.0
-    claim = OnlineSyntheticData(eps, d, InsecureZeroNoise()).claim
+    claim = OnlineSyntheticData(eps, d, noise=InsecureZeroNoise()).claim
     broken = _FullBudgetEverywhere(eps, d)
-    exact = online_exact_check(lambda rc: OnlineSyntheticData(eps, d, InsecureZeroNoise(), schedule=broken,
+    exact = online_exact_check(lambda rc: OnlineSyntheticData(eps, d, noise=InsecureZeroNoise(), schedule=broken,
                                                               region_counter=rc), claim, _tiny_streams(d, 4))
     points = [np.full(d, 0.1), np.full(d, 0.9)] * 4
-    calibration = online_calibration_check(lambda n: OnlineSyntheticData(eps, d, n, schedule=broken), eps, d,
+    calibration = online_calibration_check(lambda n: OnlineSyntheticData(eps, d, noise=n, schedule=broken), eps, d,
                                            points, seeds=(1,))
     print(f"\nfull budget per region: exact loss {exact.value:.3f} vs claim {eps} "
           f"(margin {exact.value - eps if exact.value else 0:.3f}); calibration: {calibration.detail[:90]}")
@@ -139,14 +139,15 @@ def test_online_exact_and_calibration_catch_a_broken_schedule() -> None:
 
 def test_online_black_box_catches_noiseless_counters() -> None:
     d, eps = 2, 1.0
-    claim = OnlineSyntheticData(eps, d, InsecureZeroNoise()).claim
+    claim = OnlineSyntheticData(eps, d, noise=InsecureZeroNoise()).claim
     pair = point_replace_pairs([np.full(d, 0.1)] * 6, [(2, np.full(d, 0.9))])[0]
 
     def noiseless(n: NoiseSource) -> OnlineSyntheticData:
-        return OnlineSyntheticData(eps, d, n, sample_times={6}, region_counter=lambda region, r0, levels, first, _:
-                                   InhomogeneousSparseCounter(eps, r0, levels, InsecureZeroNoise(), first_time=first))
+        return OnlineSyntheticData(
+            eps, d, noise=n, sample_times={6}, region_counter=lambda region, r0, levels, first, _:
+            InhomogeneousSparseCounter(eps, r0, levels, noise=InsecureZeroNoise(), first_time=first))
 
-    good = online_black_box_check(lambda n: OnlineSyntheticData(eps, d, n, sample_times={6}), claim, pair,
+    good = online_black_box_check(lambda n: OnlineSyntheticData(eps, d, noise=n, sample_times={6}), claim, pair,
                                   runs=200, seed=14, level=SAMPLED_SHARE)
     bad = online_black_box_check(noiseless, claim, pair, runs=200, seed=14, level=SAMPLED_SHARE)
     assert good.passed is True and good.value is not None

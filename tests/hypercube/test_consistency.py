@@ -16,20 +16,20 @@ def test_equal_shift_by_hand() -> None:
     # root 10; children (7, max(-2,0)=0): Delta = 3, m0 = 7 + floor(3/2) = 8, m1 = 2.
     # node 0 (m=8) children (3, 5): Delta = 0 -> (3, 5); node 1 (m=2) children (0, 4): Delta = -2,
     # m0 = clip(0 - 1, 0, 2) = 0, m1 = 2.
-    m = consistency(NOISY, ConsistencyRule.EQUAL_SHIFT)
+    m = consistency(NOISY, rule=ConsistencyRule.EQUAL_SHIFT)
     assert [level.tolist() for level in m] == [[10], [8, 2], [3, 5, 0, 2]]
 
 
 def test_proportional_by_hand() -> None:
     # children (7, 0) of 10 -> (10, 0); node 0 (m=10): 10*3/8 = 3.75 -> 4, so (4, 6); node 1 (m=0) -> (0, 0)
-    m = consistency(NOISY, ConsistencyRule.PROPORTIONAL)
+    m = consistency(NOISY, rule=ConsistencyRule.PROPORTIONAL)
     assert [level.tolist() for level in m] == [[10], [10, 0], [4, 6, 0, 0]]
 
 
 def test_proportional_ties_and_zero_children() -> None:
     # a + b = 0: ceil(m/2) to theta0
-    assert [lv.tolist() for lv in consistency([[5], [0, -3]], ConsistencyRule.PROPORTIONAL)] == [[5], [3, 2]]
-    assert [lv.tolist() for lv in consistency([[5], [-1, -3]], ConsistencyRule.EQUAL_SHIFT)] == [[5], [2, 3]]
+    assert [lv.tolist() for lv in consistency([[5], [0, -3]], rule=ConsistencyRule.PROPORTIONAL)] == [[5], [3, 2]]
+    assert [lv.tolist() for lv in consistency([[5], [-1, -3]], rule=ConsistencyRule.EQUAL_SHIFT)] == [[5], [2, 3]]
 
 
 def test_negative_root_gives_all_zero() -> None:
@@ -43,7 +43,7 @@ def test_printed_condition_and_sums(rule: ConsistencyRule) -> None:
     for _ in range(200):
         r = int(rng.integers(1, 6))
         noisy = [rng.integers(-20, 40, size=2**j) for j in range(r + 1)]
-        m = consistency(noisy, rule)
+        m = consistency(noisy, rule=rule)
         assert m[0][0] == max(noisy[0][0], 0)
         for j in range(r):
             a, b = np.maximum(noisy[j + 1][0::2], 0), np.maximum(noisy[j + 1][1::2], 0)

@@ -48,11 +48,11 @@ def test_efficient_equals_line_by_line_under_one_tape(d: int, eps: float, n: int
     X = make_stream(stream, n, d, seed=d + n)
 
     def line_by_line(noise: NoiseSource, times: set[int] | None = None) -> OnlineSyntheticData:
-        return OnlineSyntheticData(eps, d, noise, as_printed=as_printed, sparse_as_printed=sparse_as_printed,
+        return OnlineSyntheticData(eps, d, noise=noise, as_printed=as_printed, sparse_as_printed=sparse_as_printed,
                                    rule=rule, sample_times=times)
 
     def efficient(noise: NoiseSource, times: set[int] | None = None) -> EfficientOnlineSyntheticData:
-        return EfficientOnlineSyntheticData(eps, d, noise, as_printed=as_printed,
+        return EfficientOnlineSyntheticData(eps, d, noise=noise, as_printed=as_printed,
                                             sparse_as_printed=sparse_as_printed, rule=rule, sample_times=times)
 
     # line by line -> efficient, every release (every tape site used exactly once: TapeReplay checks it)
@@ -81,20 +81,20 @@ def test_efficient_equals_line_by_line_under_one_tape(d: int, eps: float, n: int
 def test_geometric_form_equals_its_line_by_line_version(d: int, eps: float, n: int, as_printed: bool) -> None:
     X = make_stream("uniform", n, d, seed=n + d)
     recorder = TapeRecorder(InsecureSeededNoise(5))
-    reference = OnlineSyntheticData(eps, d, recorder, as_printed=as_printed,
+    reference = OnlineSyntheticData(eps, d, noise=recorder, as_printed=as_printed,
                                     region_counter=geometric_region_counter(eps)).run(X)
     with TapeReplay(recorder.tape) as replay:
-        efficient = EfficientOnlineSyntheticData(eps, d, replay, as_printed=as_printed,
+        efficient = EfficientOnlineSyntheticData(eps, d, noise=replay, as_printed=as_printed,
                                                  sparse_form=SparseForm.GEOMETRIC).run(X)
     for a, b in zip(reference, efficient, strict=True):
         assert_same(a, b)
     times = {n // 2, n}
     recorder = TapeRecorder(InsecureSeededNoise(6))
-    alg = EfficientOnlineSyntheticData(eps, d, recorder, as_printed=as_printed, sample_times=times,
+    alg = EfficientOnlineSyntheticData(eps, d, noise=recorder, as_printed=as_printed, sample_times=times,
                                        sparse_form=SparseForm.GEOMETRIC)
     sampled = alg.run(X)
     with TapeReplay(recorder.tape) as replay:  # the last time is sampled: every counter is caught up
-        reference = OnlineSyntheticData(eps, d, replay, as_printed=as_printed, sample_times=times,
+        reference = OnlineSyntheticData(eps, d, noise=replay, as_printed=as_printed, sample_times=times,
                                         region_counter=geometric_region_counter(eps)).run(X)
     for b in sampled:
         assert_same(reference[b.t - 1], b)
@@ -108,7 +108,7 @@ def test_known_answer_vectors_replay_through_the_efficient_version(vector: Known
     """Every 004-alg1 known-answer vector of the corpus (recorded through the line-by-line version) replays through
     the efficient version: same releases, every tape site used exactly once."""
     p = vector.params
-    releases = replay_run(lambda n: EfficientOnlineSyntheticData(p["epsilon"], p["d"], n),
+    releases = replay_run(lambda n: EfficientOnlineSyntheticData(p["epsilon"], p["d"], noise=n),
                           [np.asarray(x) for x in vector.inputs], vector.tape)
     assert len(releases) == len(vector.expected)
     for release, want in zip(releases, vector.expected, strict=True):
@@ -139,7 +139,8 @@ def test_operation_counts() -> None:
         for k in range(7, 11):
             t = 2**k
             recorder = TapeRecorder(InsecureSeededNoise(k))
-            alg = EfficientOnlineSyntheticData(eps, d, recorder, sample_times={t}, sparse_form=SparseForm.GEOMETRIC)
+            alg = EfficientOnlineSyntheticData(eps, d, noise=recorder, sample_times={t},
+                                               sparse_form=SparseForm.GEOMETRIC)
             count = run_counts(alg, make_stream("uniform", t, d, seed=k))
             budget = C * (d * t + eps * t * math.log2(t))
             assert count <= budget and len(recorder.tape) <= budget, (d, eps, t, count, len(recorder.tape))
@@ -152,8 +153,9 @@ def test_operation_counts() -> None:
         t = 2**k
         X = make_stream("uniform", t, 2, seed=k)
         ts.append(t)
-        line_ops.append(run_counts(OnlineSyntheticData(1.0, 2, InsecureZeroNoise(), sample_times=()), X))
-        printed_ops.append(run_counts(EfficientOnlineSyntheticData(1.0, 2, InsecureZeroNoise(), sample_times={t}), X))
+        line_ops.append(run_counts(OnlineSyntheticData(1.0, 2, noise=InsecureZeroNoise(), sample_times=()), X))
+        efficient = EfficientOnlineSyntheticData(1.0, 2, noise=InsecureZeroNoise(), sample_times={t})
+        printed_ops.append(run_counts(efficient, X))
     ratio = [o / (2 * t + t * math.log2(t)) for o, t in zip(line_ops, ts, strict=True)]
     assert all(b > 1.5 * a for a, b in itertools.pairwise(ratio)), ratio
     assert fit_exponent(ts, line_ops) > 1.8 and fit_exponent(ts, printed_ops) > 1.8
@@ -162,7 +164,7 @@ def test_operation_counts() -> None:
 @pytest.mark.parametrize("x", [[0.2, 1.5], [math.nan, 0.1], [0.1], "ab", None])
 def test_bad_points_no_draw_no_state_change(x: object) -> None:
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    alg = EfficientOnlineSyntheticData(1.0, 2, recorder, sample_times={5})
+    alg = EfficientOnlineSyntheticData(1.0, 2, noise=recorder, sample_times={5})
     alg.run(make_stream("uniform", 5, 2, seed=0))
     drawn, ops = len(recorder.tape), alg.operations
     with pytest.raises(DPStreamInputError) as info:
@@ -175,9 +177,9 @@ def test_bad_points_no_draw_no_state_change(x: object) -> None:
 def test_failed_draw_stops_the_run() -> None:
     X = make_stream("uniform", 9, 2, seed=4)
     recorder = TapeRecorder(InsecureSeededNoise(5))
-    OnlineSyntheticData(1.0, 2, recorder).run(X)
+    OnlineSyntheticData(1.0, 2, noise=recorder).run(X)
     draws = tuple(d for d in recorder.tape if not d.site.startswith("004-alg1 u6 theta=10 "))
-    alg = EfficientOnlineSyntheticData(1.0, 2, TapeReplay(Tape(draws)))
+    alg = EfficientOnlineSyntheticData(1.0, 2, noise=TapeReplay(Tape(draws)))
     with pytest.raises(TapeSiteMissingError):
         alg.run(X)
     with pytest.raises(RuntimeError):
@@ -186,16 +188,16 @@ def test_failed_draw_stops_the_run() -> None:
 
 def test_parameters_and_state() -> None:
     with pytest.raises(DPStreamInputError):
-        EfficientOnlineSyntheticData(1.0, 2, InsecureZeroNoise(), sparse_form="geometric")  # type: ignore[arg-type]
+        EfficientOnlineSyntheticData(1.0, 2, noise=InsecureZeroNoise(), sparse_form="geometric")  # type: ignore[arg-type]
     with pytest.raises(DPStreamInputError) as info:
-        EfficientOnlineSyntheticData(1.0, 2, InsecureZeroNoise(), sparse_as_printed=True,
+        EfficientOnlineSyntheticData(1.0, 2, noise=InsecureZeroNoise(), sparse_as_printed=True,
                                      sparse_form=SparseForm.GEOMETRIC)
     assert info.value.field == "sparse_as_printed"
     X = make_stream("uniform", 20, 2, seed=1)
-    a = EfficientOnlineSyntheticData(1.0, 2, InsecureZeroNoise(), sample_times=())
+    a = EfficientOnlineSyntheticData(1.0, 2, noise=InsecureZeroNoise(), sample_times=())
     a.run(X)
     assert a.history == []  # r0 = |theta| (d >= 2): nobody replays the history, it is not kept
-    assert a.claim == OnlineSyntheticData(1.0, 2, InsecureZeroNoise()).claim
-    b = EfficientOnlineSyntheticData(1.0, 1, InsecureZeroNoise(), sample_times=())
+    assert a.claim == OnlineSyntheticData(1.0, 2, noise=InsecureZeroNoise()).claim
+    b = EfficientOnlineSyntheticData(1.0, 1, noise=InsecureZeroNoise(), sample_times=())
     b.run(X[:, :1])
     assert len(b.history) == 20  # r0 = 0 (d = 1): new regions replay it

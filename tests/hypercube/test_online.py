@@ -25,7 +25,7 @@ from dpstream.vectors.corpus import known_answer
 @pytest.mark.parametrize(("d", "eps"), [(1, 1.0), (2, 1.0), (3, 2.0), (2, 0.4)])
 def test_releases_have_t_points_in_the_cube(d: int, eps: float) -> None:
     X = make_stream("clustered", 40, d, seed=d)
-    alg = OnlineSyntheticData(eps, d, InsecureSeededNoise(7))
+    alg = OnlineSyntheticData(eps, d, noise=InsecureSeededNoise(7))
     for t, x in enumerate(X, start=1):
         rel = alg.step(x)
         assert rel.t == t and rel.depth == depth_at(t, eps)
@@ -45,7 +45,7 @@ def test_releases_have_t_points_in_the_cube(d: int, eps: float) -> None:
 def test_wiring_of_the_region_counters(d: int, eps: float, as_printed: bool) -> None:
     """A_theta gets r0 and eps_{|theta|,r} of the schedule and the stream 1{x_i in Omega_theta} (u4, u6)."""
     X = make_stream("uniform", 24, d, seed=11)
-    made = record_wiring(lambda rc: OnlineSyntheticData(eps, d, InsecureZeroNoise(), as_printed=as_printed,
+    made = record_wiring(lambda rc: OnlineSyntheticData(eps, d, noise=InsecureZeroNoise(), as_printed=as_printed,
                                                         region_counter=rc), list(X))
     schedule = PrivacySchedule(eps, d)
     P = BinaryPartition(d)
@@ -65,20 +65,20 @@ def test_wiring_of_the_region_counters(d: int, eps: float, as_printed: bool) -> 
 
 
 def test_default_schedules() -> None:
-    assert OnlineSyntheticData(1.0, 1, InsecureZeroNoise()).schedule.kind is ScheduleKind.EQ51
-    assert OnlineSyntheticData(1.0, 3, InsecureZeroNoise()).schedule.kind is ScheduleKind.EQ41
-    claim = OnlineSyntheticData(0.7, 2, InsecureZeroNoise()).claim
+    assert OnlineSyntheticData(1.0, 1, noise=InsecureZeroNoise()).schedule.kind is ScheduleKind.EQ51
+    assert OnlineSyntheticData(1.0, 3, noise=InsecureZeroNoise()).schedule.kind is ScheduleKind.EQ41
+    claim = OnlineSyntheticData(0.7, 2, noise=InsecureZeroNoise()).claim
     assert claim.measure is Measure.PURE_DP and claim.parameter == 0.7
     assert claim.neighbour is Neighbour.POINT_REPLACE and claim.source == "004-prop4.1"
-    assert OnlineSyntheticData(0.7, 1, InsecureZeroNoise()).claim.source == "004-prop5.1"
+    assert OnlineSyntheticData(0.7, 1, noise=InsecureZeroNoise()).claim.source == "004-prop5.1"
 
 
 def test_sample_times_change_no_count() -> None:
     """Sampling the output only at some times leaves every count and every sampled Y_t unchanged."""
     X = make_stream("uniform", 20, 2, seed=1)
     recorder = TapeRecorder(InsecureSeededNoise(3))
-    full = OnlineSyntheticData(1.0, 2, recorder).run(X)
-    sparse = OnlineSyntheticData(1.0, 2, TapeReplay(recorder.tape), sample_times={5, 20}).run(X)
+    full = OnlineSyntheticData(1.0, 2, noise=recorder).run(X)
+    sparse = OnlineSyntheticData(1.0, 2, noise=TapeReplay(recorder.tape), sample_times={5, 20}).run(X)
     for a, b in zip(full, sparse, strict=True):
         assert all(np.array_equal(u, v) for u, v in zip(a.noisy, b.noisy, strict=True))
         if b.t in (5, 20):
@@ -89,7 +89,7 @@ def test_sample_times_change_no_count() -> None:
 
 def test_output_sites_and_laws() -> None:
     recorder = TapeRecorder(InsecureSeededNoise(2))
-    alg = OnlineSyntheticData(2.0, 2, recorder)
+    alg = OnlineSyntheticData(2.0, 2, noise=recorder)
     rel = alg.run(make_stream("uniform", 6, 2, seed=0))[-1]
     out = [d for d in recorder.tape if d.site.startswith("004-alg1 u8 t=6 ")]
     P = BinaryPartition(2)
@@ -103,7 +103,7 @@ def test_output_sites_and_laws() -> None:
 @pytest.mark.parametrize("x", [[0.2, 1.5], [math.nan, 0.1], [0.1], [0.1, 0.2, 0.3], "ab", None, [-0.01, 0.5]])
 def test_bad_points_no_draw_no_state_change(x: object) -> None:
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    alg = OnlineSyntheticData(1.0, 2, recorder)
+    alg = OnlineSyntheticData(1.0, 2, noise=recorder)
     alg.run(make_stream("uniform", 5, 2, seed=0))
     drawn, counters = len(recorder.tape), [[c.t for c in level] for level in alg.counters]
     with pytest.raises(DPStreamInputError) as info:
@@ -116,24 +116,24 @@ def test_bad_points_no_draw_no_state_change(x: object) -> None:
 @pytest.mark.parametrize(("eps", "d"), [(0.0, 2), (-1.0, 2), (math.nan, 2), (math.inf, 2), (1.0, 0), (1.0, 1.5)])
 def test_bad_parameters(eps: float, d: int) -> None:
     with pytest.raises(DPStreamInputError):
-        OnlineSyntheticData(eps, d, InsecureZeroNoise())
+        OnlineSyntheticData(eps, d, noise=InsecureZeroNoise())
 
 
 def test_bad_schedule_and_flags() -> None:
     with pytest.raises(DPStreamInputError):
-        OnlineSyntheticData(1.0, 2, InsecureZeroNoise(), schedule=PrivacySchedule(2.0, 2))
+        OnlineSyntheticData(1.0, 2, noise=InsecureZeroNoise(), schedule=PrivacySchedule(2.0, 2))
     with pytest.raises(DPStreamInputError):
         PrivacySchedule(1.0, 1, ScheduleKind.EQ41)
     with pytest.raises(DPStreamInputError):
-        OnlineSyntheticData(1.0, 2, InsecureZeroNoise(), as_printed=1)  # type: ignore[arg-type]
+        OnlineSyntheticData(1.0, 2, noise=InsecureZeroNoise(), as_printed=1)  # type: ignore[arg-type]
 
 
 def test_failed_draw_leaves_everything_unchanged() -> None:
     X = make_stream("uniform", 9, 2, seed=4)
     recorder = TapeRecorder(InsecureSeededNoise(5))
-    OnlineSyntheticData(1.0, 2, recorder).run(X)
+    OnlineSyntheticData(1.0, 2, noise=recorder).run(X)
     draws = tuple(d for d in recorder.tape if not d.site.startswith("004-alg1 u6 theta=10 "))  # drop one region
-    alg = OnlineSyntheticData(1.0, 2, TapeReplay(Tape(draws)))
+    alg = OnlineSyntheticData(1.0, 2, noise=TapeReplay(Tape(draws)))
     done = 0
     with pytest.raises(TapeSiteMissingError):
         for x in X:
@@ -146,8 +146,8 @@ def test_failed_draw_leaves_everything_unchanged() -> None:
 def test_replay_with_other_epsilon_fails_loudly() -> None:
     X = make_stream("uniform", 4, 2, seed=4)
     recorder = TapeRecorder(InsecureSeededNoise(5))
-    OnlineSyntheticData(1.0, 2, recorder).run(X)
-    alg = OnlineSyntheticData(1.5, 2, TapeReplay(recorder.tape))
+    OnlineSyntheticData(1.0, 2, noise=recorder).run(X)
+    alg = OnlineSyntheticData(1.5, 2, noise=TapeReplay(recorder.tape))
     with pytest.raises(TapeError):
         alg.run(X)
 
@@ -155,7 +155,7 @@ def test_replay_with_other_epsilon_fails_loudly() -> None:
 def test_level_creation_times() -> None:
     """Regions of depth j appear at t_j (default) and at t_{j-1} as printed (u2)."""
     for as_printed in (False, True):
-        alg = OnlineSyntheticData(0.5, 2, InsecureZeroNoise(), as_printed=as_printed)
+        alg = OnlineSyntheticData(0.5, 2, noise=InsecureZeroNoise(), as_printed=as_printed)
         seen: dict[int, int] = {}
         for t, x in enumerate(make_stream("uniform", 20, 2, seed=0), start=1):
             rel = alg.step(x)
@@ -173,7 +173,7 @@ def test_online_vector(vector: KnownAnswerVector) -> None:
     """Replaying a corpus vector of 004-alg1 gives its releases exactly; the consistent counts are 004-alg4 of the
     noisy ones and every output point lies in its region."""
     p = vector.params
-    releases = replay_run(lambda n: OnlineSyntheticData(p["epsilon"], p["d"], n),
+    releases = replay_run(lambda n: OnlineSyntheticData(p["epsilon"], p["d"], noise=n),
                           [np.asarray(x) for x in vector.inputs], vector.tape)
     P = BinaryPartition(p["d"])
     for release, want in zip(releases, vector.expected, strict=True):

@@ -128,7 +128,7 @@ def test_online_loss_meets_the_claim(d: int) -> None:
     cells = [np.full(d, 0.1), np.full(d, 0.9), np.array([0.9] + [0.1] * (d - 1))]
 
     def make(rc):  # type: ignore[no-untyped-def]
-        return OnlineSyntheticData(eps, d, InsecureZeroNoise(), region_counter=rc)
+        return OnlineSyntheticData(eps, d, noise=InsecureZeroNoise(), region_counter=rc)
 
     for base in itertools.product(range(2), repeat=5):
         if base[0] == 1:  # x_1 is never used for d >= 2 (before t_1) and is symmetric for d = 1
@@ -153,7 +153,7 @@ class _FullBudgetEverywhere(PrivacySchedule):
 
 def test_online_loss_catches_a_broken_schedule() -> None:
     def make(rc):  # type: ignore[no-untyped-def]
-        return OnlineSyntheticData(1.0, 2, InsecureZeroNoise(), schedule=_FullBudgetEverywhere(1.0, 2),
+        return OnlineSyntheticData(1.0, 2, noise=InsecureZeroNoise(), schedule=_FullBudgetEverywhere(1.0, 2),
                                    region_counter=rc)
 
     points = [np.array([0.1, 0.1])] * 8

@@ -104,18 +104,18 @@ def rederive_alg3(x: Sequence[int], tape: TapeReader, eps: float, r0: int, eps_l
 @pytest.mark.parametrize(("eps", "T", "seed"), [(2.0, 30, 1), (4.0, 40, 2), (1.0, 25, 3), (8.0, 16, 4)])
 def test_alg2_equals_rederivation_from_tape(eps: float, T: int, seed: int, as_printed: bool) -> None:
     x = [int(v) for v in data_rng(seed).random(T) < 0.6]
-    releases, tape = record_run(lambda n: SparseCounter(eps, T, n, as_printed=as_printed), x, seed=seed)
+    releases, tape = record_run(lambda n: SparseCounter(eps, T, noise=n, as_printed=as_printed), x, seed=seed)
     reader = TapeReader(tape)
     assert releases == rederive_alg2(x, reader, eps, T, as_printed)
     assert reader.read == {d.site for d in tape}  # no draw more, none less
-    assert replay_run(lambda n: SparseCounter(eps, T, n, as_printed=as_printed), x, tape) == releases
+    assert replay_run(lambda n: SparseCounter(eps, T, noise=n, as_printed=as_printed), x, tape) == releases
 
 
 def test_alg2_segments_end_in_seeded_runs() -> None:
     """The re-derivation above is only a check if segments do end: count them over the seeded runs."""
     ended = 0
     for seed in range(5):
-        counter = SparseCounter(4.0, 40, InsecureSeededNoise(seed))
+        counter = SparseCounter(4.0, 40, noise=InsecureSeededNoise(seed))
         counter.run([1] * 40)
         ended += counter.segments_ended
     assert ended >= 5
@@ -124,24 +124,24 @@ def test_alg2_segments_end_in_seeded_runs() -> None:
 def test_alg2_noiseless_by_hand() -> None:
     # eps = 3, T = 8: T_0 = 9 ln 8 / 3 = 6.238. All ones: the test after X_u sees N = u and fails first
     # at u = 7, so the segment ends there, A_sub gets 7, and the release at t = 8 is 7.
-    counter = SparseCounter(3.0, 8, InsecureZeroNoise())
+    counter = SparseCounter(3.0, 8, noise=InsecureZeroNoise())
     assert counter.run([1] * 8) == [0, 0, 0, 0, 0, 0, 0, 7]
-    printed = SparseCounter(3.0, 8, InsecureZeroNoise(), as_printed=True)
+    printed = SparseCounter(3.0, 8, noise=InsecureZeroNoise(), as_printed=True)
     assert printed.run([1] * 8) == [0, 0, 0, 0, 0, 0, 0, 7]
 
 
 def test_alg2_printed_tests_empty_segments() -> None:
     recorder = TapeRecorder(InsecureZeroNoise())
-    SparseCounter(3.0, 8, recorder, as_printed=True).run([1, 0])
+    SparseCounter(3.0, 8, noise=recorder, as_printed=True).run([1, 0])
     sites = [d.site for d in recorder.tape]
     assert sites == ["004-alg2 u2 j=1", "004-alg2 u3 j=1 t=0", "004-alg2 u3 j=1 t=1"]
     recorder = TapeRecorder(InsecureZeroNoise())
-    SparseCounter(3.0, 8, recorder).run([1, 0])
+    SparseCounter(3.0, 8, noise=recorder).run([1, 0])
     assert [d.site for d in recorder.tape] == ["004-alg2 u2 j=1", "004-alg2 u3 j=1 t=1"]
 
 
 def test_alg2_claim_and_threshold() -> None:
-    counter = SparseCounter(0.5, 100, InsecureSeededNoise(0))
+    counter = SparseCounter(0.5, 100, noise=InsecureSeededNoise(0))
     assert pytest.approx(9 * math.log(100) / 0.5) == counter.T0
     claim = counter.claim
     assert claim.measure is Measure.PURE_DP and claim.parameter == 0.5
@@ -151,7 +151,7 @@ def test_alg2_claim_and_threshold() -> None:
 @pytest.mark.parametrize("x", [2, -1, 0.5, math.nan, "1", True, None, [1]])
 def test_alg2_bad_input_no_draw_no_state_change(x: object) -> None:
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    counter = SparseCounter(1.0, 10, recorder)
+    counter = SparseCounter(1.0, 10, noise=recorder)
     counter.run([1, 0, 1])
     drawn, state = len(recorder.tape), (counter.t, counter.N, counter.j, counter.read, counter.T_tilde)
     with pytest.raises(DPStreamInputError) as info:
@@ -165,11 +165,11 @@ def test_alg2_bad_input_no_draw_no_state_change(x: object) -> None:
 @pytest.mark.parametrize(("eps", "T"), [(0.0, 5), (-1.0, 5), (math.nan, 5), (1.0, 0), (1.0, 2.5)])
 def test_alg2_bad_parameters(eps: float, T: int) -> None:
     with pytest.raises(DPStreamInputError):
-        SparseCounter(eps, T, InsecureSeededNoise(0))
+        SparseCounter(eps, T, noise=InsecureSeededNoise(0))
 
 
 def test_alg2_horizon() -> None:
-    counter = SparseCounter(1.0, 3, InsecureSeededNoise(0))
+    counter = SparseCounter(1.0, 3, noise=InsecureSeededNoise(0))
     counter.run([1, 1, 1])
     with pytest.raises(HorizonExceededError):
         counter.step(1)
@@ -178,9 +178,9 @@ def test_alg2_horizon() -> None:
 
 def test_alg2_failed_draw_leaves_state_unchanged() -> None:
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    SparseCounter(4.0, 40, recorder).run([1] * 40)
+    SparseCounter(4.0, 40, noise=recorder).run([1] * 40)
     replay = TapeReplay(recorder.tape)
-    counter = SparseCounter(2.0, 40, replay)  # other eps: the first threshold's scale mismatches
+    counter = SparseCounter(2.0, 40, noise=replay)  # other eps: the first threshold's scale mismatches
     with pytest.raises(TapeMismatchError):
         counter.step(1)
     assert counter.t == 0 and counter.T_tilde is None and counter.releases == []
@@ -190,12 +190,12 @@ def test_alg2_failed_sub_draw_leaves_state_unchanged() -> None:
     """A failure inside A_sub (after the segment's tests were drawn) rolls everything back."""
     x = [1] * 40
     recorder = TapeRecorder(InsecureSeededNoise(3))
-    reference = SparseCounter(4.0, 40, recorder)
+    reference = SparseCounter(4.0, 40, noise=recorder)
     reference.run(x)
     assert reference.segments_ended >= 1
     first_sub = next(d for d in recorder.tape if "u8 /" in d.site)
     broken = Tape(tuple(d for d in recorder.tape if d.site != first_sub.site))
-    counter = SparseCounter(4.0, 40, TapeReplay(broken))
+    counter = SparseCounter(4.0, 40, noise=TapeReplay(broken))
     with pytest.raises(TapeSiteMissingError):
         counter.run(x)
     t = counter.t
@@ -212,7 +212,7 @@ def test_alg3_equals_rederivation_from_tape(eps: float, r0: int, first_time: int
         return 6.0 / (1 + r)  # large budgets so that segments do end within the levels
 
     x = [int(v) for v in data_rng(seed).random(70) < 0.7]
-    make = lambda n: InhomogeneousSparseCounter(eps, r0, eps_levels, n, first_time=first_time)  # noqa: E731
+    make = lambda n: InhomogeneousSparseCounter(eps, r0, eps_levels, noise=n, first_time=first_time)  # noqa: E731
     releases, tape = record_run(make, x, seed=seed)
     reader = TapeReader(tape)
     assert releases == rederive_alg3(x, reader, eps, r0, eps_levels, first_time)
@@ -225,13 +225,13 @@ def test_alg3_noiseless_by_hand() -> None:
     # All ones from t=1: t=1 is before t_1 = 2 (0); level 1: c = 0, 0; at t=4 S~ = 2 (t=2,3);
     # level 2: tests see N = 1, 2 (pass), 3 > 2.5 ends a segment after t=6, so c_7 = 3;
     # at t=8 S~ = 2 + 4 = 6 and level 3 restarts c at 0.
-    counter = InhomogeneousSparseCounter(1.0, 1, lambda r: 10.0, InsecureZeroNoise())
+    counter = InhomogeneousSparseCounter(1.0, 1, lambda r: 10.0, noise=InsecureZeroNoise())
     assert counter.run([1] * 9) == [0, 0, 0, 2, 2, 2, 5, 6, 6]
 
 
 def test_alg3_ignores_inputs_before_start() -> None:
     def make(n: NoiseSource) -> InhomogeneousSparseCounter:
-        return InhomogeneousSparseCounter(1.0, 3, lambda r: 2.0, n)
+        return InhomogeneousSparseCounter(1.0, 3, lambda r: 2.0, noise=n)
 
     a, _ = record_run(make, [1] * 7 + [1, 0, 1, 1], seed=9)
     b, _ = record_run(make, [0] * 7 + [1, 0, 1, 1], seed=9)
@@ -241,24 +241,24 @@ def test_alg3_ignores_inputs_before_start() -> None:
 def test_alg3_empty_levels() -> None:
     # eps = 4: t_0 = t_1 = t_2 = 1, t_3 = 2: levels 0 and 1 are empty, each adds Lap_Z noise once
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    InhomogeneousSparseCounter(4.0, 0, lambda r: 1.0, recorder).run([1, 1, 1])
+    InhomogeneousSparseCounter(4.0, 0, lambda r: 1.0, noise=recorder).run([1, 1, 1])
     sites = [d.site for d in recorder.tape if d.site.startswith("004-alg3 u3")]
     assert sites == ["004-alg3 u3 r=0", "004-alg3 u3 r=1", "004-alg3 u3 r=2"]
     assert [level_start(r, 4.0) for r in range(4)] == [1, 1, 1, 2]
 
 
 def test_alg3_claim() -> None:
-    claim = InhomogeneousSparseCounter(1.0, 2, lambda r: 0.1 * 2.0 ** (2 - r), InsecureSeededNoise(0)).claim
+    claim = InhomogeneousSparseCounter(1.0, 2, lambda r: 0.1 * 2.0 ** (2 - r), noise=InsecureSeededNoise(0)).claim
     assert claim.parameter == pytest.approx(0.1) and claim.source == "004-lem3.3"
 
 
 def test_alg3_bad_parameters_and_input() -> None:
     with pytest.raises(DPStreamInputError):
-        InhomogeneousSparseCounter(1.0, 2, lambda r: 1.0, InsecureSeededNoise(0), first_time=5)  # t_2 = 4
+        InhomogeneousSparseCounter(1.0, 2, lambda r: 1.0, noise=InsecureSeededNoise(0), first_time=5)  # t_2 = 4
     with pytest.raises(DPStreamInputError):
-        InhomogeneousSparseCounter(1.0, 0, lambda r: -1.0, InsecureSeededNoise(0))
+        InhomogeneousSparseCounter(1.0, 0, lambda r: -1.0, noise=InsecureSeededNoise(0))
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    counter = InhomogeneousSparseCounter(1.0, 0, lambda r: 1.0 if r < 2 else math.nan, recorder)
+    counter = InhomogeneousSparseCounter(1.0, 0, lambda r: 1.0 if r < 2 else math.nan, noise=recorder)
     counter.run([1, 1, 1])
     drawn = len(recorder.tape)
     with pytest.raises(DPStreamInputError):
@@ -269,7 +269,8 @@ def test_alg3_bad_parameters_and_input() -> None:
 
 
 def test_two_phase_equals_step() -> None:
-    for make in (lambda n: SparseCounter(4.0, 30, n), lambda n: InhomogeneousSparseCounter(1.0, 1, lambda r: 4.0, n)):
+    for make in (lambda n: SparseCounter(4.0, 30, noise=n),
+                 lambda n: InhomogeneousSparseCounter(1.0, 1, lambda r: 4.0, noise=n)):
         x = [1, 1, 0, 1] * 7
         direct, _ = record_run(make, x, seed=5)
         counter = make(InsecureSeededNoise(5))
@@ -287,10 +288,10 @@ def test_counter_vectors(vector: KnownAnswerVector) -> None:
     p = vector.params
     reader = TapeReader(vector.tape)
     if vector.algorithm == "004-alg2":
-        got = replay_vector(lambda n: SparseCounter(p["epsilon"], p["T"], n), vector)
+        got = replay_vector(lambda n: SparseCounter(p["epsilon"], p["T"], noise=n), vector)
         closed = rederive_alg2(vector.inputs, reader, p["epsilon"], p["T"], False)
     else:
-        got = replay_vector(lambda n: InhomogeneousSparseCounter(p["epsilon"], p["r0"], lambda r: p["eps_r"], n),
+        got = replay_vector(lambda n: InhomogeneousSparseCounter(p["epsilon"], p["r0"], lambda r: p["eps_r"], noise=n),
                             vector)
         closed = rederive_alg3(vector.inputs, reader, p["epsilon"], p["r0"], lambda r: p["eps_r"])
     assert got == vector.expected == closed

@@ -143,7 +143,7 @@ def test_segment_ends_have_the_printed_law(x: list[int], eps: float, offsets: tu
 
     def run(noise: ScriptedNoise) -> tuple[int, ...]:
         noise.lambdas = lambdas
-        counter = GeometricSparseCounter(eps, T, noise)
+        counter = GeometricSparseCounter(eps, T, noise=noise)
         ends = []
         for t, v in enumerate(x, start=1):
             before = counter.segments_ended
@@ -180,11 +180,11 @@ def test_skip_zeros_makes_the_steps_draws(eps: float, T: int, seed: int) -> None
     checks = sorted({int(v) for v in rng.integers(1, T + 1, size=6)} | {T})
 
     def stepwise(noise: BaseNoiseSource | TapeReplay) -> list[float]:
-        c = GeometricSparseCounter(eps, T, noise)
+        c = GeometricSparseCounter(eps, T, noise=noise)
         return [c.step(v) for v in x]
 
     def lazy(noise: BaseNoiseSource | TapeReplay) -> dict[int, float]:
-        c = GeometricSparseCounter(eps, T, noise)
+        c = GeometricSparseCounter(eps, T, noise=noise)
         seen = {}
         for t, v in enumerate(x, start=1):
             if v:
@@ -208,7 +208,7 @@ def test_skip_zeros_makes_the_steps_draws(eps: float, T: int, seed: int) -> None
 
 def test_segments_end_in_zero_runs() -> None:
     """With a low threshold, segments end during runs of zeros too (the draws that the printed box makes at 0s)."""
-    c = GeometricSparseCounter(1.0, 200, InsecureSeededNoise(1))
+    c = GeometricSparseCounter(1.0, 200, noise=InsecureSeededNoise(1))
     c.T0 = -5.0  # tests fail often (a test-only change of the threshold)
     assert c.skip_zeros(199) > 10
     assert c.segments_ended > 10 and c.t == 199
@@ -216,9 +216,9 @@ def test_segments_end_in_zero_runs() -> None:
 
 def test_as_printed_refused_and_bad_skip() -> None:
     with pytest.raises(DPStreamInputError) as info:
-        GeometricSparseCounter(1.0, 10, InsecureSeededNoise(0), as_printed=True)
+        GeometricSparseCounter(1.0, 10, noise=InsecureSeededNoise(0), as_printed=True)
     assert info.value.field == "as_printed"
-    c = GeometricSparseCounter(1.0, 10, InsecureSeededNoise(0))
+    c = GeometricSparseCounter(1.0, 10, noise=InsecureSeededNoise(0))
     with pytest.raises(DPStreamInputError):
         c.skip_zeros(11)
     with pytest.raises(DPStreamInputError):

@@ -14,9 +14,9 @@ from dpstream.noise import InsecureSeededNoise, NoiseSource, data_rng
 from dpstream.tape import TapeRecorder, TapeReplay
 
 FORMS: dict[str, SparseFactory] = {
-    "printed": lambda eps, T, n: SparseCounter(eps, T, n),
-    "printed-as-printed": lambda eps, T, n: SparseCounter(eps, T, n, as_printed=True),
-    "geometric": lambda eps, T, n: GeometricSparseCounter(eps, T, n),
+    "printed": lambda eps, T, n: SparseCounter(eps, T, noise=n),
+    "printed-as-printed": lambda eps, T, n: SparseCounter(eps, T, noise=n, as_printed=True),
+    "geometric": lambda eps, T, n: GeometricSparseCounter(eps, T, noise=n),
 }
 
 CASES = [  # (eps, r0, first_time, n, constant eps_r or None for a decreasing schedule)
@@ -34,14 +34,14 @@ def levels(constant: float | None) -> Callable[[int], float]:
 
 def line_by_line(eps: float, r0: int, first: int, el: Callable[[int], float], form: SparseFactory,
                  x: list[int], noise: NoiseSource) -> list[float]:
-    c = InhomogeneousSparseCounter(eps, r0, el, noise, first_time=first, sparse=form)
+    c = InhomogeneousSparseCounter(eps, r0, el, noise=noise, first_time=first, sparse=form)
     return [c.step(v) for v in x]
 
 
 def lazy(eps: float, r0: int, first: int, el: Callable[[int], float], form: SparseFactory,
          x: list[int], noise: NoiseSource, checks: set[int]) -> dict[int, float]:
     """Told only about the inputs 1 (global time first + i), caught up at the ``checks`` and at the end."""
-    c = LazyInhomogeneousCounter(eps, r0, el, noise, first_time=first, sparse=form)
+    c = LazyInhomogeneousCounter(eps, r0, el, noise=noise, first_time=first, sparse=form)
     seen = {}
     for i, v in enumerate(x):
         tg = first + i
@@ -84,23 +84,23 @@ def test_lazy_equals_line_by_line_under_one_tape(form: str, case: tuple[float, i
 
 def test_bad_inputs() -> None:
     with pytest.raises(DPStreamInputError):
-        LazyInhomogeneousCounter(1.0, 2, lambda r: 1.0, InsecureSeededNoise(0), first_time=10)  # > t_r0 = 4
-    c = LazyInhomogeneousCounter(1.0, 0, lambda r: 1.0, InsecureSeededNoise(0))
+        LazyInhomogeneousCounter(1.0, 2, lambda r: 1.0, noise=InsecureSeededNoise(0), first_time=10)  # > t_r0 = 4
+    c = LazyInhomogeneousCounter(1.0, 0, lambda r: 1.0, noise=InsecureSeededNoise(0))
     with pytest.raises(DPStreamInputError):
         c.step(2)
     with pytest.raises(DPStreamInputError):
-        advance_sparse(SparseCounter(1.0, 5, InsecureSeededNoise(0)), 1, 3)
+        advance_sparse(SparseCounter(1.0, 5, noise=InsecureSeededNoise(0)), 1, 3)
     assert c.t == 0 and c.value == 0.0
 
 
 def test_printed_catch_up_costs_one_operation_per_step() -> None:
     """The printed tests are one draw per step: catching up k zeros is k operations (and k test draws)."""
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    c = LazyInhomogeneousCounter(1.0, 0, lambda r: 1.0, recorder)
+    c = LazyInhomogeneousCounter(1.0, 0, lambda r: 1.0, noise=recorder)
     ops = c.advance(63)  # levels 0..5 (t_r = 2^r), 63 steps
     assert ops == 63 + 6 + 5  # 63 steps, 6 level starts, 5 level ends (one S~ draw each)
     tests = [d for d in recorder.tape if "004-alg2 u3" in d.site]
     assert len(tests) == 63 - 6  # every step but the first of each level tests once (E-hypercube-3)
-    g = LazyInhomogeneousCounter(1.0, 0, lambda r: 1.0, InsecureSeededNoise(0),
-                                 sparse=lambda eps, T, n: GeometricSparseCounter(eps, T, n))
+    g = LazyInhomogeneousCounter(1.0, 0, lambda r: 1.0, noise=InsecureSeededNoise(0),
+                                 sparse=lambda eps, T, n: GeometricSparseCounter(eps, T, noise=n))
     assert g.advance(63) < 30

@@ -104,7 +104,7 @@ def test_w1_within_the_transport_bound(d: int, eps: float, zero_noise: bool) -> 
     P = BinaryPartition(d)
     for kind in ("uniform", "clustered"):
         X = make_stream(kind, 48, d, seed=d + 10)
-        alg = OnlineSyntheticData(eps, d, InsecureZeroNoise() if zero_noise else InsecureSeededNoise(d))
+        alg = OnlineSyntheticData(eps, d, noise=InsecureZeroNoise() if zero_noise else InsecureSeededNoise(d))
         for t, x in enumerate(X, start=1):
             rel = alg.step(x)
             assert rel.points is not None
@@ -117,7 +117,7 @@ def test_transport_bound_catches_output_that_ignores_the_counts() -> None:
     violations = 0
     for kind in ("uniform", "clustered"):
         X = make_stream(kind, 48, 1, seed=11)
-        alg = _OutputIgnoresCounts(4.0, 1, InsecureZeroNoise())
+        alg = _OutputIgnoresCounts(4.0, 1, noise=InsecureZeroNoise())
         for t, x in enumerate(X, start=1):
             rel = alg.step(x)
             assert rel.points is not None

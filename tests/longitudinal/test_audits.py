@@ -70,18 +70,18 @@ def _calibrate(factory: Any) -> Any:
 
 
 def test_correct_fixed_window_passes_calibration() -> None:
-    result = _calibrate(lambda n: FixedWindowSynthesizer(T, K, RHO, n, n_pad=N_PAD))
+    result = _calibrate(lambda n: FixedWindowSynthesizer(T, K, RHO, noise=n, n_pad=N_PAD))
     assert result.passed is True, result.detail
 
 
 @pytest.mark.parametrize(
     ("name", "factory"),
     [
-        ("noise variance halved", lambda n: HalvedNoise(T, K, RHO, n, n_pad=N_PAD)),
-        ("noise missing for t > k", lambda n: FixedWindowSynthesizer(T, K, RHO, _DropLater(n, K), n_pad=N_PAD)),
-        ("rounding always up", lambda n: FixedWindowSynthesizer(T, K, RHO, _AlwaysUp(n), n_pad=N_PAD)),
+        ("noise variance halved", lambda n: HalvedNoise(T, K, RHO, noise=n, n_pad=N_PAD)),
+        ("noise missing for t > k", lambda n: FixedWindowSynthesizer(T, K, RHO, noise=_DropLater(n, K), n_pad=N_PAD)),
+        ("rounding always up", lambda n: FixedWindowSynthesizer(T, K, RHO, noise=_AlwaysUp(n), n_pad=N_PAD)),
         ("printed variance (sensitivity 1 under substitution)",
-         lambda n: FixedWindowSynthesizer(T, K, RHO, n, n_pad=N_PAD, as_printed=True)),
+         lambda n: FixedWindowSynthesizer(T, K, RHO, noise=n, n_pad=N_PAD, as_printed=True)),
     ],
 )
 def test_broken_fixed_window_caught_by_calibration(name: str, factory: Any) -> None:
@@ -115,7 +115,7 @@ X2 = random_matrix(N2, T2, seed=suite.DATA_SEED)
 
 
 def _cumulative_calibration(factory: Any) -> Any:
-    default = CumulativeSynthesizer(T2, RHO2, _Zero())
+    default = CumulativeSynthesizer(T2, RHO2, noise=_Zero())
     model = cumulative_model(T2, default.counter_rho)
     runs = sample_transcripts(factory, [tuple(X2[:, j]) for j in range(T2)], 2 * suite.EFFORT2.quick,
                               derive_seed(7, "broken-2"))
@@ -123,18 +123,20 @@ def _cumulative_calibration(factory: Any) -> Any:
 
 
 def test_correct_cumulative_passes_calibration() -> None:
-    assert _cumulative_calibration(lambda n: CumulativeSynthesizer(T2, RHO2, n)).passed is True
+    assert _cumulative_calibration(lambda n: CumulativeSynthesizer(T2, RHO2, noise=n)).passed is True
 
 
 @pytest.mark.parametrize(
     ("name", "factory"),
     [
         ("counter budgets x4 (noise scale halved)", lambda n: CumulativeSynthesizer(
-            T2, RHO2, n, counter_factory=lambda r, h, s: TreeAggregationCounter(4 * r, h, s), substitution_factor=2.0)),
-        ("as printed (budgets not halved for substitution)", lambda n: CumulativeSynthesizer(T2, RHO2, n,
+            T2, RHO2, noise=n, counter_factory=lambda r, h, s: TreeAggregationCounter(4 * r, h, noise=s),
+            substitution_factor=2.0)),
+        ("as printed (budgets not halved for substitution)", lambda n: CumulativeSynthesizer(T2, RHO2, noise=n,
                                                                                              as_printed=True)),
         ("counter 1 without noise", lambda n: CumulativeSynthesizer(
-            T2, RHO2, n, counter_factory=lambda r, h, s: TreeAggregationCounter(r * (1e9 if h == T2 else 0.5), h, s),
+            T2, RHO2, noise=n,
+            counter_factory=lambda r, h, s: TreeAggregationCounter(r * (1e9 if h == T2 else 0.5), h, noise=s),
             substitution_factor=1.0)),
     ],
 )

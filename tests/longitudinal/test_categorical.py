@@ -28,7 +28,7 @@ def test_binary_alphabet_reproduces_algorithm_1() -> None:
     T, k = 9, 3
     X = random_matrix(40, T, seed=21)
     recorder = TapeRecorder(InsecureSeededNoise(21))
-    binary = FixedWindowSynthesizer(T, k, 3.0, recorder, n_pad=50)
+    binary = FixedWindowSynthesizer(T, k, 3.0, noise=recorder, n_pad=50)
     binary.run(X)
     script: dict[str, object] = {}
     for d in recorder.tape:
@@ -39,7 +39,7 @@ def test_binary_alphabet_reproduces_algorithm_1() -> None:
         else:
             script[d.site] = d.value
     noise = ScriptedNoise(script, seed=999)
-    cat = CategoricalFixedWindowSynthesizer(T, k, 3.0, 2, noise, n_pad=50)
+    cat = CategoricalFixedWindowSynthesizer(T, k, 3.0, 2, noise=noise, n_pad=50)
     cat.run(X)
     assert set(noise.sites) == set(script)  # every draw was scripted: no other site
     assert [p.tolist() for p in cat.p_history] == [p.tolist() for p in binary.p_history]
@@ -50,7 +50,7 @@ def test_binary_alphabet_reproduces_algorithm_1() -> None:
 def test_consistency_realisation_persistence(A: int, k: int) -> None:
     T = 7
     X = random_matrix(50, T, seed=A * 10 + k, alphabet=A)
-    synth = CategoricalFixedWindowSynthesizer(T, k, 2.0, A, InsecureSeededNoise(A + k), n_pad=60)
+    synth = CategoricalFixedWindowSynthesizer(T, k, 2.0, A, noise=InsecureSeededNoise(A + k), n_pad=60)
     O = A ** (k - 1)
     previous = None
     for t in range(1, T + 1):
@@ -70,7 +70,7 @@ def test_consistency_realisation_persistence(A: int, k: int) -> None:
 def test_zero_noise_exact_and_claims() -> None:
     A, k, T, n_pad = 3, 2, 6, 4
     X = random_matrix(30, T, seed=5, alphabet=A)
-    synth = CategoricalFixedWindowSynthesizer(T, k, 1.0, A, InsecureZeroNoise(), n_pad=n_pad)
+    synth = CategoricalFixedWindowSynthesizer(T, k, 1.0, A, noise=InsecureZeroNoise(), n_pad=n_pad)
     synth.run(X)
     for t in range(k, T + 1):
         assert synth.p_history[t - k].tolist() == (window_histogram(X, t, k, A) + n_pad).tolist()
@@ -79,9 +79,9 @@ def test_zero_noise_exact_and_claims() -> None:
 
 def test_bad_input() -> None:
     with pytest.raises(DPStreamInputError) as info:
-        CategoricalFixedWindowSynthesizer(5, 2, 1.0, 1, InsecureZeroNoise())
+        CategoricalFixedWindowSynthesizer(5, 2, 1.0, 1, noise=InsecureZeroNoise())
     assert info.value.field == "alphabet"
-    synth = CategoricalFixedWindowSynthesizer(5, 2, 1.0, 3, InsecureZeroNoise(), n_pad=3)
+    synth = CategoricalFixedWindowSynthesizer(5, 2, 1.0, 3, noise=InsecureZeroNoise(), n_pad=3)
     with pytest.raises(DPStreamInputError):
         synth.step([0, 1, 3])
     assert synth.t == 0
@@ -119,7 +119,7 @@ def test_categorical_accuracy_bound() -> None:
     printed_form = theorem_3_2_lambda(sigma2, T3, K3, BETA3, A3)
 
     def factory(n: NoiseSource) -> CategoricalFixedWindowSynthesizer:
-        return CategoricalFixedWindowSynthesizer(T3, K3, RHO3, A3, n, n_pad=N_PAD3)
+        return CategoricalFixedWindowSynthesizer(T3, K3, RHO3, A3, noise=n, n_pad=N_PAD3)
 
     for lam, name in ((ours, "propagation.window_error_bound (A = 3)"),
                       (printed_form, "eq (5) with A^k R bins (A = 3)")):
@@ -133,6 +133,6 @@ def test_categorical_accuracy_catches_doubled_noise_scale() -> None:
     """The same check with the same level fails when the noise scale is doubled (broken variant)."""
     sigma2 = fixed_window_sigma2(T3, K3, RHO3)
     lam = window_error_bound(sigma2, T3, K3, BETA3, A3)
-    result = _accuracy(lambda n: _QuadrupledNoise(T3, K3, RHO3, A3, n, n_pad=N_PAD3), lam, "broken: 4 sigma^2")
+    result = _accuracy(lambda n: _QuadrupledNoise(T3, K3, RHO3, A3, noise=n, n_pad=N_PAD3), lam, "broken: 4 sigma^2")
     print(f"\nbroken (noise scale doubled): {result.detail}")
     assert result.passed is False

@@ -42,7 +42,7 @@ def test_replay_against_tree_model(T: int, rho: float, seed: int, as_printed: bo
     """S~ from the tree-aggregation model on the tape; S^ by the clamp; synthetic weights realise S^."""
     X = random_matrix(80, T, seed=seed)
     recorder = TapeRecorder(InsecureSeededNoise(seed))
-    synth = CumulativeSynthesizer(T, rho, recorder, as_printed=as_printed)
+    synth = CumulativeSynthesizer(T, rho, noise=recorder, as_printed=as_printed)
     releases = synth.run(X)
     noise = {d.site: float(d.value) for d in recorder.tape if " u5 b=" in d.site}
     z = _z_streams(X)
@@ -67,13 +67,13 @@ def test_replay_against_tree_model(T: int, rho: float, seed: int, as_printed: bo
         assert [int(np.count_nonzero(weights >= b)) for b in range(t + 1)] == expected
         S_hat_prev = expected
     with TapeReplay(recorder.tape) as replay:
-        again = CumulativeSynthesizer(T, rho, replay, as_printed=as_printed).run(X)
+        again = CumulativeSynthesizer(T, rho, noise=replay, as_printed=as_printed).run(X)
     assert all(np.array_equal(a.column, b.column) for a, b in zip(releases, again, strict=True))
 
 
 def test_sites() -> None:
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    CumulativeSynthesizer(4, 1.0, recorder).run(random_matrix(10, 4, seed=0))
+    CumulativeSynthesizer(4, 1.0, noise=recorder).run(random_matrix(10, 4, seed=0))
     sites = [d.site for d in recorder.tape]
     assert [s for s in sites if s.startswith("002-alg2 u8")] == [
         f"002-alg2 u8 t={t} b={b}" for t in range(1, 5) for b in range(1, t + 1)]
@@ -85,7 +85,7 @@ def test_sites() -> None:
 def test_zero_noise_is_exact_and_persistent() -> None:
     T = 7
     X = random_matrix(50, T, seed=4)
-    synth = CumulativeSynthesizer(T, 1.0, InsecureZeroNoise())
+    synth = CumulativeSynthesizer(T, 1.0, noise=InsecureZeroNoise())
     previous = np.zeros((50, 0), dtype=np.int64)
     for t in range(1, T + 1):
         release = synth.step(X[:, t - 1])
@@ -103,8 +103,8 @@ def test_allocation_and_claims() -> None:
     cubes = [max(math.ceil(math.log2(T - b + 1)), 1) ** 3 for b in range(1, T + 1)]
     assert [a / c for a, c in zip(allocation, cubes, strict=True)] == pytest.approx([rho / sum(cubes)] * T)
     assert [levels(T - b + 1) for b in range(1, T + 1)] == [4, 4, 4, 4, 3, 3, 3, 3, 2, 2, 1, 1]
-    default = CumulativeSynthesizer(T, rho, InsecureZeroNoise())
-    printed = CumulativeSynthesizer(T, rho, InsecureZeroNoise(), as_printed=True)
+    default = CumulativeSynthesizer(T, rho, noise=InsecureZeroNoise())
+    printed = CumulativeSynthesizer(T, rho, noise=InsecureZeroNoise(), as_printed=True)
     assert default.counter_rho == pytest.approx([a / 2 for a in allocation])
     assert printed.counter_rho == pytest.approx(allocation)
     assert default.claim.neighbour is Neighbour.INDIVIDUAL_SUBSTITUTE
@@ -137,13 +137,13 @@ class _PlainCounter(Counter):
 
 
 @pytest.mark.parametrize("factory", [
-    lambda r, T, n: SimpleCounter(math.sqrt(2 * r), n, horizon=T),
+    lambda r, T, n: SimpleCounter(math.sqrt(2 * r), T, noise=n),
     lambda r, T, n: _PlainCounter(math.sqrt(2 * r), T, n),
 ])
 def test_pluggable_counters_realise_counts(factory: object) -> None:
     T = 6
     X = random_matrix(40, T, seed=9)
-    synth = CumulativeSynthesizer(T, 3.0, InsecureSeededNoise(9), counter_factory=factory)  # type: ignore[arg-type]
+    synth = CumulativeSynthesizer(T, 3.0, noise=InsecureSeededNoise(9), counter_factory=factory)  # type: ignore[arg-type]
     assert synth.substitution_factor == 4.0
     for t, release in enumerate(synth.run(X), start=1):
         weights = synth.synthetic[:, :t].sum(axis=1)
@@ -156,11 +156,11 @@ def test_failed_draw_leaves_state_unchanged(plain: bool) -> None:
     X = random_matrix(30, 5, seed=2)
     factory = (lambda r, T, n: _PlainCounter(1.0, T, n)) if plain else None
     recorder = TapeRecorder(InsecureSeededNoise(2))
-    CumulativeSynthesizer(5, 1.0, recorder, counter_factory=factory).run(X)
+    CumulativeSynthesizer(5, 1.0, noise=recorder, counter_factory=factory).run(X)
     # drop the last choice of round 3: replay fails in the middle of the round
     draws = tuple(d for d in recorder.tape if d.site != "002-alg2 u8 t=3 b=3")
     replay = TapeReplay(type(recorder.tape)(draws))
-    synth = CumulativeSynthesizer(5, 1.0, replay, counter_factory=factory)
+    synth = CumulativeSynthesizer(5, 1.0, noise=replay, counter_factory=factory)
     synth.run(X[:, :2])
     states = [c.t for c in synth.counters]
     with pytest.raises(Exception, match="not on the tape"):
@@ -189,7 +189,7 @@ def test_bad_parameters(kwargs: dict[str, object], field: str) -> None:
 @pytest.mark.parametrize("column", [[0, 1, 2], [0, 1], [0.5, 0, 1], [True, False, True, True]])
 def test_bad_column_and_horizon(column: object) -> None:
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    synth = CumulativeSynthesizer(2, 1.0, recorder)
+    synth = CumulativeSynthesizer(2, 1.0, noise=recorder)
     synth.step([0, 1, 1])
     draws = len(recorder.tape)
     with pytest.raises(DPStreamInputError):
@@ -203,6 +203,6 @@ def test_bad_column_and_horizon(column: object) -> None:
 def test_tape_mismatch_type() -> None:
     recorder = TapeRecorder(InsecureSeededNoise(0))
     X = random_matrix(10, 3, seed=0)
-    CumulativeSynthesizer(3, 1.0, recorder).run(X)
+    CumulativeSynthesizer(3, 1.0, noise=recorder).run(X)
     with pytest.raises(TapeMismatchError):
-        CumulativeSynthesizer(3, 2.0, TapeReplay(recorder.tape)).run(X)
+        CumulativeSynthesizer(3, 2.0, noise=TapeReplay(recorder.tape)).run(X)

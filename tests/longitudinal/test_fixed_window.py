@@ -23,7 +23,7 @@ from dpstream.tape import TapeMismatchError, TapeRecorder, TapeReplay
 def test_replay_matches_paper_equations(T: int, k: int, rho: float, seed: int) -> None:
     X = random_matrix(40, T, seed=seed)
     recorder = TapeRecorder(InsecureSeededNoise(seed))
-    synth = FixedWindowSynthesizer(T, k, rho, recorder, n_pad=60)
+    synth = FixedWindowSynthesizer(T, k, rho, noise=recorder, n_pad=60)
     releases = synth.run(X)
     assert releases[: k - 1] == [None] * (k - 1)
     tape = {d.site: d.value for d in recorder.tape}
@@ -36,7 +36,7 @@ def test_replay_matches_paper_equations(T: int, k: int, rho: float, seed: int) -
         assert window_histogram(S, t, k).tolist() == expected[t - k]
     # replaying the tape reproduces every release (sites are unique and complete)
     with TapeReplay(recorder.tape) as replay:
-        again = FixedWindowSynthesizer(T, k, rho, replay, n_pad=60).run(X)
+        again = FixedWindowSynthesizer(T, k, rho, noise=replay, n_pad=60).run(X)
     for a, b in zip(releases, again, strict=True):
         assert (a is None and b is None) or (a is not None and b is not None and np.array_equal(a.columns, b.columns))
 
@@ -44,7 +44,7 @@ def test_replay_matches_paper_equations(T: int, k: int, rho: float, seed: int) -
 def test_sites_and_kinds() -> None:
     T, k = 6, 2
     recorder = TapeRecorder(InsecureSeededNoise(5))
-    FixedWindowSynthesizer(T, k, 1.0, recorder, n_pad=40).run(random_matrix(30, T, seed=5))
+    FixedWindowSynthesizer(T, k, 1.0, noise=recorder, n_pad=40).run(random_matrix(30, T, seed=5))
     sites = [d.site for d in recorder.tape]
     gauss = [s for s in sites if " u3 " in s]
     assert gauss == [f"002-alg1 u3 t={t} s={s}" for t in range(k, T + 1) for s in ("00", "01", "10", "11")]
@@ -55,7 +55,7 @@ def test_sites_and_kinds() -> None:
 
 def test_consistency_and_persistence() -> None:
     T, k = 10, 3
-    synth = FixedWindowSynthesizer(T, k, 1.0, InsecureSeededNoise(7), n_pad=80)
+    synth = FixedWindowSynthesizer(T, k, 1.0, noise=InsecureSeededNoise(7), n_pad=80)
     X = random_matrix(60, T, seed=7)
     before: np.ndarray | None = None
     for t in range(1, T + 1):
@@ -78,7 +78,7 @@ def test_zero_noise_is_exact() -> None:
     """With no noise, C^ = C + n_pad, Delta_z = 0 (true counts are consistent) and p^t = C^t + n_pad."""
     T, k, n_pad = 8, 3, 5
     X = random_matrix(30, T, seed=11)
-    synth = FixedWindowSynthesizer(T, k, 1.0, InsecureZeroNoise(), n_pad=n_pad)
+    synth = FixedWindowSynthesizer(T, k, 1.0, noise=InsecureZeroNoise(), n_pad=n_pad)
     synth.run(X)
     for t in range(k, T + 1):
         assert synth.p_history[t - k].tolist() == (window_histogram(X, t, k) + n_pad).tolist()
@@ -89,7 +89,7 @@ def test_debiasing_and_queries() -> None:
     """Debiased answers on the synthetic data equal the debiased histogram formula (002-debias)."""
     T, k, n_pad = 9, 3, 70
     X = random_matrix(50, T, seed=12)
-    synth = FixedWindowSynthesizer(T, k, 2.0, InsecureSeededNoise(12), n_pad=n_pad)
+    synth = FixedWindowSynthesizer(T, k, 2.0, noise=InsecureSeededNoise(12), n_pad=n_pad)
     synth.run(X)
     S = synth.synthetic
     queries = [*poverty_queries(3).values(), *histogram_queries(2), *histogram_queries(1),
@@ -106,7 +106,7 @@ def test_debiasing_and_queries() -> None:
 
 def test_all_ones_data() -> None:
     """Appendix C.1's data: only the bin 1^k is non-empty; the debiased all-ones count tracks n."""
-    synth = FixedWindowSynthesizer(12, 3, 0.5, InsecureZeroNoise(), n_pad=10)
+    synth = FixedWindowSynthesizer(12, 3, 0.5, noise=InsecureZeroNoise(), n_pad=10)
     synth.run(all_ones(100, 12))
     assert synth.p_history[-1].tolist() == [10] * 7 + [110]
 
@@ -114,7 +114,7 @@ def test_all_ones_data() -> None:
 def test_default_padding_is_corollary_3_3() -> None:
     T, k, rho, beta = 12, 3, 0.005, 0.05
     for as_printed, delta2 in ((True, 1.0), (False, 2.0)):
-        synth = FixedWindowSynthesizer(T, k, rho, InsecureZeroNoise(), beta=beta, as_printed=as_printed)
+        synth = FixedWindowSynthesizer(T, k, rho, noise=InsecureZeroNoise(), beta=beta, as_printed=as_printed)
         R = T - k + 1
         rho_unit = rho / delta2  # the printed formula holds with rho replaced by rho / Delta^2
         lam = (math.sqrt(R / rho_unit) + 1 / math.sqrt(2)) * math.sqrt(math.log(2**k * R / beta))
@@ -124,8 +124,8 @@ def test_default_padding_is_corollary_3_3() -> None:
 
 def test_claims() -> None:
     rho = 0.3
-    default = FixedWindowSynthesizer(5, 2, rho, InsecureZeroNoise())
-    printed = FixedWindowSynthesizer(5, 2, rho, InsecureZeroNoise(), as_printed=True)
+    default = FixedWindowSynthesizer(5, 2, rho, noise=InsecureZeroNoise())
+    printed = FixedWindowSynthesizer(5, 2, rho, noise=InsecureZeroNoise(), as_printed=True)
     assert default.claim.measure is Measure.ZCDP
     assert default.claim.neighbour is Neighbour.INDIVIDUAL_SUBSTITUTE and default.claim.parameter == pytest.approx(rho)
     assert default.claims[Neighbour.INDIVIDUAL_ADD_REMOVE].parameter == pytest.approx(rho / 2)
@@ -143,7 +143,7 @@ def test_claims() -> None:
 def test_padding_exhausted_at_first_window() -> None:
     T, k = 5, 2
     noise = ScriptedNoise({"002-alg1 u3 t=2 s=01": -7})
-    synth = FixedWindowSynthesizer(T, k, 1.0, noise, n_pad=3)
+    synth = FixedWindowSynthesizer(T, k, 1.0, noise=noise, n_pad=3)
     X = np.zeros((4, T), dtype=np.int64)
     assert synth.step(X[:, 0]) is None
     with pytest.raises(PaddingExhaustedError) as info:
@@ -162,7 +162,7 @@ def test_padding_exhausted_later_nothing_half_released() -> None:
     # Delta_0 = (p_00 + p_10 - C^_00 - C^_01) / 2 with C^_00 = 5 + 2 + 30
     script = {f"002-alg1 u3 t=2 s={s}": 0 for s in ("00", "01", "10", "11")}
     script.update({"002-alg1 u3 t=3 s=00": 30, "002-alg1 u3 t=3 s=01": 0})
-    synth = FixedWindowSynthesizer(T, k, 1.0, ScriptedNoise(script, seed=1), n_pad=n_pad)
+    synth = FixedWindowSynthesizer(T, k, 1.0, noise=ScriptedNoise(script, seed=1), n_pad=n_pad)
     synth.run(X[:, :2])
     before = synth.synthetic.copy()
     history = [p.copy() for p in synth.p_history]
@@ -185,7 +185,7 @@ def test_tiny_padding_fails_sometimes_and_never_clamps() -> None:
     X = random_matrix(20, 6, seed=3)
     failures = 0
     for noise in InsecureSeededNoise.independent(8, 40):
-        synth = FixedWindowSynthesizer(6, 2, 1.0, noise, n_pad=0)
+        synth = FixedWindowSynthesizer(6, 2, 1.0, noise=noise, n_pad=0)
         try:
             synth.run(X)
         except PaddingExhaustedError:
@@ -227,7 +227,7 @@ def test_bad_parameters(kwargs: dict[str, object], field: str) -> None:
 )
 def test_bad_column_no_draw_no_state_change(column: object) -> None:
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    synth = FixedWindowSynthesizer(4, 2, 1.0, recorder, n_pad=20)
+    synth = FixedWindowSynthesizer(4, 2, 1.0, noise=recorder, n_pad=20)
     synth.step([0, 1, 1, 0])
     synth.step([1, 1, 0, 0])
     draws, t, history = len(recorder.tape), synth.t, len(synth.p_history)
@@ -237,7 +237,7 @@ def test_bad_column_no_draw_no_state_change(column: object) -> None:
 
 
 def test_horizon() -> None:
-    synth = FixedWindowSynthesizer(3, 2, 1.0, InsecureSeededNoise(0), n_pad=30)
+    synth = FixedWindowSynthesizer(3, 2, 1.0, noise=InsecureSeededNoise(0), n_pad=30)
     synth.run(np.zeros((3, 3), dtype=np.int64))
     with pytest.raises(HorizonExceededError):
         synth.step([0, 0, 0])
@@ -246,8 +246,8 @@ def test_horizon() -> None:
 def test_failed_draw_leaves_state_unchanged() -> None:
     recorder = TapeRecorder(InsecureSeededNoise(0))
     X = random_matrix(10, 4, seed=1)
-    FixedWindowSynthesizer(4, 2, 1.0, recorder, n_pad=30).run(X)
-    synth = FixedWindowSynthesizer(4, 2, 2.0, TapeReplay(recorder.tape), n_pad=30)  # other rho: variance mismatch
+    FixedWindowSynthesizer(4, 2, 1.0, noise=recorder, n_pad=30).run(X)
+    synth = FixedWindowSynthesizer(4, 2, 2.0, noise=TapeReplay(recorder.tape), n_pad=30)  # other rho: variance mismatch
     synth.step(X[:, 0])
     with pytest.raises(TapeMismatchError):
         synth.step(X[:, 1])

@@ -147,7 +147,7 @@ def test_output_log_likelihood_of_runs() -> None:
     Y[0] = 1 - Y[0]
     from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer
 
-    synth = FixedWindowSynthesizer(T, k, 2.0, InsecureSeededNoise(4), n_pad=n_pad)
+    synth = FixedWindowSynthesizer(T, k, 2.0, noise=InsecureSeededNoise(4), n_pad=n_pad)
     synth.run(X)
     CX = [window_histogram(X, t, k) for t in range(k, T + 1)]
     CY = [window_histogram(Y, t, k) for t in range(k, T + 1)]
@@ -165,7 +165,7 @@ def test_cumulative_model_replays_counters() -> None:
     T = 6
     X = random_matrix(30, T, seed=8)
     recorder = TapeRecorder(InsecureSeededNoise(8))
-    synth = CumulativeSynthesizer(T, 1.0, recorder)
+    synth = CumulativeSynthesizer(T, 1.0, noise=recorder)
     releases = synth.run(X)
     model = cumulative_model(T, synth.counter_rho)
     noise = {d.site: float(d.value) for d in recorder.tape if " u5 " in d.site}

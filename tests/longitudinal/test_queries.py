@@ -88,7 +88,7 @@ def test_lift_and_answers() -> None:
 def test_cumulative_queries_on_synthetic_data() -> None:
     """c_b^t on Algorithm 2's synthetic data equals the released monotonized counts S^_b^t."""
     X = random_matrix(30, 6, seed=5)
-    synth = CumulativeSynthesizer(6, 2.0, InsecureSeededNoise(5))
+    synth = CumulativeSynthesizer(6, 2.0, noise=InsecureSeededNoise(5))
     releases = synth.run(X)
     S = synth.synthetic
     for t, release in enumerate(releases, start=1):

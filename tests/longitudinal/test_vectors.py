@@ -44,7 +44,7 @@ def matrix(vector: KnownAnswerVector) -> np.ndarray[Any, np.dtype[np.int64]]:
 def test_fixed_window_vector(vector: KnownAnswerVector) -> None:
     P = vector.params
     T, k = int(P["T"]), int(P["k"])
-    got = replay_vector(lambda n: FixedWindowSynthesizer(T, k, float(P["rho"]), n, n_pad=int(P["n_pad"])), vector)
+    got = replay_vector(lambda n: FixedWindowSynthesizer(T, k, float(P["rho"]), noise=n, n_pad=int(P["n_pad"])), vector)
     for release, expected in zip(got, vector.expected, strict=True):
         if expected is None:
             assert release is None
@@ -155,7 +155,8 @@ def recompute_cumulative(vector: KnownAnswerVector, clamped: list[int] | None = 
 @pytest.mark.parametrize("vector", CUMULATIVE, ids=[v.id for v in CUMULATIVE])
 def test_cumulative_vector(vector: KnownAnswerVector) -> None:
     P = vector.params
-    got = replay_vector(lambda n: CumulativeSynthesizer(int(P["T"]), float(P["rho"]), n, rho_b=P.get("rho_b")), vector)
+    got = replay_vector(lambda n: CumulativeSynthesizer(int(P["T"]), float(P["rho"]), noise=n, rho_b=P.get("rho_b")),
+                        vector)
     assert [{"column": r.column.tolist(), "S_hat": r.S_hat.tolist()} for r in got] == vector.expected
     assert recompute_cumulative(vector) == vector.expected
 

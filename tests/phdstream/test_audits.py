@@ -48,9 +48,9 @@ class BrokenAdapter(NaiveTreeAdapter):
     def __init__(self, noise: NoiseSource, *, count_eps: float = EPS / 2, tree_eps: float = EPS / 2,
                  zero_counts: bool = False) -> None:
         def factory(e: float, n: NoiseSource) -> SimpleCounter:
-            return SimpleCounter(count_eps, InsecureZeroNoise() if zero_counts else n)
+            return SimpleCounter(count_eps, noise=InsecureZeroNoise() if zero_counts else n)
 
-        self.alg = PHDStreamTreeWithCounters(P3, 2 * tree_eps, THETA, noise, counter=factory)
+        self.alg = PHDStreamTreeWithCounters(P3, 2 * tree_eps, THETA, noise=noise, counter=factory)
         self.stream = TrueStream(P3)
 
     def step(self, events: Sequence[Event]) -> TreeItem:

@@ -28,7 +28,7 @@ B3 = PointEvents.of([[0.7, 0.2]] * 6)
 def test_privtree_counting_adds_lap_2_over_eps_to_leaf_counts() -> None:
     recorder = TapeRecorder(InsecureSeededNoise(1))
     F = tree_function(P, B1.points)
-    S, counts = privtree_counting(P, F, 0.5, 0.0, recorder, t=3)
+    S, counts = privtree_counting(P, F, 0.5, 0.0, noise=recorder, t=3)
     noise = {d.site: d for d in recorder.tape}
     for v, c in counts.items():
         d = noise[f"001-sec5.3 count t=3 v={'root' if not v else '.'.join(map(str, v))}"]
@@ -38,7 +38,7 @@ def test_privtree_counting_adds_lap_2_over_eps_to_leaf_counts() -> None:
 
 
 def test_baseline_1_uses_the_current_data_and_is_not_private() -> None:
-    alg = OfflinePrivTreeOnStream(P, 1.0, 0.0, InsecureZeroNoise())
+    alg = OfflinePrivTreeOnStream(P, 1.0, 0.0, noise=InsecureZeroNoise())
     for b in (B1, B2, B3):
         alg.step(b)
     assert sum(alg.releases[-1].leaf_values.values()) == pytest.approx(20 - 5 + 10 + 4 + 6)
@@ -47,9 +47,9 @@ def test_baseline_1_uses_the_current_data_and_is_not_private() -> None:
 
 
 def test_baseline_2_scaling() -> None:
-    printed = OfflinePrivTreeOnDifferential(P, 1.0, 0.0, InsecureSeededNoise(2), as_printed=True)
+    printed = OfflinePrivTreeOnDifferential(P, 1.0, 0.0, noise=InsecureSeededNoise(2), as_printed=True)
     recorder = TapeRecorder(InsecureSeededNoise(2))
-    private = OfflinePrivTreeOnDifferential(P, 1.0, 0.0, recorder)
+    private = OfflinePrivTreeOnDifferential(P, 1.0, 0.0, noise=recorder)
     true_sizes = [30, 29, 35]
     for b, n in zip((B1, B2, B3), true_sizes, strict=True):
         r = printed.step(b)
@@ -67,7 +67,7 @@ def test_baseline_2_scaling() -> None:
 
 
 def test_baseline_3_fixes_the_tree_and_counts_with_counters() -> None:
-    alg = InitPrivTreeThenCounters(P, 1.0, 0.0, InsecureZeroNoise())
+    alg = InitPrivTreeThenCounters(P, 1.0, 0.0, noise=InsecureZeroNoise())
     r1 = alg.step(B1)
     r2 = alg.step(B2)
     r3 = alg.step(B3)

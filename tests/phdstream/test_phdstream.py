@@ -97,7 +97,7 @@ def replay_expected(partition: Partition, batches: list[PointEvents], tape: Tape
 def test_algorithm_1_releases_what_the_tape_prescribes() -> None:
     batches = stream_with_deletions(1, 5)
     recorder = TapeRecorder(InsecureSeededNoise(7))
-    alg = PHDStreamTree(P, EPS, 1.0, recorder)
+    alg = PHDStreamTree(P, EPS, 1.0, noise=recorder)
     releases = [alg.step(brute_counts(P, b)) for b in batches]
     expected = replay_expected(P, batches, recorder.tape, EPS, 1.0, lambda v, t, k: f"001-alg1 L6 t={t} v={label(v)}")
     for release, (tree, G) in zip(releases, expected, strict=True):
@@ -111,7 +111,7 @@ def test_algorithm_1_releases_what_the_tape_prescribes() -> None:
 def test_algorithm_3_with_simple_counters(rule: LambdaRule) -> None:
     batches = stream_with_deletions(2, 6)
     recorder = TapeRecorder(InsecureSeededNoise(8))
-    alg = PHDStream(P, EPS, 0.0, recorder, counter=simple_counter_factory, lambda_rule=rule)
+    alg = PHDStream(P, EPS, 0.0, noise=recorder, counter=simple_counter_factory, lambda_rule=rule)
     releases = [alg.step(b) for b in batches]
     expected = replay_expected(P, batches, recorder.tape, EPS, 0.0,
                                lambda v, t, k: f"001-alg3 L7 v={label(v)} / 001-alg8 L4 t={k}", rule)
@@ -124,7 +124,7 @@ def test_algorithm_3_with_simple_counters(rule: LambdaRule) -> None:
 
 
 def test_rule_5_samples_ceil_g_points_in_each_leaf() -> None:
-    alg = PHDStream(P, EPS, 0.0, InsecureSeededNoise(3))
+    alg = PHDStream(P, EPS, 0.0, noise=InsecureSeededNoise(3))
     for batch in stream_with_deletions(3, 4):
         release = alg.step(batch)
         for v, g in release.leaf_values.items():
@@ -145,7 +145,7 @@ def test_synthetic_count_guard() -> None:
 
 def test_noiseless_total_is_exact() -> None:
     """Without privacy noise, G(root, t) = |f(., t)| (Ext keeps the total; Lap draws are 0)."""
-    alg = PHDStream(P, EPS, 0.0, InsecureZeroNoise(), counter=simple_counter_factory)
+    alg = PHDStream(P, EPS, 0.0, noise=InsecureZeroNoise(), counter=simple_counter_factory)
     total = 0
     for batch in stream_with_deletions(4, 5):
         total += int(batch.moves.sum())
@@ -157,8 +157,9 @@ def test_algorithm_3_as_printed_counts_inputs_again() -> None:
     """E-phdstream-5: with d(v, t) = C_v's output, an input is added to G at every later activation."""
     batch = PointEvents.of([[0.1, 0.1]] * 10)
     empty = PointEvents.of(np.zeros((0, 2)))
-    default = PHDStream(P, EPS, 1e6, InsecureZeroNoise(), counter=simple_counter_factory)  # theta huge: T(t) = root
-    printed = PHDStream(P, EPS, 1e6, InsecureZeroNoise(), counter=simple_counter_factory, as_printed=True)
+    default = PHDStream(P, EPS, 1e6, noise=InsecureZeroNoise(),
+                        counter=simple_counter_factory)  # theta huge: T(t) = root
+    printed = PHDStream(P, EPS, 1e6, noise=InsecureZeroNoise(), counter=simple_counter_factory, as_printed=True)
     for alg in (default, printed):
         alg.step(batch)
         alg.step(empty)
@@ -168,7 +169,7 @@ def test_algorithm_3_as_printed_counts_inputs_again() -> None:
 
 
 def test_block_counter_per_vertex() -> None:
-    alg = PHDStream(P, EPS, 0.0, InsecureSeededNoise(1), counter=lambda e, n: BlockCounter(e, 8, n))
+    alg = PHDStream(P, EPS, 0.0, noise=InsecureSeededNoise(1), counter=lambda e, n: BlockCounter(e, 8, noise=n))
     for batch in stream_with_deletions(5, 3):
         alg.step(batch)
     assert alg.claim.parameter == EPS
@@ -204,7 +205,7 @@ def test_claims() -> None:
 ])
 def test_bad_input_no_draw_no_state_change(batch: object, field: str | None) -> None:
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    alg = PHDStream(P, EPS, 0.0, recorder, counter=simple_counter_factory)
+    alg = PHDStream(P, EPS, 0.0, noise=recorder, counter=simple_counter_factory)
     alg.step(PointEvents.of([[0.25, 0.25]] * 3))
     before = (alg.t, len(recorder.tape), dict(alg._true.present), dict(alg.tree.G))
     if field is None:
@@ -218,7 +219,7 @@ def test_bad_input_no_draw_no_state_change(batch: object, field: str | None) -> 
 
 
 def test_tree_level_input_validation() -> None:
-    alg = PHDStreamTree(P, EPS, 0.0, InsecureSeededNoise(0))
+    alg = PHDStreamTree(P, EPS, 0.0, noise=InsecureSeededNoise(0))
     with pytest.raises(DPStreamInputError):
         alg.step({(): 1.0})  # inconsistent: the children do not sum to 1
     with pytest.raises(DPStreamInputError):

@@ -36,7 +36,7 @@ def test_noiseless_split_rule() -> None:
     lam, delta = privtree_scales(P, 1.0, LambdaRule.GENERAL)  # lambda = 3, delta = 3 ln 2 = 2.079
     pts = [[0.1, 0.1]] * 5 + [[0.9, 0.9]] * 2
     F = tree_function(P, pts)
-    S = privtree(P, F, 1.0, 0.0, InsecureZeroNoise())
+    S = privtree(P, F, 1.0, 0.0, noise=InsecureZeroNoise())
     # root: 7 > 0 split; (0,): 5 - 2.08 > 0 split; (1,): 2 - 2.08 < 0 leaf;
     # (0,0): 5 - 4.16 > 0 split; (0,1): 0 - 4.16 -> clamped to theta - delta < 0 leaf; depth-3 vertices: leaves
     assert S.internal() == [(), (0,), (0, 0)]
@@ -47,12 +47,12 @@ def test_noiseless_split_rule() -> None:
 
 def test_sites_and_scale_on_the_tape() -> None:
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    S = privtree(P, tree_function(P, [[0.2, 0.3]] * 20), 1.0, 0.0, recorder, t=4)
+    S = privtree(P, tree_function(P, [[0.2, 0.3]] * 20), 1.0, 0.0, noise=recorder, t=4)
     sites = [d.site for d in recorder.tape]
     assert sites[0] == "001-alg5 L11 t=4 v=root"
     assert len(sites) == len(S)  # one Lap(lambda) per visited vertex
     assert all(d.params["scale"] == 3.0 for d in recorder.tape)
-    again = privtree(P, tree_function(P, [[0.2, 0.3]] * 20), 1.0, 0.0, TapeReplay(recorder.tape), t=4)
+    again = privtree(P, tree_function(P, [[0.2, 0.3]] * 20), 1.0, 0.0, noise=TapeReplay(recorder.tape), t=4)
     assert again == S
 
 
@@ -65,7 +65,7 @@ def test_law_matches_the_product_of_laplace_tails() -> None:
     n = 4000
     counts: dict[frozenset[tuple[int, ...]], int] = {}
     for src in InsecureSeededNoise.independent(11, n):
-        S = privtree(P, F, 1.0, 1.0, src)
+        S = privtree(P, F, 1.0, 1.0, noise=src)
         counts[S.nodes] = counts.get(S.nodes, 0) + 1
     keys = [k for k in law if law[k] * n >= 5]
     rare = [k for k in law if law[k] * n < 5]
@@ -104,7 +104,7 @@ def test_bad_input_raises_before_any_draw(kwargs: dict[str, object], field: str)
     args.update(kwargs)
     recorder = TapeRecorder(InsecureSeededNoise(0))
     with pytest.raises(DPStreamInputError) as info:
-        privtree(P, args["F"], args["epsilon"], args["theta"], recorder)  # type: ignore[arg-type]
+        privtree(P, args["F"], args["epsilon"], args["theta"], noise=recorder)  # type: ignore[arg-type]
     assert info.value.field == field
     assert len(recorder.tape) == 0
 
@@ -112,5 +112,5 @@ def test_bad_input_raises_before_any_draw(kwargs: dict[str, object], field: str)
 def test_every_output_is_a_valid_subtree() -> None:
     F = tree_function(P, np.array([[0.3, 0.3]] * 40))
     for src in InsecureSeededNoise.independent(5, 50):
-        S = privtree(P, F, 0.5, 0.0, src)
+        S = privtree(P, F, 0.5, 0.0, noise=src)
         assert S.is_valid(P) and () in S.nodes

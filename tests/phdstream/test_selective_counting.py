@@ -35,7 +35,7 @@ def make(as_printed: bool = False) -> tuple[SelectiveCounting[int, str], ParityS
     noise = InsecureZeroNoise()
     sel = ParitySelector()
     alg: SelectiveCounting[int, str] = SelectiveCounting(
-        sel, lambda l: SimpleCounter(0.5, scoped(noise, l)), PrivacyClaim.pure(0.5, Neighbour.STREAM_ENTRY, "x"),
+        sel, lambda l: SimpleCounter(0.5, noise=scoped(noise, l)), PrivacyClaim.pure(0.5, Neighbour.STREAM_ENTRY, "x"),
         as_printed=as_printed)
     return alg, sel
 
@@ -90,7 +90,7 @@ def test_composed_claim_of_theorem_4_2() -> None:
 
 def test_counter_exceeding_the_declared_claim_is_refused() -> None:
     alg: SelectiveCounting[int, str] = SelectiveCounting(
-        ParitySelector(), lambda l: SimpleCounter(2.0, InsecureZeroNoise()),
+        ParitySelector(), lambda l: SimpleCounter(2.0, noise=InsecureZeroNoise()),
         PrivacyClaim.pure(0.5, Neighbour.STREAM_ENTRY, "x"))
     with pytest.raises(DPStreamInputError):
         alg.step(1)
@@ -99,7 +99,7 @@ def test_counter_exceeding_the_declared_claim_is_refused() -> None:
 
 def test_algorithm_3_is_an_instance_of_algorithm_4() -> None:
     P = HypercubePartition(2, 3)
-    alg = PHDStream(P, 1.0, 0.0, InsecureSeededNoise(1), counter=lambda e, n: SimpleCounter(e, n))
+    alg = PHDStream(P, 1.0, 0.0, noise=InsecureSeededNoise(1), counter=lambda e, n: SimpleCounter(e, noise=n))
     tree = alg.tree
     assert isinstance(tree, PHDStreamTreeWithCounters)
     assert isinstance(tree.selective, SelectiveCounting)

@@ -134,31 +134,33 @@ def implementation_releases(v: KnownAnswerVector) -> dict[str, list[Release]]:
     if v.algorithm == "001-alg5":
         F = {node_of(label): x for label, x in v.inputs[0].items()}
         with TapeReplay(v.tape) as replay:
-            S = privtree(P, F, eps, theta, replay, lambda_rule=rule)
+            S = privtree(P, F, eps, theta, noise=replay, lambda_rule=rule)
         return {"privtree": [encode_subtree(S)]}
     nabla_F = [tree_function(P, x["points"], x["moves"]) for x in v.inputs]
     batches = _batches(v)
     if v.algorithm == "001-alg1":
-        naive = replay_run(lambda n: PHDStreamTree(P, eps, theta, n, lambda_rule=rule), nabla_F, v.tape)
-        around = _with_rule5_aside(v, lambda n: PHDStream(P, eps, theta, n, lambda_rule=rule))
+        naive = replay_run(lambda n: PHDStreamTree(P, eps, theta, noise=n, lambda_rule=rule), nabla_F, v.tape)
+        around = _with_rule5_aside(v, lambda n: PHDStream(P, eps, theta, noise=n, lambda_rule=rule))
         return {"001-alg1 on nabla F": [encode_tree_release(r) for r in naive],
                 "001-alg2 around 001-alg1": _tree_part(around)}
     if v.algorithm == "001-alg3":
         cf = counter_factory(p)
-        naive = replay_run(lambda n: PHDStreamTreeWithCounters(P, eps, theta, n, counter=cf, lambda_rule=rule),
+        naive = replay_run(lambda n: PHDStreamTreeWithCounters(P, eps, theta, noise=n, counter=cf, lambda_rule=rule),
                            nabla_F, v.tape)
-        efficient = _with_rule5_aside(v, lambda n: EfficientPHDStream(P, eps, theta, n, counter=cf, lambda_rule=rule))
+        efficient = _with_rule5_aside(v, lambda n: EfficientPHDStream(P, eps, theta, noise=n, counter=cf,
+                                                                      lambda_rule=rule))
         return {"001-alg3 naive on nabla F": [encode_tree_release(r) for r in naive],
                 "001-alg6/7 efficient": _tree_part(efficient)}
     if v.algorithm == "001-alg6" or p["tree"] == "001-alg3":
         cf = counter_factory(p)
-        efficient = replay_run(lambda n: EfficientPHDStream(P, eps, theta, n, counter=cf, lambda_rule=rule), batches,
+        efficient = replay_run(lambda n: EfficientPHDStream(P, eps, theta, noise=n, counter=cf, lambda_rule=rule),
+                               batches,
                                v.tape)
-        naive = replay_run(lambda n: PHDStream(P, eps, theta, n, counter=cf, lambda_rule=rule), batches, v.tape)
+        naive = replay_run(lambda n: PHDStream(P, eps, theta, noise=n, counter=cf, lambda_rule=rule), batches, v.tape)
         return {"001-alg6/7 efficient": [encode_synthetic(r) for r in efficient],
                 "001-alg2 around 001-alg3 naive": [encode_synthetic(r) for r in naive]}
     return {"001-alg2 around 001-alg1": [encode_synthetic(r) for r in replay_run(
-        lambda n: PHDStream(P, eps, theta, n, lambda_rule=rule), batches, v.tape)]}
+        lambda n: PHDStream(P, eps, theta, noise=n, lambda_rule=rule), batches, v.tape)]}
 
 
 # ------------------------------------------------------------------------------------------ from scratch

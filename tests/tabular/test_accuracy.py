@@ -47,7 +47,7 @@ def test_per_step_bound_holds_empirically() -> None:
     alpha = streaming_mwem_differential_bound(n, dom.size, k, 1.0, len(Q), beta)
     failures, worst = 0, 0.0
     for source in InsecureSeededNoise.independent(3, 30):
-        alg = StreamingMWEM(dom, Q, k, 1.0, source, total=TotalRule.public(n))
+        alg = StreamingMWEM(dom, Q, k, 1.0, noise=source, total=TotalRule.public(n))
         prev = np.zeros(len(Q))
         for step in stream:
             g = alg.step(step)

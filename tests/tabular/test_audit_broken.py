@@ -57,12 +57,12 @@ class NoiselessCounter(Counter):
 
 
 def main(factory: Callable[[float, NoiseSource], Counter] | None = None) -> Callable[[NoiseSource], MainAlgorithm]:
-    return lambda noise: MainAlgorithm(DOMAIN, Q1, 1, EPS, noise, total=_public(), counter_factory=factory)
+    return lambda noise: MainAlgorithm(DOMAIN, Q1, 1, EPS, noise=noise, total=_public(), counter_factory=factory)
 
 
 def mwem(scale_factor: float = 1.0, law: SelectionLaw = SelectionLaw.DEF_3_8) -> Callable[[NoiseSource], StreamingMWEM]:
     def build(noise: NoiseSource) -> StreamingMWEM:
-        alg = StreamingMWEM(DOMAIN, Q1, 1, EPS, noise, total=_public(), selection_law=law)
+        alg = StreamingMWEM(DOMAIN, Q1, 1, EPS, noise=noise, total=_public(), selection_law=law)
         alg.measurer = LaplaceMeasurer(alg.lap_scale * scale_factor)   # BROKEN when scale_factor < 1
         return alg
     return build
@@ -76,7 +76,7 @@ def test_correct_variants_pass() -> None:
 
 def test_halved_counter_noise_is_caught() -> None:
     """Counters at eps/k instead of eps/(2k) (noise scale halved): the exact sup exceeds eps."""
-    result = exact_sup_check(main(lambda e, n: SimpleCounter(2 * e, n)), CLAIM, PAIRS, seed=0)
+    result = exact_sup_check(main(lambda e, n: SimpleCounter(2 * e, noise=n)), CLAIM, PAIRS, seed=0)
     assert result.passed is False and result.value is not None and result.value > EPS + 0.2
 
 
@@ -107,7 +107,7 @@ def test_halved_measurement_noise_in_streaming_mwem_is_caught() -> None:
 def test_printed_l11_law_and_true_size_are_caught() -> None:
     printed = exact_sup_check(mwem(law=SelectionLaw.PRINTED_ALG2_L11), CLAIM, PAIRS, seed=0)
     assert printed.passed is False and printed.value is not None and printed.value > EPS
-    leaky = transcript_check(lambda n: StreamingMWEM(DOMAIN, Q1, 1, EPS, n, total=TotalRule.true_size()),
+    leaky = transcript_check(lambda n: StreamingMWEM(DOMAIN, Q1, 1, EPS, noise=n, total=TotalRule.true_size()),
                              CLAIM, PAIRS[:1], [0])
     assert leaky.passed is False and leaky.value == math.inf
 
@@ -121,7 +121,7 @@ def test_printed_workload_sensitivity_on_binary_one_way_workloads() -> None:
             StreamStep.build(dom, [[1, 0]] * 3, [[0, 0]] * 4))
 
     def build(printed: bool) -> Callable[[NoiseSource], MainAlgorithm]:
-        return lambda noise: MainAlgorithm(dom, W, 1, EPS, noise, total=TotalRule.measured(),
+        return lambda noise: MainAlgorithm(dom, W, 1, EPS, noise=noise, total=TotalRule.measured(),
                                            printed_workload_sensitivity=printed)
     good = exact_sup_check(build(False), CLAIM, pairs(base, dom), seed=0)
     bad = exact_sup_check(build(True), CLAIM, pairs(base, dom), seed=0)
@@ -143,18 +143,19 @@ def _margins() -> None:  # pragma: no cover
     W = all_workloads(dom, 1)
     checks = {
         "Algorithm 3, correct (k=1)": exact_sup_check(main(), CLAIM, PAIRS, 0),
-        "Algorithm 3, counters at eps/k": exact_sup_check(main(lambda e, n: SimpleCounter(2 * e, n)), CLAIM, PAIRS, 0),
+        "Algorithm 3, counters at eps/k": exact_sup_check(main(lambda e, n: SimpleCounter(2 * e, noise=n)), CLAIM,
+                                                          PAIRS, 0),
         "Algorithm 3, counter noise missing": exact_sup_check(main(lambda e, n: NoiselessCounter(e, n)), CLAIM,
                                                               PAIRS, 0),
         "StreamingMWEM, correct (k=1)": exact_sup_check(mwem(), CLAIM, PAIRS, 0),
         "StreamingMWEM, measurement scale halved": exact_sup_check(mwem(0.5), CLAIM, PAIRS, 0),
         "StreamingMWEM, L11 law as printed": exact_sup_check(mwem(law=SelectionLaw.PRINTED_ALG2_L11), CLAIM, PAIRS, 0),
         "StreamingMWEM, mass |∇f_t|": transcript_check(
-            lambda n: StreamingMWEM(DOMAIN, Q1, 1, EPS, n, total=TotalRule.true_size()), CLAIM, PAIRS[:1], [0]),
+            lambda n: StreamingMWEM(DOMAIN, Q1, 1, EPS, noise=n, total=TotalRule.true_size()), CLAIM, PAIRS[:1], [0]),
     }
     for printed in (False, True):
         checks[f"Algorithm 3, 1-way binary workloads, printed sensitivity={printed}"] = exact_sup_check(
-            lambda n, p=printed: MainAlgorithm(dom, W, 1, EPS, n, total=TotalRule.measured(),  # type: ignore[misc]
+            lambda n, p=printed: MainAlgorithm(dom, W, 1, EPS, noise=n, total=TotalRule.measured(),  # type: ignore[misc]
                                                printed_workload_sensitivity=p), CLAIM, pairs(base, dom), 0)
     for name, r in checks.items():
         value = r.value if r.value is not None else math.inf

@@ -27,7 +27,7 @@ EPS, K = 1.0, 3
 
 def build(noise: NoiseSource, **kw: object) -> MainAlgorithm:
     kw.setdefault("total", TotalRule.public(30))
-    return MainAlgorithm(DOM, Q, K, EPS, noise, keep_trace=True, **kw)  # type: ignore[arg-type]
+    return MainAlgorithm(DOM, Q, K, EPS, noise=noise, keep_trace=True, **kw)  # type: ignore[arg-type]
 
 
 def test_sites_scales_and_counter_inputs() -> None:
@@ -86,7 +86,7 @@ def test_workload_variant() -> None:
     """003-sec7.2: multi-dimensional counters of dimension |q_i|, l1 score with the bias, sensitivity 1/min|q_i|."""
     W = all_workloads(DOM, 2)                       # |q| = 6, 4, 6
     recorder = TapeRecorder(InsecureSeededNoise(3))
-    alg = MainAlgorithm(DOM, W, 2, EPS, recorder, total=TotalRule.measured(), keep_trace=True)
+    alg = MainAlgorithm(DOM, W, 2, EPS, noise=recorder, total=TotalRule.measured(), keep_trace=True)
     alg.run(STREAM[:2])
     em = [d for d in recorder.tape if d.kind is DrawKind.EXPONENTIAL_MECHANISM]
     assert all(d.params["sensitivity"] == pytest.approx(1 / 4) for d in em)
@@ -106,11 +106,11 @@ def test_workload_variant() -> None:
 
 def test_pluggable_counters() -> None:
     """Any foundation counter: the unbounded block counter of 003-sec8, a bounded binary tree."""
-    _, tape = record_run(lambda n: build(n, counter_factory=lambda e, s: UnboundedBlockCounter(e, s)), STREAM, 4)
+    _, tape = record_run(lambda n: build(n, counter_factory=lambda e, s: UnboundedBlockCounter(e, noise=s)), STREAM, 4)
     assert any("003-alg4 L" in d.site for d in tape)
-    alg = build(InsecureSeededNoise(0), counter_factory=lambda e, s: BinaryTreeCounter(e, 2, s))
-    alg = MainAlgorithm(DOM, Q, len(Q), EPS, InsecureSeededNoise(0), total=TotalRule.public(30),
-                        counter_factory=lambda e, s: BinaryTreeCounter(e, 2, s))
+    alg = build(InsecureSeededNoise(0), counter_factory=lambda e, s: BinaryTreeCounter(e, 2, noise=s))
+    alg = MainAlgorithm(DOM, Q, len(Q), EPS, noise=InsecureSeededNoise(0), total=TotalRule.public(30),
+                        counter_factory=lambda e, s: BinaryTreeCounter(e, 2, noise=s))
     alg.step(STREAM[0])
     alg.step(STREAM[1])
     recorder_len = alg.t
@@ -118,27 +118,27 @@ def test_pluggable_counters() -> None:
         alg.step(STREAM[2])
     assert alg.t == recorder_len == 2
     with pytest.raises(DPStreamInputError):          # zCDP counters do not compose with the pure-eps claim
-        build(InsecureSeededNoise(0), counter_factory=lambda e, s: TreeAggregationCounter(e, 8, s))
+        build(InsecureSeededNoise(0), counter_factory=lambda e, s: TreeAggregationCounter(e, 8, noise=s))
 
 
 def test_claims() -> None:
     alg = build(InsecureZeroNoise())
     assert alg.claim.measure is Measure.PURE_DP and alg.claim.parameter == pytest.approx(EPS)
-    assert build(InsecureZeroNoise(), counter_factory=lambda e, s: SimpleCounter(2 * e, s)).claim.parameter \
+    assert build(InsecureZeroNoise(), counter_factory=lambda e, s: SimpleCounter(2 * e, noise=s)).claim.parameter \
         == pytest.approx(1.5 * EPS)                  # counters at eps/k: the claim grows, as it must
     assert build(InsecureZeroNoise(), total=TotalRule.true_size()).claim.measure is Measure.NOT_PRIVATE
 
 
 def test_failed_draw_changes_nothing() -> None:
     _, tape = record_run(build, STREAM[:1], seed=5)
-    alg = MainAlgorithm(DOM, Q, K, EPS, TapeReplay(tape), total=TotalRule.public(30), keep_trace=True)
+    alg = MainAlgorithm(DOM, Q, K, EPS, noise=TapeReplay(tape), total=TotalRule.public(30), keep_trace=True)
     alg.step(STREAM[0])
     state = (alg.t, [c.t for c in alg.counters], [x.copy() for x in alg.r])
     with pytest.raises(Exception):  # noqa: B017 - the tape holds no draw for t = 2
         alg.step(STREAM[1])
     assert (alg.t, [c.t for c in alg.counters]) == state[:2]
     assert all(np.array_equal(a, b) for a, b in zip(alg.r, state[2], strict=True))
-    mismatch = MainAlgorithm(DOM, Q, K, 2 * EPS, TapeReplay(tape), total=TotalRule.public(30))
+    mismatch = MainAlgorithm(DOM, Q, K, 2 * EPS, noise=TapeReplay(tape), total=TotalRule.public(30))
     with pytest.raises(TapeMismatchError):
         mismatch.step(STREAM[0])
     assert mismatch.t == 0 and all(c.t == 0 for c in mismatch.counters)
@@ -166,7 +166,7 @@ def test_bad_parameters(kwargs: dict[str, object], field: str) -> None:
 
 def test_bad_input_no_draw_no_state_change() -> None:
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    alg = MainAlgorithm(DOM, Q, K, EPS, recorder, total=TotalRule.public(30))
+    alg = MainAlgorithm(DOM, Q, K, EPS, noise=recorder, total=TotalRule.public(30))
     alg.step(STREAM[0])
     n = len(recorder.tape)
     for x in ([[0, 0, 2]], [[1, 1]], StreamStep.build(DOM, [], [[1, 2, 1]] * 999)):
@@ -185,7 +185,7 @@ def test_average_of_l19_does_not_track_even_without_noise() -> None:
     W = [*all_workloads(DOM, 2), Workload.build(DOM, (0, 1, 2))]
     gaps: dict[str, float] = {}
     for aggregate in ("average", "last"):
-        alg = MainAlgorithm(DOM, W, len(W), EPS, InsecureZeroNoise(), total=TotalRule.true_size(),
+        alg = MainAlgorithm(DOM, W, len(W), EPS, noise=InsecureZeroNoise(), total=TotalRule.true_size(),
                             fitter=InformationProjection(), aggregate=aggregate)
         truth = CumulativeMarginals(DOM, [w.columns for w in W])
         gap = 0.0

@@ -30,7 +30,7 @@ def test_budget_division_by_k() -> None:
     k, eps = 4, 1.0
     for as_printed, sel_eps, scale in ((False, eps / (2 * k), 2 * k / eps), (True, eps / 2, 2 / eps)):
         recorder = TapeRecorder(InsecureSeededNoise(0))
-        select_measure_fit(F, Q, eps, k, MultiplicativeWeights(), TotalRule.public(500), recorder,
+        select_measure_fit(F, Q, eps, k, MultiplicativeWeights(), total=TotalRule.public(500), noise=recorder,
                            as_printed=as_printed)
         em = [d for d in recorder.tape if d.kind is DrawKind.EXPONENTIAL_MECHANISM]
         lap = [d for d in recorder.tape if d.kind is DrawKind.LAPLACE]
@@ -45,7 +45,8 @@ def test_budget_division_by_k() -> None:
 def test_noiseless_exact_fitting_recovers_all_queries() -> None:
     """Zero noise (arg-max selection), exact fitting and k = |Q|: h_k answers every query exactly."""
     W = all_workloads(DOM, 2)
-    res = select_measure_fit(F, W, 1.0, len(W), InformationProjection(), TotalRule.true_size(), InsecureZeroNoise())
+    res = select_measure_fit(F, W, 1.0, len(W), InformationProjection(), total=TotalRule.true_size(),
+                             noise=InsecureZeroNoise())
     assert sorted(res.selected) == [0, 1, 2]                    # each workload measured once
     for w in W:
         assert answer(w, res.g) == pytest.approx(answer(w, F), abs=1e-6)
@@ -54,9 +55,9 @@ def test_noiseless_exact_fitting_recovers_all_queries() -> None:
 def test_000_from_scratch_equals_003_chain_with_mw() -> None:
     """000-alg1 L10 R_Dataset(M) (from h_0, one pass over M) = 003-alg1 L10 A_Dataset(M, h_{i-1}) (newest)."""
     recorder = TapeRecorder(InsecureSeededNoise(7))
-    a = select_measure_fit(F, Q, 1.0, 5, MultiplicativeWeights(), TotalRule.public(500), recorder)
-    b = select_measure_fit(F, Q, 1.0, 5, MultiplicativeWeights(updates="all"), TotalRule.public(500),
-                           TapeReplay(recorder.tape), from_scratch=True)
+    a = select_measure_fit(F, Q, 1.0, 5, MultiplicativeWeights(), total=TotalRule.public(500), noise=recorder)
+    b = select_measure_fit(F, Q, 1.0, 5, MultiplicativeWeights(updates="all"), total=TotalRule.public(500),
+                           noise=TapeReplay(recorder.tape), from_scratch=True)
     assert a.selected == b.selected
     assert np.allclose(np.asarray(a.g.marginal((0, 1, 2))), np.asarray(b.g.marginal((0, 1, 2))))
 
@@ -64,21 +65,21 @@ def test_000_from_scratch_equals_003_chain_with_mw() -> None:
 def test_naive_scales_003_vs_000() -> None:
     """E-tabular-5: 003-sec4 Lap(Δ/(eps/|Q|)); 000-sec3.3 prints Lap(Δ/(eps |Q|)), |Q|^2 times smaller."""
     eps = 0.5
-    M = measure_all(F, Q, eps, InsecureSeededNoise(0))
-    M000 = measure_all(F, Q, eps, InsecureSeededNoise(0), as_printed_000=True)
+    M = measure_all(F, Q, eps, noise=InsecureSeededNoise(0))
+    M000 = measure_all(F, Q, eps, noise=InsecureSeededNoise(0), as_printed_000=True)
     assert all(m.noise_scale == pytest.approx(len(Q) / eps) for m in M)
     assert all(m.noise_scale == pytest.approx(1 / (eps * len(Q))) for m in M000)
-    g, _ = naive_offline(F, all_workloads(DOM, 2), 1e6, InformationProjection(), TotalRule.measured(),
-                         InsecureSeededNoise(1))
+    g, _ = naive_offline(F, all_workloads(DOM, 2), 1e6, InformationProjection(), total=TotalRule.measured(),
+                         noise=InsecureSeededNoise(1))
     assert g.total == pytest.approx(500.0, abs=1.0)
 
 
 def test_bad_parameters() -> None:
     with pytest.raises(DPStreamInputError):
-        select_measure_fit(F, Q, 0.0, 2, MultiplicativeWeights(), TotalRule.public(1), InsecureZeroNoise())
+        select_measure_fit(F, Q, 0.0, 2, MultiplicativeWeights(), total=TotalRule.public(1), noise=InsecureZeroNoise())
     with pytest.raises(DPStreamInputError):
-        select_measure_fit(F, Q, 1.0, 0, MultiplicativeWeights(), TotalRule.public(1), InsecureZeroNoise())
+        select_measure_fit(F, Q, 1.0, 0, MultiplicativeWeights(), total=TotalRule.public(1), noise=InsecureZeroNoise())
     with pytest.raises(DPStreamInputError):
-        select_measure_fit(F, [], 1.0, 1, MultiplicativeWeights(), TotalRule.public(1), InsecureZeroNoise())
+        select_measure_fit(F, [], 1.0, 1, MultiplicativeWeights(), total=TotalRule.public(1), noise=InsecureZeroNoise())
     with pytest.raises(DPStreamInputError):
-        select_measure_fit(F, Q, 1.0, 1, MultiplicativeWeights(), TotalRule.measured(), InsecureZeroNoise())
+        select_measure_fit(F, Q, 1.0, 1, MultiplicativeWeights(), total=TotalRule.measured(), noise=InsecureZeroNoise())

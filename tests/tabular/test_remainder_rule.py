@@ -26,7 +26,7 @@ STREAM = generate_stream(DOM, 8, 25, seed=12, removal_rate=0.1)
 
 
 def _run(noise: object) -> MainAlgorithm:
-    alg = MainAlgorithm(DOM, Q, 3, 1.0, noise, total=TotalRule.public(25), keep_trace=True)  # type: ignore[arg-type]
+    alg = MainAlgorithm(DOM, Q, 3, 1.0, noise=noise, total=TotalRule.public(25), keep_trace=True)  # type: ignore[arg-type]
     alg.run(STREAM)
     return alg
 

@@ -34,8 +34,8 @@ DOM = Domain(("a", "b", "c"), (2, 3, 2))
 STREAM = generate_stream(DOM, 6, 30, seed=2, removal_rate=0.1)
 COUNTERS: dict[str, CounterFactory] = {
     "simple": simple_factory,
-    "block-2": lambda e, n: BlockCounter(e, 2, n),
-    "unbounded-block": lambda e, n: UnboundedBlockCounter(e, n),
+    "block-2": lambda e, n: BlockCounter(e, 2, noise=n),
+    "unbounded-block": lambda e, n: UnboundedBlockCounter(e, noise=n),
 }
 QUERIES: dict[str, list[Query]] = {
     "1-way queries": list(all_marginal_queries(DOM, 1)), "2-way queries": list(all_marginal_queries(DOM, 2)),
@@ -57,7 +57,7 @@ def _check_same(queries: list[Query], k: int, counter: str, stream: list[StreamS
     built: list[MainAlgorithm] = []
 
     def build(noise: NoiseSource) -> MainAlgorithm:
-        alg = MainAlgorithm(DOM, queries, k, 1.0, noise, total=total, counter_factory=COUNTERS[counter],
+        alg = MainAlgorithm(DOM, queries, k, 1.0, noise=noise, total=total, counter_factory=COUNTERS[counter],
                             selection_law=law, keep_trace=True)
         built.append(alg)
         return alg
@@ -110,7 +110,7 @@ def test_meta_driver_is_atomic() -> None:
     queries = QUERIES["1-way queries"]
 
     def build(noise: NoiseSource) -> MainAlgorithm:
-        return MainAlgorithm(DOM, queries, 2, 1.0, noise, total=TotalRule.public(30))
+        return MainAlgorithm(DOM, queries, 2, 1.0, noise=noise, total=TotalRule.public(30))
 
     _, tape = record_run(build, STREAM[:2], seed=4)
     cut = [d.site for d in tape].index("003-alg3 L12 t=2 l=2")  # keep t = 2, l = 1 (selection and counter)
@@ -129,7 +129,8 @@ def test_meta_driver_is_atomic() -> None:
 
 
 def test_decomposition_and_claim() -> None:
-    alg = MainAlgorithm(DOM, all_marginal_queries(DOM, 1), 2, 1.0, InsecureSeededNoise(0), total=TotalRule.public(30))
+    alg = MainAlgorithm(DOM, all_marginal_queries(DOM, 1), 2, 1.0, noise=InsecureSeededNoise(0),
+                        total=TotalRule.public(30))
     meta = SelectiveMainAlgorithm(alg)
     assert isinstance(meta.meta, SelectiveCounting)
     for x in STREAM[:3]:

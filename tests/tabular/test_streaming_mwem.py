@@ -29,7 +29,7 @@ EPS, K = 1.0, 2
 
 
 def build(noise: NoiseSource, **kw: object) -> StreamingMWEM:
-    return StreamingMWEM(DOM, Q, K, EPS, noise, total=TotalRule.public(40), keep_trace=True, **kw)  # type: ignore[arg-type]
+    return StreamingMWEM(DOM, Q, K, EPS, noise=noise, total=TotalRule.public(40), keep_trace=True, **kw)  # type: ignore[arg-type]
 
 
 def test_sites_and_scales_follow_the_box() -> None:
@@ -76,8 +76,8 @@ def test_g0_ones_adds_the_all_ones_dataset() -> None:
 def test_mass_reveals_the_true_size_as_printed() -> None:
     """E-tabular-3: with |∇f_t| as the mass, |g_t| - |g_{t-1}| = |∇f_t| exactly; with public sizes it is n_t."""
     stream = generate_stream(DOM, 3, 30, seed=9, removal_rate=0.2)
-    leaky = StreamingMWEM(DOM, Q, K, EPS, InsecureSeededNoise(0), total=TotalRule.true_size())
-    public = StreamingMWEM(DOM, Q, K, EPS, InsecureSeededNoise(0), total=TotalRule.public(30))
+    leaky = StreamingMWEM(DOM, Q, K, EPS, noise=InsecureSeededNoise(0), total=TotalRule.true_size())
+    public = StreamingMWEM(DOM, Q, K, EPS, noise=InsecureSeededNoise(0), total=TotalRule.public(30))
     prev_l = prev_p = 0.0
     for step in stream:
         gl, gp = leaky.step(step), public.step(step)
@@ -96,7 +96,7 @@ def test_claims() -> None:
 
 def test_failed_draw_changes_nothing() -> None:
     _, tape = record_run(build, STREAM[:2], seed=4)
-    alg = StreamingMWEM(DOM, Q, K, 2 * EPS, TapeReplay(tape), total=TotalRule.public(40))  # other eps: mismatch
+    alg = StreamingMWEM(DOM, Q, K, 2 * EPS, noise=TapeReplay(tape), total=TotalRule.public(40))  # other eps: mismatch
     with pytest.raises(TapeMismatchError):
         alg.step(STREAM[0])
     assert alg.t == 0 and alg.releases == [] and alg.g.total == 0.0
@@ -126,7 +126,7 @@ def test_bad_parameters(kwargs: dict[str, object], field: str) -> None:
                                StreamStep(np.zeros((0, 3), dtype=np.int64), np.array([[1, 1, 1]]))])
 def test_bad_input_no_draw_no_state_change(x: object) -> None:
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    alg = StreamingMWEM(DOM, Q, K, EPS, recorder, total=TotalRule.public(40))
+    alg = StreamingMWEM(DOM, Q, K, EPS, noise=recorder, total=TotalRule.public(40))
     with pytest.raises(DPStreamInputError):
         alg.step(x)
     assert alg.t == 0 and len(recorder.tape) == 0
@@ -135,10 +135,10 @@ def test_bad_input_no_draw_no_state_change(x: object) -> None:
 def test_offline_to_stream_000_alg2() -> None:
     """000-alg2: g_t = g_{t-1} + A(∇f_t, eps) with A = MWEM (003-alg1) and fresh sites per time."""
     def offline(diff: DifferentialDataset, noise: NoiseSource) -> object:
-        return select_measure_fit(diff, Q, EPS, K, MultiplicativeWeights(), TotalRule.public(40), noise).g
+        return select_measure_fit(diff, Q, EPS, K, MultiplicativeWeights(), total=TotalRule.public(40), noise=noise).g
 
     recorder = TapeRecorder(InsecureSeededNoise(0))
-    base = OfflineToStream(DOM, offline, offline_claim(EPS, K, False, TotalRule.public(40)), recorder)  # type: ignore[arg-type]
+    base = OfflineToStream(DOM, offline, offline_claim(EPS, K, False, TotalRule.public(40)), noise=recorder)  # type: ignore[arg-type]
     for step in STREAM:
         base.step(step)
     assert base.g.total == pytest.approx(4 * 40.0)

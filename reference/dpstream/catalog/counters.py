@@ -159,62 +159,62 @@ def _sweep(privacy: str = "epsilon", values: Sequence[float] = (0.5, 2.0), horiz
 
 # ----------------------------------------------------------------------------------------- builders
 def _simple(p: P, noise: NoiseSource) -> Counter:
-    return SimpleCounter(p["epsilon"], noise, horizon=p["T"])
+    return SimpleCounter(p["epsilon"], p["T"], noise=noise)
 
 
 def _block(p: P, noise: NoiseSource) -> Counter:
-    return BlockCounter(p["epsilon"], p["B"], noise, horizon=p["T"])
+    return BlockCounter(p["epsilon"], p["B"], p["T"], noise=noise)
 
 
 def _binary_tree(p: P, noise: NoiseSource) -> Counter:
-    return BinaryTreeCounter(p["epsilon"], p["T"], noise)
+    return BinaryTreeCounter(p["epsilon"], p["T"], noise=noise)
 
 
 def _binary_tree_printed(p: P, noise: NoiseSource) -> Counter:
-    return BinaryTreeCounter(p["epsilon"], p["T"], noise, as_printed=True)
+    return BinaryTreeCounter(p["epsilon"], p["T"], noise=noise, as_printed=True)
 
 
 def _binary_mechanism(p: P, noise: NoiseSource) -> Counter:
-    return BinaryTreeCounter(p["epsilon"], p["T"], noise, discrete=True)
+    return BinaryTreeCounter(p["epsilon"], p["T"], noise=noise, discrete=True)
 
 
 def _tree_aggregation(p: P, noise: NoiseSource) -> Counter:
-    return TreeAggregationCounter(p["rho"], p["T"], noise)
+    return TreeAggregationCounter(p["rho"], p["T"], noise=noise)
 
 
 def _tree_aggregation_printed(p: P, noise: NoiseSource) -> Counter:
-    return TreeAggregationCounter(p["rho"], p["T"], noise, as_printed=True)
+    return TreeAggregationCounter(p["rho"], p["T"], noise=noise, as_printed=True)
 
 
 def _unbounded_block(p: P, noise: NoiseSource) -> Counter:
-    return UnboundedBlockCounter(p["epsilon"], noise)
+    return UnboundedBlockCounter(p["epsilon"], noise=noise)
 
 
 def _unbounded_block_printed(p: P, noise: NoiseSource) -> Counter:
-    return UnboundedBlockCounter(p["epsilon"], noise, as_printed=True)
+    return UnboundedBlockCounter(p["epsilon"], noise=noise, as_printed=True)
 
 
 def _hybrid(p: P, noise: NoiseSource) -> Counter:
-    return HybridCounter(p["epsilon"], noise)
+    return HybridCounter(p["epsilon"], noise=noise)
 
 
 def _sparse(p: P, noise: NoiseSource) -> Counter:
-    return SparseCounter(p["epsilon"], p["T"], noise)
+    return SparseCounter(p["epsilon"], p["T"], noise=noise)
 
 
 def _sparse_printed(p: P, noise: NoiseSource) -> Counter:
-    return SparseCounter(p["epsilon"], p["T"], noise, as_printed=True)
+    return SparseCounter(p["epsilon"], p["T"], noise=noise, as_printed=True)
 
 
 def _inhomogeneous(p: P, noise: NoiseSource) -> Counter:
     eps_r = float(p["eps_r"])
-    return InhomogeneousSparseCounter(p["epsilon"], p["r0"], lambda r: eps_r, noise)
+    return InhomogeneousSparseCounter(p["epsilon"], p["r0"], lambda r: eps_r, noise=noise)
 
 
 MULTIDIM_COMPONENTS: dict[str, Callable[[P], Callable[[float, NoiseSource], Counter]]] = {
-    "001-alg8": lambda p: lambda eps, n: SimpleCounter(eps, n),
-    "001-alg9": lambda p: lambda eps, n: BlockCounter(eps, p["B"], n),
-    "001-alg10": lambda p: lambda eps, n: BinaryTreeCounter(eps, p["T"], n),
+    "001-alg8": lambda p: lambda eps, n: SimpleCounter(eps, noise=n),
+    "001-alg9": lambda p: lambda eps, n: BlockCounter(eps, p["B"], noise=n),
+    "001-alg10": lambda p: lambda eps, n: BinaryTreeCounter(eps, p["T"], noise=n),
 }
 
 
@@ -225,7 +225,7 @@ def _multidim(p: P, noise: NoiseSource) -> MultiDimensionalCounter:
             from dpstream.errors import DPStreamInputError
 
             raise DPStreamInputError(needed, f"is required with component {component}", None)
-    return MultiDimensionalCounter.build(MULTIDIM_COMPONENTS[component](p), p["d"], p["epsilon"], noise)
+    return MultiDimensionalCounter.build(MULTIDIM_COMPONENTS[component](p), p["d"], p["epsilon"], noise=noise)
 
 
 # ----------------------------------------------------------------------------------------- entries

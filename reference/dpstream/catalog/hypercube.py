@@ -28,7 +28,7 @@ DOC = "docs/hypercube.md"
 
 
 def _online(p: P, noise: NoiseSource, printed: bool = False) -> OnlineSyntheticData:
-    return OnlineSyntheticData(p["epsilon"], p["d"], noise, as_printed=printed)
+    return OnlineSyntheticData(p["epsilon"], p["d"], noise=noise, as_printed=printed)
 
 
 def _consistency(p: P, noise: NoiseSource) -> Stateless:
@@ -36,7 +36,7 @@ def _consistency(p: P, noise: NoiseSource) -> Stateless:
     claim = PrivacyClaim.not_private(
         Neighbour.POINT_REPLACE, "004-alg4",
         "deterministic post-processing: private only on noisy counts, as inside 004-alg1")
-    return Stateless(lambda noisy: consistency(noisy, rule), claim, algorithm=consistency)
+    return Stateless(lambda noisy: consistency(noisy, rule=rule), claim, algorithm=consistency)
 
 
 _COORDS = {"type": "array", "items": {"type": "number", "minimum": 0, "maximum": 1}}

@@ -35,11 +35,11 @@ RHO_B = Param("rho_b", "array", "per-counter budgets rho_1..rho_T summing to rho
 
 
 def _fixed_window(p: P, noise: NoiseSource, printed: bool = False) -> FixedWindowSynthesizer:
-    return FixedWindowSynthesizer(p["T"], p["k"], p["rho"], noise, n_pad=p["n_pad"], as_printed=printed)
+    return FixedWindowSynthesizer(p["T"], p["k"], p["rho"], noise=noise, n_pad=p["n_pad"], as_printed=printed)
 
 
 def _cumulative(p: P, noise: NoiseSource, printed: bool = False) -> CumulativeSynthesizer:
-    return CumulativeSynthesizer(p["T"], p["rho"], noise, rho_b=p["rho_b"], as_printed=printed)
+    return CumulativeSynthesizer(p["T"], p["rho"], noise=noise, rho_b=p["rho_b"], as_printed=printed)
 
 
 _REPORTS = {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 1}}

@@ -87,7 +87,7 @@ def counter_factory(p: P) -> CounterFactory:
     if name == "block":
         if B is None:
             raise DPStreamInputError("B", "is required with counter 'block'", None)
-        return lambda eps, noise: BlockCounter(eps, B, noise)
+        return lambda eps, noise: BlockCounter(eps, B, noise=noise)
     if B is not None:
         raise DPStreamInputError("B", "is only used with counter 'block'", B)
     return simple_counter_factory
@@ -95,17 +95,17 @@ def counter_factory(p: P) -> CounterFactory:
 
 # ----------------------------------------------------------------------------------------- builders
 def _privtree(p: P, noise: NoiseSource, printed: bool = False) -> OneShot:
-    alg = PrivTree(partition(p), p["epsilon"], p["theta"], lambda_rule(p, printed))
-    return OneShot(lambda F: alg.run(F, noise), alg.claim, alg.paper_claim, algorithm=alg)
+    alg = PrivTree(partition(p), p["epsilon"], p["theta"], lambda_rule=lambda_rule(p, printed))
+    return OneShot(lambda F: alg.run(F, noise=noise), alg.claim, alg.paper_claim, algorithm=alg)
 
 
 def _alg1(p: P, noise: NoiseSource, printed: bool = False) -> TreeLevelOnPoints:
-    return TreeLevelOnPoints(PHDStreamTree(partition(p), p["epsilon"], p["theta"], noise,
+    return TreeLevelOnPoints(PHDStreamTree(partition(p), p["epsilon"], p["theta"], noise=noise,
                                            lambda_rule=lambda_rule(p, printed)))
 
 
 def _alg3(p: P, noise: NoiseSource, printed: bool = False) -> TreeLevelOnPoints:
-    return TreeLevelOnPoints(PHDStreamTreeWithCounters(partition(p), p["epsilon"], p["theta"], noise,
+    return TreeLevelOnPoints(PHDStreamTreeWithCounters(partition(p), p["epsilon"], p["theta"], noise=noise,
                                                        counter=counter_factory(p),
                                                        lambda_rule=lambda_rule(p, printed), as_printed=printed))
 
@@ -116,12 +116,12 @@ def _alg2(p: P, noise: NoiseSource, printed: bool = False) -> PHDStream:
     counter = counter_factory(p) if p["tree"] == "001-alg3" else None
     if counter is None and p.get("B") is not None:
         raise DPStreamInputError("B", "is only used with tree 001-alg3 and counter 'block'", p["B"])
-    return PHDStream(partition(p), p["epsilon"], p["theta"], noise, counter=counter,
+    return PHDStream(partition(p), p["epsilon"], p["theta"], noise=noise, counter=counter,
                      lambda_rule=lambda_rule(p, printed), as_printed=printed)
 
 
 def _alg6(p: P, noise: NoiseSource, printed: bool = False) -> EfficientPHDStream:
-    return EfficientPHDStream(partition(p), p["epsilon"], p["theta"], noise, counter=counter_factory(p),
+    return EfficientPHDStream(partition(p), p["epsilon"], p["theta"], noise=noise, counter=counter_factory(p),
                               lambda_rule=LambdaRule(p["lambda_rule"]), as_printed=printed)
 
 

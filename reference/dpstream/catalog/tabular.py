@@ -109,7 +109,7 @@ def _offline(p: P, noise: NoiseSource, *, printed: bool = False, from_scratch: b
 
     def run(records: IntArray) -> SyntheticDataset:
         f = DifferentialDataset(domain, StreamStep(records, np.zeros((0, domain.p), dtype=np.int64)))
-        return select_measure_fit(f, Q, eps, k, fitter, total, noise, as_printed=printed,
+        return select_measure_fit(f, Q, eps, k, fitter, total=total, noise=noise, as_printed=printed,
                                   from_scratch=from_scratch).g
 
     return OneShot(run, offline_claim(eps, k, printed, total), PrivacyClaim.pure(eps, Neighbour.EVENT, anchor),
@@ -119,9 +119,9 @@ def _offline(p: P, noise: NoiseSource, *, printed: bool = False, from_scratch: b
 def _streaming_mwem(p: P, noise: NoiseSource, printed: bool = False) -> StreamingMWEM:
     domain, Q, total, fitter = _setup(p)
     if printed:  # L11's law (E-tabular-1), g_0 = 1 (E-tabular-6), mass |nabla f_t| read from the data (E-tabular-3)
-        return StreamingMWEM(domain, Q, p["k"], p["epsilon"], noise, total=TotalRule.true_size(), fitter=fitter,
+        return StreamingMWEM(domain, Q, p["k"], p["epsilon"], noise=noise, total=TotalRule.true_size(), fitter=fitter,
                              selection_law=SelectionLaw.PRINTED_ALG2_L11, g0_ones=True)
-    return StreamingMWEM(domain, Q, p["k"], p["epsilon"], noise, total=total, fitter=fitter)
+    return StreamingMWEM(domain, Q, p["k"], p["epsilon"], noise=noise, total=total, fitter=fitter)
 
 
 def _offline_to_stream(p: P, noise: NoiseSource) -> OfflineToStream:
@@ -133,18 +133,18 @@ def _offline_to_stream(p: P, noise: NoiseSource) -> OfflineToStream:
         t = built[0].t + 1
         # the public size of nabla f_t (checked before any draw), or the measured total
         rule = TotalRule.public(total.public_size(t)) if total.kind is TotalKind.PUBLIC else total
-        return select_measure_fit(diff, Q, eps, k, fitter, rule, scoped_noise).g
+        return select_measure_fit(diff, Q, eps, k, fitter, total=rule, noise=scoped_noise).g
 
-    built.append(OfflineToStream(domain, mwem, offline_claim(eps, k, False, total), noise))
+    built.append(OfflineToStream(domain, mwem, offline_claim(eps, k, False, total), noise=noise))
     return built[0]
 
 
 def _main_algorithm(p: P, noise: NoiseSource, printed: bool = False) -> MainAlgorithm:
     domain, Q, total, fitter = _setup(p)
     if printed:  # Definition 3.8's printed sign (E-tabular-2) and the printed workload sensitivity (E-tabular-8)
-        return MainAlgorithm(domain, Q, p["k"], p["epsilon"], noise, total=total, fitter=fitter,
+        return MainAlgorithm(domain, Q, p["k"], p["epsilon"], noise=noise, total=total, fitter=fitter,
                              selection_law=SelectionLaw.PRINTED_DEF_3_8, printed_workload_sensitivity=True)
-    return MainAlgorithm(domain, Q, p["k"], p["epsilon"], noise, total=total, fitter=fitter)
+    return MainAlgorithm(domain, Q, p["k"], p["epsilon"], noise=noise, total=total, fitter=fitter)
 
 
 # ----------------------------------------------------------------------------------------- codecs

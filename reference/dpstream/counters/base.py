@@ -163,4 +163,4 @@ class Counter(ABC):
 
 CounterFactory: TypeAlias = Callable[[float, NoiseSource], Counter]
 """A counter maker given the privacy parameter and a (scoped) noise source,
-e.g. ``lambda eps, n: BlockCounter(eps, 8, n)``."""
+e.g. ``lambda eps, n: BlockCounter(eps, 8, noise=n)``."""

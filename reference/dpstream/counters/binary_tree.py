@@ -29,6 +29,7 @@ import math
 from collections.abc import Callable
 
 from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.convention import convention
 from dpstream.counters.base import Counter
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
 from dpstream.linear_model import LinearReleaseModel, NoiseLaw
@@ -63,6 +64,7 @@ def binary_tree_scale(epsilon: float, T: int, *, as_printed: bool = False) -> fl
     return binary_tree_nodes_per_input(T) / epsilon
 
 
+@convention(("epsilon", "T", "noise"))
 class BinaryTreeCounter(Counter):
     """001-alg10. ``epsilon``: budget; ``T``: horizon; ``discrete``: integer inputs and Lap_Z noise.
 
@@ -77,8 +79,8 @@ class BinaryTreeCounter(Counter):
         self,
         epsilon: float,
         T: int,
-        noise: NoiseSource | None = None,
         *,
+        noise: NoiseSource | None = None,
         discrete: bool = False,
         as_printed: bool = False,
     ) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.convention import convention
 from dpstream.counters.base import Counter
 from dpstream.errors import require_int_at_least, require_positive_finite
 from dpstream.linear_model import LinearReleaseModel, NoiseLaw
@@ -34,20 +35,22 @@ from dpstream.noise import NoiseSource, site
 __all__ = ["BlockCounter", "block_counter_model"]
 
 
+@convention(("epsilon", "B", "noise"), ("epsilon", "B", "noise", "horizon"), renamed={"horizon": "T"})
 class BlockCounter(Counter):
-    """001-alg9. ``epsilon``: budget; ``B``: block size (>= 1); ``horizon``: optional finite T."""
+    """001-alg9. ``epsilon``: budget; ``B``: block size (>= 1); ``T``: optional finite horizon."""
 
     anchor = "001-alg9"
     loss_scales_with_l1 = True
 
     def __init__(
-        self, epsilon: float, B: int, noise: NoiseSource | None = None, horizon: int | None = None
+        self, epsilon: float, B: int, T: int | None = None, *, noise: NoiseSource | None = None
     ) -> None:
         # [001-alg9 L1] Input: input stream f : N -> R, privacy budget eps, block size B
         # [001-alg9 L2] Output: output stream g : N -> R
         self.epsilon = require_positive_finite("epsilon", epsilon)
         self.B = require_int_at_least("B", B, 1)
-        super().__init__(noise, horizon)
+        super().__init__(noise, T)
+        self.T = self.horizon  # the paper's name, as the other counters keep it (checkpoints record it)
         self.alpha, self.beta, self.beta_lastblock = 0.0, 0.0, 0.0  # [001-alg9 L3]
 
     @property

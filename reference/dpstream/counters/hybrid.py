@@ -54,6 +54,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.convention import convention
 from dpstream.counters.base import Counter
 from dpstream.counters.binary_tree import BinaryTreeCounter, dyadic_cover
 from dpstream.errors import require_int_at_least, require_positive_finite
@@ -70,6 +71,7 @@ def _is_power_of_two(t: int) -> bool:
     return t > 0 and t & (t - 1) == 0
 
 
+@convention(("epsilon", "noise"))
 class HybridCounter(Counter):
     """Chan-Shi-Song Hybrid Mechanism: Logarithmic Mechanism at powers of two + a Binary
     Mechanism on each interval (2^k, 2^(k+1)); ``epsilon`` split in halves. Unbounded."""
@@ -77,7 +79,7 @@ class HybridCounter(Counter):
     anchor = HYBRID_ANCHOR
     loss_scales_with_l1 = True
 
-    def __init__(self, epsilon: float, noise: NoiseSource | None = None) -> None:
+    def __init__(self, epsilon: float, *, noise: NoiseSource | None = None) -> None:
         self.epsilon = require_positive_finite("epsilon", epsilon)
         super().__init__(noise, None)
         self.beta = 0.0  # L's running noisy count, released at powers of two
@@ -97,7 +99,7 @@ class HybridCounter(Counter):
             # L's statistic (the true sum since the last power of two) through the noise door (value-in)
             beta = self.beta + self.noise.add_laplace(site(f"{HYBRID_ANCHOR} L", t=t), self.pending + x,
                                                       2.0 / self.epsilon)
-            binary = (BinaryTreeCounter(self.epsilon / 2.0, t - 1, scoped(self.noise, site(f"{HYBRID_ANCHOR} B",
+            binary = (BinaryTreeCounter(self.epsilon / 2.0, t - 1, noise=scoped(self.noise, site(f"{HYBRID_ANCHOR} B",
                                                                                            k=k)))
                       if k >= 1 else None)
 

@@ -37,6 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dpstream.claims import Measure, Neighbour, PrivacyClaim
+from dpstream.convention import convention
 from dpstream.counters.base import Counter, PreparedStep
 from dpstream.errors import DPStreamInputError, require_int_at_least
 from dpstream.linear_model import LinearReleaseModel, NoiseLaw
@@ -124,8 +125,9 @@ class MultiDimensionalCounter:
         self.releases: list[FloatArray] = []
 
     @classmethod
+    @convention(("factory", "d", "parameter", "noise"))
     def build(
-        cls, factory: Callable[[float, NoiseSource], Counter], d: int, parameter: float,
+        cls, factory: Callable[[float, NoiseSource], Counter], d: int, parameter: float, *,
         noise: NoiseSource | None = None,
     ) -> MultiDimensionalCounter:
         """d counters ``factory(parameter, scoped(noise, "001-sec4.3 i=<i>"))``."""

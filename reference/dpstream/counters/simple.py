@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.convention import convention
 from dpstream.counters.base import Counter
 from dpstream.errors import require_int_at_least, require_positive_finite
 from dpstream.linear_model import LinearReleaseModel, NoiseLaw
@@ -20,17 +21,20 @@ from dpstream.noise import NoiseSource, site
 __all__ = ["SimpleCounter", "simple_counter_model"]
 
 
+@convention(("epsilon", "noise"), ("epsilon", "noise", "horizon"), renamed={"horizon": "T"})
 class SimpleCounter(Counter):
-    """001-alg8. ``epsilon``: privacy budget; ``noise``: the NoiseSource (secure by default)."""
+    """001-alg8. ``epsilon``: privacy budget; ``T``: optional finite horizon; ``noise``: the NoiseSource (secure by
+    default)."""
 
     anchor = "001-alg8"
     loss_scales_with_l1 = True
 
-    def __init__(self, epsilon: float, noise: NoiseSource | None = None, horizon: int | None = None) -> None:
+    def __init__(self, epsilon: float, T: int | None = None, *, noise: NoiseSource | None = None) -> None:
         # [001-alg8 L1] Input: input stream f : N -> R, privacy budget eps
         # [001-alg8 L2] Output: output stream g : N -> R
         self.epsilon = require_positive_finite("epsilon", epsilon)
-        super().__init__(noise, horizon)
+        super().__init__(noise, T)
+        self.T = self.horizon  # the paper's name, as the other counters keep it (checkpoints record it)
         self.g = 0.0  # [001-alg8 L3] Assume g(0) <- 0
 
     @property

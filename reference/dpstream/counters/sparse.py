@@ -52,6 +52,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterFactory
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
 from dpstream.noise import NoiseSource, scoped, site
@@ -89,7 +90,7 @@ def binary_mechanism(T: int) -> CounterFactory:
     from dpstream.counters.binary_tree import BinaryTreeCounter
 
     T = require_int_at_least("T", T, 1)
-    return lambda eps, noise: BinaryTreeCounter(eps, T, noise, discrete=True)
+    return lambda eps, noise: BinaryTreeCounter(eps, T, noise=noise, discrete=True)
 
 
 def _require_bool(field: str, value: object) -> bool:
@@ -108,6 +109,7 @@ def _require_boolean_input(counter: Counter, x: object) -> float:
     return value
 
 
+@convention(("epsilon", "T", "noise"))
 class SparseCounter(Counter):
     """004-alg2 with horizon ``T``; ``subroutine`` makes A_sub from (eps/2, noise) (default: Binary Mechanism)."""
 
@@ -118,8 +120,8 @@ class SparseCounter(Counter):
         self,
         epsilon: float,
         T: int,
-        noise: NoiseSource | None = None,
         *,
+        noise: NoiseSource | None = None,
         as_printed: bool = False,
         subroutine: CounterFactory | None = None,
     ) -> None:
@@ -203,6 +205,7 @@ class SparseCounter(Counter):
         return 6 + (0 if self.sub is None else self.sub.state_size())
 
 
+@convention(("epsilon", "r0", "eps_levels", "noise"))
 class InhomogeneousSparseCounter(Counter):
     """004-alg3: starting level ``r0``, per-level budgets ``eps_levels(r)``, global ``epsilon`` for t_r.
 
@@ -219,8 +222,8 @@ class InhomogeneousSparseCounter(Counter):
         epsilon: float,
         r0: int,
         eps_levels: Callable[[int], float],
-        noise: NoiseSource | None = None,
         *,
+        noise: NoiseSource | None = None,
         first_time: int = 1,
         sparse: SparseFactory | None = None,
     ) -> None:
@@ -239,7 +242,7 @@ class InhomogeneousSparseCounter(Counter):
                                      first_time)
         super().__init__(noise, None)
         self._sparse: SparseFactory = sparse if sparse is not None else (
-            lambda eps, T, n: SparseCounter(eps, T, n))
+            lambda eps, T, n: SparseCounter(eps, T, noise=n))
         self.S_tilde = 0.0
         self.r: int | None = None  # current level; None before t_{r0}
         self.t_next = self.t_r0  # t_{r+1}, the first time after the current level (t_{r0} before it)

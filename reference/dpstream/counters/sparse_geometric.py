@@ -41,6 +41,7 @@ import math
 from collections.abc import Callable
 
 from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.convention import convention
 from dpstream.counters.base import CounterFactory
 from dpstream.counters.sparse import SparseCounter
 from dpstream.errors import DPStreamInputError
@@ -107,15 +108,16 @@ def first_failure(noise: NoiseSource, j: int, u0: int, H: int, log_pass: float, 
     return u0 + lo
 
 
+@convention(("epsilon", "T", "noise"))
 class GeometricSparseCounter(SparseCounter):
     """004-alg2 (default reading) with first-failure draws instead of one test draw per step; see the module doc."""
 
-    def __init__(self, epsilon: float, T: int, noise: NoiseSource | None = None, *,
+    def __init__(self, epsilon: float, T: int, *, noise: NoiseSource | None = None,
                  as_printed: bool = False, subroutine: CounterFactory | None = None) -> None:
         if as_printed is not False:
             raise DPStreamInputError("as_printed", "the first-failure form exists for the default reading only "
                                      "(a new segment is first tested after one input)", as_printed)
-        super().__init__(epsilon, T, noise, subroutine=subroutine)
+        super().__init__(epsilon, T, noise=noise, subroutine=subroutine)
         self.test_scale = 2.0 / self.epsilon  # lambda'_t ~ Lap_Z(2/eps)
         self.fail_at: int | None = None  # first failing test time of the current run of equal counts
         self.drawn = False  # fail_at is drawn for the current count

@@ -59,7 +59,7 @@ class LazyInhomogeneousCounter:
     __slots__ = ("S_tilde", "_sparse", "eps_levels", "epsilon", "first_time", "level_sum", "noise", "r", "r0",
                  "sub", "t", "t_next", "t_r0")
 
-    def __init__(self, epsilon: float, r0: int, eps_levels: Callable[[int], float], noise: NoiseSource, *,
+    def __init__(self, epsilon: float, r0: int, eps_levels: Callable[[int], float], *, noise: NoiseSource,
                  first_time: int = 1, sparse: SparseFactory | None = None) -> None:
         self.epsilon = require_positive_finite("epsilon", epsilon)
         self.r0 = require_int_at_least("r0", r0, 0)
@@ -70,7 +70,8 @@ class LazyInhomogeneousCounter:
             raise DPStreamInputError("first_time", f"must be <= t_r0 = {self.t_r0} (no input may be missed)",
                                      first_time)
         self.noise = noise
-        self._sparse: SparseFactory = sparse if sparse is not None else (lambda eps, T, n: SparseCounter(eps, T, n))
+        self._sparse: SparseFactory = sparse if sparse is not None else (
+            lambda eps, T, n: SparseCounter(eps, T, noise=n))
         self.S_tilde = 0.0
         self.r: int | None = None
         self.t_next = self.t_r0

@@ -30,6 +30,7 @@ import math
 from collections.abc import Callable
 
 from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.convention import convention
 from dpstream.counters.base import Counter
 from dpstream.counters.binary_tree import dyadic_tree_model
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
@@ -53,6 +54,7 @@ def tree_aggregation_sigma2(rho: float, T: int, *, as_printed: bool = False) -> 
     return T.bit_length() / (2.0 * rho)
 
 
+@convention(("rho", "T", "noise"))
 class TreeAggregationCounter(Counter):
     """002-alg3. ``rho``: zCDP budget; ``T``: time upper bound; integer inputs (see module doc)."""
 
@@ -60,7 +62,7 @@ class TreeAggregationCounter(Counter):
     integer_input = True
     loss_scales_with_l1 = True
 
-    def __init__(self, rho: float, T: int, noise: NoiseSource | None = None, *, as_printed: bool = False) -> None:
+    def __init__(self, rho: float, T: int, *, noise: NoiseSource | None = None, as_printed: bool = False) -> None:
         # Input: time upper bound T, privacy parameter rho, stream z (taken here and by step())
         self.rho = require_positive_finite("rho", rho)
         T = require_int_at_least("T", T, 1)

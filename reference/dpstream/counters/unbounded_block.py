@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.convention import convention
 from dpstream.counters.base import Counter
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
 from dpstream.linear_model import LinearReleaseModel, NoiseLaw
@@ -50,13 +51,14 @@ class _State:
     t_atPartition: int
 
 
+@convention(("epsilon", "noise"))
 class UnboundedBlockCounter(Counter):
     """003-alg4 / 000-alg4. ``epsilon``: budget. Unbounded (no horizon)."""
 
     anchor = "003-alg4"
     loss_scales_with_l1 = True
 
-    def __init__(self, epsilon: float, noise: NoiseSource | None = None, *, as_printed: bool = False) -> None:
+    def __init__(self, epsilon: float, *, noise: NoiseSource | None = None, as_printed: bool = False) -> None:
         # [003-alg4 L1] [000-alg4 L1] Input: input stream f : N -> R, the privacy budget eps
         # [003-alg4 L2] [000-alg4 L2] Output: a synthetic stream g : N -> R
         self.epsilon = require_positive_finite("epsilon", epsilon)

@@ -128,7 +128,7 @@ def run_experiment(n: int, T: int, k: int, rho: float, reps: int, seed: int, *, 
     as_printed = calibration == "printed"
     X = all_ones(n, T)
     widths = list(range(1, min(max_width, T) + 1))
-    probe = FixedWindowSynthesizer(T, k, rho, InsecureSeededNoise(0), beta=beta, as_printed=as_printed)
+    probe = FixedWindowSynthesizer(T, k, rho, noise=InsecureSeededNoise(0), beta=beta, as_printed=as_printed)
     lam = theorem_3_2_lambda(probe.sigma2, T, k, beta)
     sources: list[NoiseSource] = (
         [SecureNoise() for _ in range(reps)] if secure else list(InsecureSeededNoise.independent(seed, reps)))
@@ -138,7 +138,7 @@ def run_experiment(n: int, T: int, k: int, rho: float, reps: int, seed: int, *, 
     bar = progress(reps, "bun-simulated", f"{reps} repetitions of 002-alg1 on n={n}, T={T}, k={k}, noise: "
                    f"{noise_mode(secure, seed)}", unit="rep") if show_progress else None
     for r in range(reps):
-        synth = FixedWindowSynthesizer(T, k, rho, sources[r], beta=beta, as_printed=as_printed)
+        synth = FixedWindowSynthesizer(T, k, rho, noise=sources[r], beta=beta, as_printed=as_printed)
         try:
             synth.run(X)
         except PaddingExhaustedError as exc:

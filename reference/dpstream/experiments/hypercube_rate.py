@@ -212,9 +212,9 @@ def make_algorithm(implementation: Implementation, grid: RateGrid, d: int, noise
                    ) -> OnlineSyntheticData | EfficientOnlineSyntheticData:
     times = grid.times
     if implementation is Implementation.LINE_BY_LINE:
-        return OnlineSyntheticData(grid.epsilon, d, noise, sample_times=times)
+        return OnlineSyntheticData(grid.epsilon, d, noise=noise, sample_times=times)
     form = SparseForm.GEOMETRIC if implementation is Implementation.GEOMETRIC else SparseForm.PRINTED
-    return EfficientOnlineSyntheticData(grid.epsilon, d, noise, sample_times=times, sparse_form=form)
+    return EfficientOnlineSyntheticData(grid.epsilon, d, noise=noise, sample_times=times, sparse_form=form)
 
 
 def measure(release: HypercubeRelease, data: np.ndarray, partition: BinaryPartition,

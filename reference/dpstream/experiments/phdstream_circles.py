@@ -82,13 +82,13 @@ class Releasing:
 Maker = Callable[[Partition, float, float, NoiseSource, LambdaRule], Any]
 
 ALGORITHMS: dict[str, Maker] = {
-    "PHDStream (Simple)": lambda P, e, th, n, r: EfficientPHDStream(P, e, th, n, lambda_rule=r),
+    "PHDStream (Simple)": lambda P, e, th, n, r: EfficientPHDStream(P, e, th, noise=n, lambda_rule=r),
     "PHDStream (Block 8)": lambda P, e, th, n, r: EfficientPHDStream(
-        P, e, th, n, counter=lambda eps, noise: BlockCounter(eps, 8, noise), lambda_rule=r),
+        P, e, th, noise=n, counter=lambda eps, noise: BlockCounter(eps, 8, noise=noise), lambda_rule=r),
     # the baselines run PrivTree on counts, where the App. A scale is eps/2-DP: their default (E-phdstream-3)
-    "Baseline 1 (not DP)": lambda P, e, th, n, r: OfflinePrivTreeOnStream(P, e, th, n),
-    "Baseline 2": lambda P, e, th, n, r: OfflinePrivTreeOnDifferential(P, e, th, n),
-    "Baseline 3": lambda P, e, th, n, r: InitPrivTreeThenCounters(P, e, th, n),
+    "Baseline 1 (not DP)": lambda P, e, th, n, r: OfflinePrivTreeOnStream(P, e, th, noise=n),
+    "Baseline 2": lambda P, e, th, n, r: OfflinePrivTreeOnDifferential(P, e, th, noise=n),
+    "Baseline 3": lambda P, e, th, n, r: InitPrivTreeThenCounters(P, e, th, noise=n),
 }
 
 

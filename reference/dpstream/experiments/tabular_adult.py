@@ -201,8 +201,8 @@ def _fitter(name: str, iters: int) -> DatasetFitter:
 
 def _counter(method: str) -> CounterFactory:
     if method == "proposed-block":
-        return lambda eps, noise: UnboundedBlockCounter(eps, noise)
-    return lambda eps, noise: SimpleCounter(eps, noise)
+        return lambda eps, noise: UnboundedBlockCounter(eps, noise=noise)
+    return lambda eps, noise: SimpleCounter(eps, noise=noise)
 
 
 def run_one(spec: RunSpec, domain: Domain, steps: Sequence[StreamStep], k: int, seed: int,
@@ -215,9 +215,9 @@ def run_one(spec: RunSpec, domain: Domain, steps: Sequence[StreamStep], k: int, 
     noise: NoiseSource = InsecureSeededNoise(seed)           # INSECURE: simulation only
     alg: StreamingMWEM | MainAlgorithm
     if spec.method == "baseline":
-        alg = StreamingMWEM(domain, W, k, spec.epsilon, noise, total=total, fitter=fitter, bias=BiasRule.PRINTED)
+        alg = StreamingMWEM(domain, W, k, spec.epsilon, noise=noise, total=total, fitter=fitter, bias=BiasRule.PRINTED)
     else:
-        alg = MainAlgorithm(domain, W, k, spec.epsilon, noise, total=total, fitter=fitter,
+        alg = MainAlgorithm(domain, W, k, spec.epsilon, noise=noise, total=total, fitter=fitter,
                             counter_factory=_counter(spec.method))
     truth = CumulativeMarginals(domain, [w.columns for w in W])
     rows = []

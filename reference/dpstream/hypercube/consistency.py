@@ -34,6 +34,7 @@ from enum import StrEnum
 import numpy as np
 import numpy.typing as npt
 
+from dpstream.convention import convention
 from dpstream.errors import DPStreamInputError
 
 __all__ = ["ConsistencyRule", "consistency", "split_children"]
@@ -87,10 +88,11 @@ def _levels(counts: Sequence[npt.ArrayLike], field: str) -> list[IntArray]:
     return levels
 
 
+@convention(("noisy", "rule"))
 def consistency(
     noisy: Sequence[npt.ArrayLike],
-    rule: ConsistencyRule = ConsistencyRule.EQUAL_SHIFT,
     *,
+    rule: ConsistencyRule = ConsistencyRule.EQUAL_SHIFT,
     constraint_counts: Sequence[npt.ArrayLike] | None = None,
 ) -> list[IntArray]:
     """004-alg4: ``noisy[j]`` holds n'_theta for the 2^j regions of depth j (index = theta in binary).

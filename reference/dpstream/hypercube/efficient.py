@@ -55,6 +55,7 @@ from enum import StrEnum
 import numpy as np
 import numpy.typing as npt
 
+from dpstream.convention import convention
 from dpstream.counters.base import Counter
 from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter, SparseFactory
 from dpstream.counters.sparse_geometric import GeometricSparseCounter
@@ -82,12 +83,13 @@ def geometric_region_counter(epsilon: float) -> RegionCounterFactory:
     """A_theta for the line-by-line OnlineSyntheticData with 004-alg2 in the first-failure form."""
 
     def make(region: Region, r0: int, eps_levels: Callable[[int], float], first: int, noise: NoiseSource) -> Counter:
-        return InhomogeneousSparseCounter(epsilon, r0, eps_levels, noise, first_time=first,
-                                          sparse=lambda eps, T, n: GeometricSparseCounter(eps, T, n))
+        return InhomogeneousSparseCounter(epsilon, r0, eps_levels, noise=noise, first_time=first,
+                                          sparse=lambda eps, T, n: GeometricSparseCounter(eps, T, noise=n))
 
     return make
 
 
+@convention(("epsilon", "d", "noise"))
 class EfficientOnlineSyntheticData(OnlineParameters):
     """004-alg1 with lazy region counters; ``step`` returns the release at sampled times and None otherwise."""
 
@@ -95,8 +97,8 @@ class EfficientOnlineSyntheticData(OnlineParameters):
         self,
         epsilon: float,
         d: int,
-        noise: NoiseSource | None = None,
         *,
+        noise: NoiseSource | None = None,
         schedule: PrivacySchedule | None = None,
         as_printed: bool = False,
         rule: ConsistencyRule = ConsistencyRule.EQUAL_SHIFT,
@@ -104,7 +106,7 @@ class EfficientOnlineSyntheticData(OnlineParameters):
         sparse_as_printed: bool = False,
         sparse_form: SparseForm = SparseForm.PRINTED,
     ) -> None:
-        super().__init__(epsilon, d, noise, schedule=schedule, as_printed=as_printed, rule=rule,
+        super().__init__(epsilon, d, noise=noise, schedule=schedule, as_printed=as_printed, rule=rule,
                          sample_times=sample_times, sparse_as_printed=sparse_as_printed)
         if not isinstance(sparse_form, SparseForm):
             raise DPStreamInputError("sparse_form", "must be a SparseForm", sparse_form)
@@ -113,8 +115,8 @@ class EfficientOnlineSyntheticData(OnlineParameters):
                                      sparse_as_printed)
         self.sparse_form = sparse_form
         self._sparse: SparseFactory = (
-            (lambda eps, T, n: GeometricSparseCounter(eps, T, n)) if sparse_form is SparseForm.GEOMETRIC
-            else (lambda eps, T, n: SparseCounter(eps, T, n, as_printed=sparse_as_printed)))
+            (lambda eps, T, n: GeometricSparseCounter(eps, T, noise=n)) if sparse_form is SparseForm.GEOMETRIC
+            else (lambda eps, T, n: SparseCounter(eps, T, noise=n, as_printed=sparse_as_printed)))
         self.regions: list[list[LazyInhomogeneousCounter]] = [[]]  # regions[j][index]: A_theta
         # the history is kept only when a counter will replay it (r0 = 0)
         self._keep_history = self.schedule.r0(1) == 0
@@ -125,7 +127,7 @@ class EfficientOnlineSyntheticData(OnlineParameters):
         r0, first = self.schedule.r0(j), self._first_time(j, t)
         eps_levels: Callable[[int], float] = lambda r, j=j: self.schedule(j, r)  # type: ignore[misc]  # noqa: E731
         made = [LazyInhomogeneousCounter(self.epsilon, r0, eps_levels,
-                                         scoped(self.noise, site("004-alg1 u6", theta=Region(j, index).label)),
+                                         noise=scoped(self.noise, site("004-alg1 u6", theta=Region(j, index).label)),
                                          first_time=first, sparse=self._sparse)
                 for index in range(2**j)]
         if first < t:  # r0 = 0: replay x_first..x_{t-1}; only the inputs 1 are fed, the zeros lazily
@@ -177,7 +179,7 @@ class EfficientOnlineSyntheticData(OnlineParameters):
     def _release(self) -> HypercubeRelease:
         t, r = self.t, self.r
         noisy = self.noisy_counts()
-        consistent = tuple(consistency(noisy, self.rule))  # mirrors [004-alg1 u7]
+        consistent = tuple(consistency(noisy, rule=self.rule))  # mirrors [004-alg1 u7]
         points = self._output(t, r, consistent[r])  # mirrors [004-alg1 u8]
         return HypercubeRelease(t, r, noisy, consistent, points)
 

@@ -48,6 +48,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.convention import convention
 from dpstream.counters.base import Counter, PreparedStep
 from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter, SparseFactory
 from dpstream.errors import DPStreamInputError, require_positive_finite
@@ -91,8 +92,8 @@ class OnlineParameters:
         self,
         epsilon: float,
         d: int,
-        noise: NoiseSource | None = None,
         *,
+        noise: NoiseSource | None = None,
         schedule: PrivacySchedule | None = None,
         as_printed: bool = False,
         rule: ConsistencyRule = ConsistencyRule.EQUAL_SHIFT,
@@ -159,6 +160,7 @@ class OnlineParameters:
         return np.concatenate(parts, axis=0)
 
 
+@convention(("epsilon", "d", "noise"))
 class OnlineSyntheticData(OnlineParameters):
     """004-alg1 with budget ``epsilon`` in dimension ``d``, every counter stepped at every t (line by line)."""
 
@@ -166,8 +168,8 @@ class OnlineSyntheticData(OnlineParameters):
         self,
         epsilon: float,
         d: int,
-        noise: NoiseSource | None = None,
         *,
+        noise: NoiseSource | None = None,
         schedule: PrivacySchedule | None = None,
         as_printed: bool = False,
         rule: ConsistencyRule = ConsistencyRule.EQUAL_SHIFT,
@@ -175,12 +177,12 @@ class OnlineSyntheticData(OnlineParameters):
         sparse_as_printed: bool = False,
         region_counter: RegionCounterFactory | None = None,
     ) -> None:
-        super().__init__(epsilon, d, noise, schedule=schedule, as_printed=as_printed, rule=rule,
+        super().__init__(epsilon, d, noise=noise, schedule=schedule, as_printed=as_printed, rule=rule,
                          sample_times=sample_times, sparse_as_printed=sparse_as_printed)
-        sparse: SparseFactory = lambda eps, T, n: SparseCounter(eps, T, n, as_printed=sparse_as_printed)  # noqa: E731
+        sparse: SparseFactory = lambda eps, T, n: SparseCounter(eps, T, noise=n, as_printed=sparse_as_printed)  # noqa: E731
         self._region_counter: RegionCounterFactory = region_counter if region_counter is not None else (
             lambda region, r0, eps_levels, first, n: InhomogeneousSparseCounter(
-                self.epsilon, r0, eps_levels, n, first_time=first, sparse=sparse))
+                self.epsilon, r0, eps_levels, noise=n, first_time=first, sparse=sparse))
         self.counters: list[list[Counter]] = [[]]  # counters[j][index]: A_theta; the root has none
 
     def _new_counters(self, j: int, t: int) -> tuple[list[Counter], int]:
@@ -222,7 +224,7 @@ class OnlineSyntheticData(OnlineParameters):
         noisy = (np.array([t], dtype=np.int64),
                  *(np.array([as_count(p.release) for p in level], dtype=np.int64) for level in prepared[1:]))
         # [004-alg1 u7] consistency (004-alg4) on {N_theta}_{|theta| <= r}, n'_root = t
-        consistent = tuple(consistency(noisy, self.rule))
+        consistent = tuple(consistency(noisy, rule=self.rule))
         points = None
         if self.sample_times is None or t in self.sample_times:
             points = self._output(t, r, consistent[r])

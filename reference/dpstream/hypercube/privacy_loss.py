@@ -359,7 +359,7 @@ class RecordingRegionCounter(InhomogeneousSparseCounter):
 
     def __init__(self, region: Region, epsilon: float, r0: int, eps_levels: Callable[[int], float],
                  noise: NoiseSource, first_time: int) -> None:
-        super().__init__(epsilon, r0, eps_levels, noise, first_time=first_time)
+        super().__init__(epsilon, r0, eps_levels, noise=noise, first_time=first_time)
         self.region = region
         self.inputs: list[int] = []
 
@@ -411,7 +411,7 @@ def online_view_loss(
 
     ``make`` builds the algorithm with the given region-counter factory; the wiring (which region
     exists when, its r0, budgets and input stream) does not depend on the noise, so e.g.
-    ``lambda rc: OnlineSyntheticData(eps, d, InsecureZeroNoise(), region_counter=rc)``.
+    ``lambda rc: OnlineSyntheticData(eps, d, noise=InsecureZeroNoise(), region_counter=rc)``.
     """
     a, b = record_wiring(make, points), record_wiring(make, points_prime)
     if set(a) != set(b):
@@ -475,7 +475,7 @@ def _table() -> None:  # pragma: no cover - documentation output
         best = 0.0
 
         def make(rc: RegionCounterFactory, d: int = d) -> Alg1:
-            return OnlineSyntheticData(1.0, d, InsecureZeroNoise(), region_counter=rc)
+            return OnlineSyntheticData(1.0, d, noise=InsecureZeroNoise(), region_counter=rc)
 
         for base in itertools.product(range(2), repeat=5):
             points = [cells[b] for b in base]

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from dpstream.convention import convention
 from dpstream.errors import DPStreamInputError, require_int_at_least
 from dpstream.longitudinal.bounds import n_pad_corollary_3_3
 from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer, WindowRelease
@@ -38,6 +39,7 @@ from dpstream.noise import NoiseSource, site
 __all__ = ["CategoricalFixedWindowSynthesizer"]
 
 
+@convention(("T", "k", "rho", "alphabet", "noise"))
 class CategoricalFixedWindowSynthesizer(FixedWindowSynthesizer):
     """002-alg1 over the alphabet {0, ..., A-1}; ``alphabet=2`` reproduces Algorithm 1."""
 
@@ -47,8 +49,8 @@ class CategoricalFixedWindowSynthesizer(FixedWindowSynthesizer):
         k: int,
         rho: float,
         alphabet: int,
-        noise: NoiseSource | None = None,
         *,
+        noise: NoiseSource | None = None,
         n_pad: int | None = None,
         beta: float = 0.05,
         n: int | None = None,
@@ -57,7 +59,8 @@ class CategoricalFixedWindowSynthesizer(FixedWindowSynthesizer):
         A = require_int_at_least("alphabet", alphabet, 2)
         if A > 10:
             raise DPStreamInputError("alphabet", "at most 10 symbols (patterns are written as digit strings)", A)
-        super().__init__(T, k, rho, noise, n_pad=0 if n_pad is None else n_pad, beta=beta, n=n, as_printed=as_printed)
+        super().__init__(T, k, rho, noise=noise, n_pad=0 if n_pad is None else n_pad, beta=beta, n=n,
+                         as_printed=as_printed)
         self._set_alphabet(A)
         if n_pad is None:
             self.n_pad = n_pad_corollary_3_3(self.sigma2, self.T, self.k, self.beta, A)

@@ -50,6 +50,7 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.convention import convention
 from dpstream.counters.base import Counter
 from dpstream.counters.tree_aggregation import TreeAggregationCounter
 from dpstream.errors import (
@@ -78,7 +79,7 @@ HorizonCounterFactory: TypeAlias = Callable[[float, int, NoiseSource], Counter]
 
 def tree_aggregation_factory(rho: float, horizon: int, noise: NoiseSource) -> Counter:
     """The default counter of 002-alg2: tree-based aggregation (002-alg3)."""
-    return TreeAggregationCounter(rho, horizon, noise)
+    return TreeAggregationCounter(rho, horizon, noise=noise)
 
 
 def monotonize(S_tilde: float, S_hat_b_prev: float, S_hat_bm1_prev: float) -> float:
@@ -110,6 +111,7 @@ def _as_count(value: float) -> int:
     return math.floor(value + 0.5)
 
 
+@convention(("T", "rho", "noise"))
 class CumulativeSynthesizer:
     """002-alg2. Stream the columns D^1, ..., D^T through :meth:`step`.
 
@@ -126,8 +128,8 @@ class CumulativeSynthesizer:
         self,
         T: int,
         rho: float,
-        noise: NoiseSource | None = None,
         *,
+        noise: NoiseSource | None = None,
         n: int | None = None,
         rho_b: Sequence[float] | None = None,
         counter_factory: HorizonCounterFactory | None = None,

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.convention import convention
 from dpstream.errors import (
     DPStreamInputError,
     HorizonExceededError,
@@ -98,6 +99,7 @@ def z_label(z: int, width: int, alphabet: int = 2) -> str:
     return pattern_string(z, width, alphabet) if width > 0 else "-"
 
 
+@convention(("T", "k", "rho", "noise"))
 class FixedWindowSynthesizer:
     """002-alg1. Stream the columns D^1, ..., D^T through :meth:`step`.
 
@@ -115,8 +117,8 @@ class FixedWindowSynthesizer:
         T: int,
         k: int,
         rho: float,
-        noise: NoiseSource | None = None,
         *,
+        noise: NoiseSource | None = None,
         n_pad: int | None = None,
         beta: float = 0.05,
         n: int | None = None,

@@ -90,7 +90,7 @@ def rounding(runs: int = 300) -> None:
     for rep in range(runs):
         X = random_matrix(40, T, seed=rng_seed + rep)
         recorder = TapeRecorder(InsecureSeededNoise(rep))
-        synth = FixedWindowSynthesizer(T, k, rho, recorder, n_pad=n_pad)
+        synth = FixedWindowSynthesizer(T, k, rho, noise=recorder, n_pad=n_pad)
         synth.run(X)
         tape = {d.site: d.value for d in recorder.tape}
         G: np.ndarray | None = None
@@ -121,7 +121,7 @@ def small_noise_accuracy(runs: int = 400) -> None:
         sigma2 = fixed_window_sigma2(T, k, rho, as_printed=True)
         lam = theorem_3_2_lambda(sigma2, T, k, beta)
         for rep, noise in enumerate(InsecureSeededNoise.independent(1, runs)):
-            synth = FixedWindowSynthesizer(T, k, rho, noise, n_pad=50, as_printed=True)
+            synth = FixedWindowSynthesizer(T, k, rho, noise=noise, n_pad=50, as_printed=True)
             synth.run(X)
             e = max(float(np.abs(p - (C + 50)).max()) for p, C in zip(synth.p_history, Cs, strict=True))
             errs.append(e)
@@ -149,14 +149,14 @@ def cumulative_accuracy(runs: int = 100) -> None:
     W = np.cumsum(X, axis=1)
     truth = [[int(np.count_nonzero(W[:, t - 1] >= b)) for b in range(t + 1)] for t in range(1, T + 1)]
     for printed in (False, True):
-        probe = CumulativeSynthesizer(T, rho, InsecureSeededNoise(0), as_printed=printed)
+        probe = CumulativeSynthesizer(T, rho, noise=InsecureSeededNoise(0), as_printed=printed)
         spent = sum(probe.counter_rho)
         alpha, beta_star = corollary_b1_alpha(T, spent, 0.05 / T, n)
         sigma2 = [tree_aggregation_sigma2(r, T - b + 1) for b, r in enumerate(probe.counter_rho, start=1)]
         union = cumulative_union_bound(sigma2, 0.05)
         errors = []
         for noise in InsecureSeededNoise.independent(2 if printed else 1, runs):
-            synth = CumulativeSynthesizer(T, rho, noise, as_printed=printed)
+            synth = CumulativeSynthesizer(T, rho, noise=noise, as_printed=printed)
             worst = 0
             for t, release in enumerate(synth.run(X), start=1):
                 worst = max(worst, int(np.abs(release.S_hat - np.asarray(truth[t - 1])).max()))
@@ -198,7 +198,7 @@ def theorem_3_2_study(runs: int = 1500) -> None:
     for printed in (False, True):
         exceed = 0
         for noise in InsecureSeededNoise.independent(777, runs):
-            synth = FixedWindowSynthesizer(12, 3, 0.005, noise, as_printed=printed, n_pad=2000)
+            synth = FixedWindowSynthesizer(12, 3, 0.005, noise=noise, as_printed=printed, n_pad=2000)
             synth.run(X)
             lam = theorem_3_2_lambda(synth.sigma2, 12, 3, 0.05)
             exceed += max(float(np.abs(p - c - 2000).max()) for p, c in zip(synth.p_history, C, strict=True)) > lam

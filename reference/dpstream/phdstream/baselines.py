@@ -43,9 +43,10 @@ from collections.abc import Iterator, Mapping
 import numpy as np
 
 from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.convention import convention
 from dpstream.counters import Counter
 from dpstream.errors import require_positive_finite
-from dpstream.noise import NoiseSource, scoped, site
+from dpstream.noise import NoiseSource, default_noise, scoped, site
 from dpstream.phdstream.counters_tree import CounterFactory, simple_counter_factory
 from dpstream.phdstream.partition import FloatArray, Node, Partition, node_label
 from dpstream.phdstream.phdstream_tree import PHDStreamParameters
@@ -71,12 +72,14 @@ ANCHOR = "001-sec5.3"
 COUNT_SITE = "001-sec5.3 count"
 
 
-def privtree_counting(partition: Partition, F: Mapping[Node, float], epsilon: float, theta: float,
-                      noise: NoiseSource, *, t: int | None = None,
+@convention(("partition", "F", "epsilon", "theta", "noise"))
+def privtree_counting(partition: Partition, F: Mapping[Node, float], epsilon: float, theta: float, *,
+                      noise: NoiseSource | None = None, t: int | None = None,
                       lambda_rule: LambdaRule = LambdaRule.PROOF) -> tuple[Subtree, dict[Node, float]]:
     """PrivTree_T (eps/2) then Lap(2/eps) on every leaf count: (S, noisy leaf counts). Sampling is rule (5)."""
     epsilon = require_positive_finite("epsilon", epsilon)
-    S = privtree(partition, F, epsilon / 2.0, theta, noise, t=t, lambda_rule=lambda_rule, check_input=False)
+    noise = default_noise() if noise is None else noise
+    S = privtree(partition, F, epsilon / 2.0, theta, noise=noise, t=t, lambda_rule=lambda_rule, check_input=False)
     leaves = list(S.leaves)
     names = [site(COUNT_SITE, v=node_label(v)) if t is None else site(COUNT_SITE, t=t, v=node_label(v))
              for v in leaves]
@@ -152,13 +155,14 @@ class _Baseline(PHDStreamParameters):
         return SyntheticRelease(t, S, leaf_values, dict(counts), points)
 
 
+@convention(("partition", "epsilon", "theta", "noise"))
 class OfflinePrivTreeOnStream(_Baseline):
     """Baseline 1: independent PrivTree+Counting (eps) on f(., t) at every t. NOT eps-DP."""
 
     anchor = ANCHOR
 
-    def __init__(self, partition: Partition, epsilon: float, theta: float = 0.0, noise: NoiseSource | None = None,
-                 *, lambda_rule: LambdaRule = LambdaRule.PROOF) -> None:
+    def __init__(self, partition: Partition, epsilon: float, theta: float = 0.0, *,
+                 noise: NoiseSource | None = None, lambda_rule: LambdaRule = LambdaRule.PROOF) -> None:
         super().__init__(partition, epsilon, theta, noise, lambda_rule)
 
     @property
@@ -172,7 +176,7 @@ class OfflinePrivTreeOnStream(_Baseline):
         prepared = self._true.prepare(batch)
         t = self.t + 1
         F_t = _SumView(self._true.F, prepared.dF)  # F(., t) = F(., t-1) + nabla F(., t), without copying
-        S, leaf_values = privtree_counting(self.partition, F_t, self.epsilon, self.theta, self.noise, t=t,
+        S, leaf_values = privtree_counting(self.partition, F_t, self.epsilon, self.theta, noise=self.noise, t=t,
                                            lambda_rule=self.lambda_rule)
         release = self._finish(t, S, leaf_values)
         self._true.commit(prepared)
@@ -181,13 +185,15 @@ class OfflinePrivTreeOnStream(_Baseline):
         return release
 
 
+@convention(("partition", "epsilon", "theta", "noise"))
 class OfflinePrivTreeOnDifferential(_Baseline):
     """Baseline 2: independent PrivTree+Counting on nabla f^+(., t), scaled to |f(., t)| (private estimate)."""
 
     anchor = ANCHOR
 
-    def __init__(self, partition: Partition, epsilon: float, theta: float = 0.0, noise: NoiseSource | None = None,
-                 *, lambda_rule: LambdaRule = LambdaRule.PROOF, as_printed: bool = False) -> None:
+    def __init__(self, partition: Partition, epsilon: float, theta: float = 0.0, *,
+                 noise: NoiseSource | None = None, lambda_rule: LambdaRule = LambdaRule.PROOF,
+                 as_printed: bool = False) -> None:
         super().__init__(partition, epsilon, theta, noise, lambda_rule)
         self.as_printed = as_printed
         self.N_hat = 0.0
@@ -213,7 +219,7 @@ class OfflinePrivTreeOnDifferential(_Baseline):
         pts = np.asarray(added, dtype=np.float64).reshape(len(added), self.partition.dimension)
         F_plus: TreeFunction = prefix_sums(self.partition.locate(pts), np.ones(len(added), dtype=np.float64),
                                            self.partition.beta)
-        S, leaf_values = privtree_counting(self.partition, F_plus, self.epsilon, self.theta, self.noise, t=t,
+        S, leaf_values = privtree_counting(self.partition, F_plus, self.epsilon, self.theta, noise=self.noise, t=t,
                                            lambda_rule=self.lambda_rule)
         synthetic_total = sum(leaf_values.values())
         if self.as_printed:
@@ -232,13 +238,14 @@ class OfflinePrivTreeOnDifferential(_Baseline):
         return release
 
 
+@convention(("partition", "epsilon", "theta", "noise"))
 class InitPrivTreeThenCounters(_Baseline):
     """Baseline 3: PrivTree+Counting at the first step (t0), then one counter (budget eps) per leaf."""
 
     anchor = ANCHOR
 
-    def __init__(self, partition: Partition, epsilon: float, theta: float = 0.0, noise: NoiseSource | None = None,
-                 *, counter: CounterFactory = simple_counter_factory,
+    def __init__(self, partition: Partition, epsilon: float, theta: float = 0.0, *,
+                 noise: NoiseSource | None = None, counter: CounterFactory = simple_counter_factory,
                  lambda_rule: LambdaRule = LambdaRule.PROOF) -> None:
         super().__init__(partition, epsilon, theta, noise, lambda_rule)
         self.factory = counter
@@ -256,7 +263,7 @@ class InitPrivTreeThenCounters(_Baseline):
         prepared = self._true.prepare(batch)
         t = self.t + 1
         if self.S is None:
-            S, initial = privtree_counting(self.partition, prepared.dF, self.epsilon, self.theta, self.noise, t=t,
+            S, initial = privtree_counting(self.partition, prepared.dF, self.epsilon, self.theta, noise=self.noise, t=t,
                                            lambda_rule=self.lambda_rule)
             counters = {v: self.factory(self.epsilon, scoped(self.noise, site("001-sec5.3 counter", v=node_label(v))))
                         for v in S.leaves}

@@ -55,10 +55,11 @@ def benchmark(depths: Sequence[int], n: int = 4000, batch_size: int = 200, epsil
     rows = []
     for D in depths:
         P = HypercubePartition(2, D)
-        eff_ms, selected = _median_step_ms(EfficientPHDStream(P, epsilon, 0.0, InsecureSeededNoise(seed)), batches)
+        eff_ms, selected = _median_step_ms(EfficientPHDStream(P, epsilon, 0.0, noise=InsecureSeededNoise(seed)),
+                                           batches)
         naive_ms = None
         if naive_up_to >= D:
-            naive = PHDStream(P, epsilon, 0.0, InsecureSeededNoise(seed), counter=simple_counter_factory)
+            naive = PHDStream(P, epsilon, 0.0, noise=InsecureSeededNoise(seed), counter=simple_counter_factory)
             naive_ms, _ = _median_step_ms(naive, batches)
         rows.append(BenchmarkRow(D, P.size(), selected, naive_ms, eff_ms, len(batches)))
     return rows

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.convention import convention
 from dpstream.counters import Counter, CounterFactory, SimpleCounter
 from dpstream.errors import DPStreamInputError, require_positive_finite
 from dpstream.noise import NoiseSource, scoped, site
@@ -59,7 +60,7 @@ COUNTER_SCOPE = "001-alg3 L7"
 
 def simple_counter_factory(epsilon: float, noise: NoiseSource) -> Counter:
     """The default per-vertex counter: Simple (001-alg8), as the paper's experiments found best."""
-    return SimpleCounter(epsilon, noise)
+    return SimpleCounter(epsilon, noise=noise)
 
 
 class NodeCounters:
@@ -141,18 +142,19 @@ class PrivTreeSelector:
         o = self.owner
         # G(., t-1) is a post-processing of the history g(1..t-1); the owner keeps it up to date.
         inputs = {v: g + x.get(v, 0.0) for v, g in o.G.items()}
-        return privtree(o.partition, inputs, o.epsilon / 2.0, o.theta, o.noise, t=t,  # [001-alg3 L6]
+        return privtree(o.partition, inputs, o.epsilon / 2.0, o.theta, noise=o.noise, t=t,  # [001-alg3 L6]
                         lambda_rule=o.lambda_rule, check_input=False)
 
 
+@convention(("partition", "epsilon", "theta", "noise"))
 class PHDStreamTreeWithCounters(NaiveTreeStream):
     """001-alg3 (naive, all of V(T)); ``counter`` makes C_v (default Simple); ``step(nabla_F) -> TreeRelease``."""
 
     anchor = "001-alg3"
     paper_source = "001-thm4.2"
 
-    def __init__(self, partition: Partition, epsilon: float, theta: float = 0.0, noise: NoiseSource | None = None,
-                 *, counter: CounterFactory = simple_counter_factory,
+    def __init__(self, partition: Partition, epsilon: float, theta: float = 0.0, *,
+                 noise: NoiseSource | None = None, counter: CounterFactory = simple_counter_factory,
                  lambda_rule: LambdaRule = LambdaRule.GENERAL, as_printed: bool = False) -> None:
         # [001-alg3 L1] Input: F in C(T), privacy budget eps, threshold count theta
         # [001-alg3 L2] Output: a stream G in C(T)

@@ -38,6 +38,7 @@ from collections import deque
 from collections.abc import Mapping
 
 from dpstream.claims import PrivacyClaim
+from dpstream.convention import convention
 from dpstream.counters import PreparedStep
 from dpstream.noise import NoiseSource
 from dpstream.phdstream.counters_tree import CounterFactory, NodeCounters, simple_counter_factory
@@ -50,14 +51,15 @@ from dpstream.phdstream.stream import PointEvents, SyntheticRelease, TrueStream,
 __all__ = ["EfficientPHDStream"]
 
 
+@convention(("partition", "epsilon", "theta", "noise"))
 class EfficientPHDStream(PHDStreamParameters):
     """001-alg6/alg7. ``step(PointEvents) -> SyntheticRelease``; per-step work O(|T(t)|)."""
 
     anchor = "001-alg6"
     paper_source = "001-alg6"
 
-    def __init__(self, partition: Partition, epsilon: float, theta: float = 0.0, noise: NoiseSource | None = None,
-                 *, counter: CounterFactory = simple_counter_factory,
+    def __init__(self, partition: Partition, epsilon: float, theta: float = 0.0, *,
+                 noise: NoiseSource | None = None, counter: CounterFactory = simple_counter_factory,
                  lambda_rule: LambdaRule = LambdaRule.GENERAL, as_printed: bool = False) -> None:
         # [001-alg6 L1] Input: stream f, a fixed known tree T, privacy budget eps, threshold count theta
         # [001-alg6 L2] Output: a synthetic data stream g

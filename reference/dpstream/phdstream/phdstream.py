@@ -2,7 +2,7 @@
 
 ``PHDStream(partition, eps, theta)`` runs Algorithm 1 (:class:`PHDStreamTree`); with a
 ``counter`` factory it runs Algorithm 3 (:class:`PHDStreamTreeWithCounters`, e.g.
-``counter=lambda e, n: BlockCounter(e, 8, n)``). Both are naive (all of V(T)); the
+``counter=lambda e, n: BlockCounter(e, 8, noise=n)``). Both are naive (all of V(T)); the
 compute-efficient equivalent for deep trees is :class:`dpstream.phdstream.efficient.EfficientPHDStream`.
 
 ``step(PointEvents) -> SyntheticRelease``: the batch is validated against Omega and the true
@@ -14,6 +14,7 @@ Proofs: proofs/proof_phdstream.py (001-thm3.2), proofs/proof_privtree.py, proofs
 from __future__ import annotations
 
 from dpstream.claims import PrivacyClaim
+from dpstream.convention import convention
 from dpstream.errors import require_positive_finite
 from dpstream.noise import NoiseSource, default_noise
 from dpstream.phdstream.counters_tree import CounterFactory, PHDStreamTreeWithCounters
@@ -25,14 +26,15 @@ from dpstream.phdstream.stream import PointEvents, SyntheticRelease, TrueStream,
 __all__ = ["PHDStream"]
 
 
+@convention(("partition", "epsilon", "theta", "noise"))
 class PHDStream:
     """001-alg2 around Algorithm 1 (``counter=None``) or Algorithm 3 (a counter factory)."""
 
     anchor = "001-alg2"
 
-    def __init__(self, partition: Partition, epsilon: float, theta: float = 0.0, noise: NoiseSource | None = None,
-                 *, counter: CounterFactory | None = None, lambda_rule: LambdaRule = LambdaRule.GENERAL,
-                 as_printed: bool = False) -> None:
+    def __init__(self, partition: Partition, epsilon: float, theta: float = 0.0, *,
+                 noise: NoiseSource | None = None, counter: CounterFactory | None = None,
+                 lambda_rule: LambdaRule = LambdaRule.GENERAL, as_printed: bool = False) -> None:
         # [001-alg2 L1] Input: data stream f, the privacy budget eps, the threshold count theta
         # [001-alg2 L2] Output: data stream g
         self.partition = partition
@@ -41,9 +43,10 @@ class PHDStream:
         self.noise: NoiseSource = default_noise() if noise is None else noise
         self.tree: PHDStreamTree | PHDStreamTreeWithCounters
         if counter is None:
-            self.tree = PHDStreamTree(partition, self.epsilon, self.theta, self.noise, lambda_rule=lambda_rule)
+            self.tree = PHDStreamTree(partition, self.epsilon, self.theta, noise=self.noise, lambda_rule=lambda_rule)
         else:
-            self.tree = PHDStreamTreeWithCounters(partition, self.epsilon, self.theta, self.noise, counter=counter,
+            self.tree = PHDStreamTreeWithCounters(partition, self.epsilon, self.theta, noise=self.noise,
+                                                  counter=counter,
                                                   lambda_rule=lambda_rule, as_printed=as_printed)
         self.t = 0
         self.releases: list[SyntheticRelease] = []

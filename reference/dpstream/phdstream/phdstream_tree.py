@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import ClassVar
 
 from dpstream.claims import PrivacyClaim
+from dpstream.convention import convention
 from dpstream.errors import require_positive_finite
 from dpstream.noise import NoiseSource, default_noise, site
 from dpstream.phdstream.guarantees import phdstream_claim, phdstream_paper_claim
@@ -89,13 +90,14 @@ class NaiveTreeStream(PHDStreamParameters):
         return release
 
 
+@convention(("partition", "epsilon", "theta", "noise"))
 class PHDStreamTree(NaiveTreeStream):
     """001-alg1 (naive, all of V(T)). ``step(nabla_F) -> TreeRelease`` with G(., t) on V(T)."""
 
     anchor = "001-alg1"
 
-    def __init__(self, partition: Partition, epsilon: float, theta: float = 0.0, noise: NoiseSource | None = None,
-                 *, lambda_rule: LambdaRule = LambdaRule.GENERAL) -> None:
+    def __init__(self, partition: Partition, epsilon: float, theta: float = 0.0, *,
+                 noise: NoiseSource | None = None, lambda_rule: LambdaRule = LambdaRule.GENERAL) -> None:
         # [001-alg1 L1] Input: F in C(T), the privacy budget eps, the threshold count theta
         # [001-alg1 L2] Output: a stream G in C(T)
         super().__init__(partition, epsilon, theta, noise, lambda_rule)  # [001-alg1 L3] G(v, 0) = 0
@@ -110,7 +112,7 @@ class PHDStreamTree(NaiveTreeStream):
         t = self.t + 1  # [001-alg1 L4] for every time t
         eps = self.epsilon
         inputs = {v: g + dF.get(v, 0.0) for v, g in self.G.items()}
-        T_t = privtree(self.partition, inputs, eps / 2.0, self.theta, self.noise, t=t,  # [001-alg1 L5]
+        T_t = privtree(self.partition, inputs, eps / 2.0, self.theta, noise=self.noise, t=t,  # [001-alg1 L5]
                        lambda_rule=self.lambda_rule, check_input=False)
         leaves = list(T_t.leaves)  # the door noises the leaf counts dF(v) (value-in, one batch call)
         noisy = self.noise.add_laplace_many([site(LEAF_NOISE, t=t, v=node_label(v)) for v in leaves],

@@ -1,6 +1,6 @@
 """PrivTree_T (001-alg5, Appendix A) and the choice of its noise scale lambda.
 
-``privtree(partition, F, epsilon, theta, noise)`` grows a subtree S of T breadth first:
+``privtree(partition, F, epsilon, theta, noise=noise)`` grows a subtree S of T breadth first:
 every visited vertex v gets the biased count b(v) = max(F(v) - depth(v) delta, theta - delta)
 plus Lap(lambda), and its children are visited iff the noisy value exceeds theta.
 
@@ -33,10 +33,11 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from enum import StrEnum
 
 from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.convention import convention
 from dpstream.errors import DPStreamInputError, require_finite_real, require_positive_finite
 from dpstream.noise import NoiseSource, default_noise, site
 from dpstream.phdstream.partition import Node, Partition, node_label
@@ -160,13 +161,14 @@ class Subtree:
         return len(self.nodes)
 
 
+@convention(("partition", "F", "epsilon", "theta", "noise"))
 def privtree(
     partition: Partition,
     F: Mapping[Node, float],
     epsilon: float,
     theta: float,
-    noise: NoiseSource | None = None,
     *,
+    noise: NoiseSource | None = None,
     t: int | None = None,
     lambda_rule: LambdaRule = LambdaRule.GENERAL,
     check_input: bool = True,
@@ -201,13 +203,15 @@ def privtree(
     return Subtree.from_nodes(partition, S)
 
 
+@convention(("partition", "epsilon", "theta", "lambda_rule"))
 @dataclass(frozen=True)
 class PrivTree:
-    """PrivTree_T with fixed parameters: ``run(F, noise)`` and the instance's :attr:`claim`."""
+    """PrivTree_T with fixed parameters: ``run(F, noise=...)`` and the instance's :attr:`claim`."""
 
     partition: Partition
     epsilon: float
     theta: float = 0.0
+    _: KW_ONLY
     lambda_rule: LambdaRule = LambdaRule.GENERAL
 
     def __post_init__(self) -> None:
@@ -226,5 +230,6 @@ class PrivTree:
     def paper_claim(self) -> PrivacyClaim:
         return privtree_paper_claim(self.epsilon)
 
-    def run(self, F: Mapping[Node, float], noise: NoiseSource | None = None, t: int | None = None) -> Subtree:
-        return privtree(self.partition, F, self.epsilon, self.theta, noise, t=t, lambda_rule=self.lambda_rule)
+    @convention(("F", "noise"), ("F", "noise", "t"))
+    def run(self, F: Mapping[Node, float], *, noise: NoiseSource | None = None, t: int | None = None) -> Subtree:
+        return privtree(self.partition, F, self.epsilon, self.theta, noise=noise, t=t, lambda_rule=self.lambda_rule)

@@ -40,6 +40,7 @@ from typing import Literal
 import numpy as np
 
 from dpstream.claims import Measure, Neighbour, PrivacyClaim
+from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterFactory
 from dpstream.counters.multidim import MultiDimensionalCounter, StagedVectorStep
 from dpstream.counters.simple import SimpleCounter
@@ -75,7 +76,7 @@ AnyCounter = Counter | MultiDimensionalCounter
 
 def simple_factory(epsilon: float, noise: NoiseSource) -> Counter:
     """The default A_Counter: the Simple counter (001-alg8), as in the experiments of 003-sec7."""
-    return SimpleCounter(epsilon, noise)
+    return SimpleCounter(epsilon, noise=noise)
 
 
 def counter_site(i: int) -> str:
@@ -128,6 +129,7 @@ def prepare_counter(counter: AnyCounter, value: FloatArray) -> StagedVectorStep:
     return StagedVectorStep(np.array([scalar.release]), scalar.commit)
 
 
+@convention(("domain", "queries", "k", "epsilon", "noise"))
 class MainAlgorithm:
     """003-alg3 (= 000-alg3). ``step(∇f_t)`` returns the synthetic dataset g_t.
 
@@ -136,7 +138,7 @@ class MainAlgorithm:
     nothing is noisy (with the average, even exact fitting does not: docs/tabular.md).
 
     ``counter_factory``: A_Counter (``CounterFactory``, Simple by default; e.g.
-    ``lambda eps, n: UnboundedBlockCounter(eps, n)`` as in 003-sec8); ``fitter``: A_Dataset
+    ``lambda eps, n: UnboundedBlockCounter(eps, noise=n)`` as in 003-sec8); ``fitter``: A_Dataset
     (MW by default; PGM via :class:`dpstream.tabular.pgm.PrivatePGM`); ``total``: where the
     mass of the fitted datasets comes from (required).
     """
@@ -149,8 +151,8 @@ class MainAlgorithm:
         queries: Sequence[Query],
         k: int,
         epsilon: float,
-        noise: NoiseSource | None = None,
         *,
+        noise: NoiseSource | None = None,
         total: TotalRule,
         counter_factory: CounterFactory | None = None,
         fitter: DatasetFitter | None = None,
@@ -186,7 +188,7 @@ class MainAlgorithm:
         for i, q in enumerate(self.Q):
             ns = scoped(self.noise, counter_site(i))
             if isinstance(q, Workload):
-                self.counters.append(MultiDimensionalCounter.build(self.counter_factory, q.dim, eps_counter, ns))
+                self.counters.append(MultiDimensionalCounter.build(self.counter_factory, q.dim, eps_counter, noise=ns))
             else:
                 self.counters.append(self.counter_factory(eps_counter, ns))
         self._check_counters()

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.convention import convention
 from dpstream.errors import require_int_at_least, require_positive_finite
 from dpstream.noise import NoiseSource, default_noise, site
 from dpstream.tabular.datasets import SyntheticDataset, UniformDataset, answer
@@ -65,15 +66,17 @@ def offline_claim(epsilon: float, k: int, as_printed: bool, total: TotalRule) ->
     return PrivacyClaim.pure(spent, Neighbour.EVENT, "003-alg1", note)
 
 
+@convention(("f", "queries", "epsilon", "k", "fitter", "total"),
+            ("f", "queries", "epsilon", "k", "fitter", "total", "noise"))
 def select_measure_fit(
     f: SyntheticDataset,
     queries: Sequence[Query],
     epsilon: float,
     k: int,
     fitter: DatasetFitter,
+    *,
     total: TotalRule,
     noise: NoiseSource | None = None,
-    *,
     as_printed: bool = False,
     from_scratch: bool = False,
 ) -> OfflineResult:
@@ -121,8 +124,9 @@ def select_measure_fit(
     return OfflineResult(h_prev, tuple(iterates), tuple(selected), tuple(M))
 
 
-def measure_all(f: SyntheticDataset, queries: Sequence[Query], epsilon: float, noise: NoiseSource | None = None,
-                *, as_printed_000: bool = False) -> list[Measurement]:
+@convention(("f", "queries", "epsilon", "noise"))
+def measure_all(f: SyntheticDataset, queries: Sequence[Query], epsilon: float, *, noise: NoiseSource | None = None,
+                as_printed_000: bool = False) -> list[Measurement]:
     """Step (1) of 003-sec4: every query with Lap(Δ / (ε/|Q|)) per cell (Δ = 1).
 
     ``as_printed_000`` uses 000-sec3.3's Lap(Δ / (ε |Q|)).
@@ -138,12 +142,13 @@ def measure_all(f: SyntheticDataset, queries: Sequence[Query], epsilon: float, n
     return out
 
 
-def naive_offline(f: SyntheticDataset, queries: Sequence[Query], epsilon: float, fitter: DatasetFitter,
-                  total: TotalRule, noise: NoiseSource | None = None, *, as_printed_000: bool = False
+@convention(("f", "queries", "epsilon", "fitter", "total"), ("f", "queries", "epsilon", "fitter", "total", "noise"))
+def naive_offline(f: SyntheticDataset, queries: Sequence[Query], epsilon: float, fitter: DatasetFitter, *,
+                  total: TotalRule, noise: NoiseSource | None = None, as_printed_000: bool = False
                   ) -> tuple[SyntheticDataset, list[Measurement]]:
     """003-sec4 (1) measure all queries, (2) fit them (eq (10)'s arg-min delegated to ``fitter``)."""
     Q = checked_queries(queries, distinct=False)
     total.check_queries(Q)
-    M = measure_all(f, Q, epsilon, noise, as_printed_000=as_printed_000)
+    M = measure_all(f, Q, epsilon, noise=noise, as_printed_000=as_printed_000)
     N = _total(total, f, M, fallback=1.0)
     return fitter.fit(M, UniformDataset(f.domain, 1.0), N), M

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.convention import convention
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
 from dpstream.noise import NoiseSource, default_noise, scoped, site
 from dpstream.tabular.datasets import SyntheticDataset, UniformDataset, add, answer, average, materialize
@@ -103,6 +104,7 @@ class StreamingMWEMStep:
     total: float
 
 
+@convention(("domain", "queries", "k", "epsilon", "noise"))
 class StreamingMWEM:
     """003-alg2: MWEM on every differential dataset ∇f_t; g_t = g_{t-1} + avg_l h_{t,l}.
 
@@ -119,8 +121,8 @@ class StreamingMWEM:
         queries: Sequence[Query],
         k: int,
         epsilon: float,
-        noise: NoiseSource | None = None,
         *,
+        noise: NoiseSource | None = None,
         total: TotalRule,
         fitter: DatasetFitter | None = None,
         selection_law: SelectionLaw = SelectionLaw.DEF_3_8,
@@ -232,6 +234,7 @@ OfflineAlgorithm = Callable[[DifferentialDataset, NoiseSource], SyntheticDataset
 """An offline synthetic-data algorithm A(∇f_t, ε) with its budget bound in (000-alg2 L5)."""
 
 
+@convention(("domain", "offline", "claim", "noise"), ("domain", "offline", "claim", "noise", "cliques"))
 class OfflineToStream:
     """000-alg2: g(t, x) = g(t-1, x) + h_t(x) with h_t <- A(∇f_t, ε) from any offline ε-DP A.
 
@@ -242,7 +245,7 @@ class OfflineToStream:
 
     anchor = "000-alg2"
 
-    def __init__(self, domain: Domain, offline: OfflineAlgorithm, claim: PrivacyClaim,
+    def __init__(self, domain: Domain, offline: OfflineAlgorithm, claim: PrivacyClaim, *,
                  noise: NoiseSource | None = None, cliques: Sequence[tuple[int, ...]] | None = None) -> None:
         # [000-alg2 L1] Input: stream f, a DP algorithm A generating synthetic datasets, budget eps
         self.domain = domain

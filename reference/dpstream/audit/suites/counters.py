@@ -117,67 +117,67 @@ def _counter_cases(share: float) -> list[AuditCase]:
     # Simple counter, 001-alg8
     m = simple_counter_model(EPSILON, T)
     out.append(linear_case(
-        "Simple counter (eps=1, T=16)", "001-alg8", SimpleCounter(EPSILON, _dummy()).claim,
-        lambda n: SimpleCounter(EPSILON, n), m, _pairs(T), false_alarm=share, truth=_prefix_sums,
+        "Simple counter (eps=1, T=16)", "001-alg8", SimpleCounter(EPSILON, noise=_dummy()).claim,
+        lambda n: SimpleCounter(EPSILON, noise=n), m, _pairs(T), false_alarm=share, truth=_prefix_sums,
         accuracy=[_app_d(laplace_sum_bound(m, BETA), "001 App. D O(sqrt t)")], effort=EFFORT))
     # Block counter, 001-alg9
     B = 4
     m = block_counter_model(EPSILON, B, T)
     out.append(linear_case(
-        f"Block counter (eps=1, B={B}, T=16)", "001-alg9", BlockCounter(EPSILON, B, _dummy()).claim,
-        lambda n: BlockCounter(EPSILON, B, n), m, _pairs(T, block=B), false_alarm=share, truth=_prefix_sums,
+        f"Block counter (eps=1, B={B}, T=16)", "001-alg9", BlockCounter(EPSILON, B, noise=_dummy()).claim,
+        lambda n: BlockCounter(EPSILON, B, noise=n), m, _pairs(T, block=B), false_alarm=share, truth=_prefix_sums,
         accuracy=[_app_d(laplace_sum_bound(m, BETA), "001 App. D O(t^1/4)")], effort=EFFORT))
     # Binary tree counter, 001-alg10 (default and as printed)
     m = binary_tree_counter_model(EPSILON, T)
     out.append(linear_case(
-        "Binary tree counter (eps=1, T=16)", "001-alg10", BinaryTreeCounter(EPSILON, T, _dummy()).claim,
-        lambda n: BinaryTreeCounter(EPSILON, T, n), m, _pairs(T), false_alarm=share, truth=_prefix_sums,
+        "Binary tree counter (eps=1, T=16)", "001-alg10", BinaryTreeCounter(EPSILON, T, noise=_dummy()).claim,
+        lambda n: BinaryTreeCounter(EPSILON, T, noise=n), m, _pairs(T), false_alarm=share, truth=_prefix_sums,
         accuracy=[_app_d(laplace_sum_bound(m, BETA), "001 App. D O((ln t)^1.5)")], effort=EFFORT,
         errata=("E-counters-1",)))
     m = binary_tree_counter_model(EPSILON, T, as_printed=True)
     out.append(linear_case(
         "Binary tree counter AS PRINTED (eps=1, T=16)", "001-alg10",
-        BinaryTreeCounter(EPSILON, T, _dummy(), as_printed=True).paper_claim,
-        lambda n: BinaryTreeCounter(EPSILON, T, n, as_printed=True), m, _pairs(T), false_alarm=share,
+        BinaryTreeCounter(EPSILON, T, noise=_dummy(), as_printed=True).paper_claim,
+        lambda n: BinaryTreeCounter(EPSILON, T, noise=n, as_printed=True), m, _pairs(T), false_alarm=share,
         truth=_prefix_sums, accuracy=[_app_d(laplace_sum_bound(m, BETA), "001 App. D O((ln t)^1.5)")],
         effort=EFFORT, errata=("E-counters-1",), expect_failure=True))
     # Binary Mechanism with discrete Laplace noise (004-alg2's subroutine, 004-lem3.1)
     m = binary_tree_counter_model(EPSILON, T, discrete=True)
     out.append(linear_case(
         "Binary Mechanism, discrete Laplace (eps=1, T=16)", "004-lem3.1",
-        BinaryTreeCounter(EPSILON, T, _dummy(), discrete=True).claim,
-        lambda n: BinaryTreeCounter(EPSILON, T, n, discrete=True), m, _pairs(T), false_alarm=share,
+        BinaryTreeCounter(EPSILON, T, noise=_dummy(), discrete=True).claim,
+        lambda n: BinaryTreeCounter(EPSILON, T, noise=n, discrete=True), m, _pairs(T), false_alarm=share,
         truth=_prefix_sums, accuracy=[chebyshev_bound(m, BETA, "Chebyshev (004-lem3.1 has no explicit constant)")],
         informational=_binary_mechanism_constant, effort=EFFORT, errata=("E-counters-1",)))
     # Tree aggregation, 002-alg3 (zCDP; default and as printed)
     m = tree_aggregation_model(RHO, T)
     sigma2 = m.laws[0].parameter
     out.append(linear_case(
-        "Tree aggregation (rho=0.5, T=16)", "002-alg3", TreeAggregationCounter(RHO, T, _dummy()).claim,
-        lambda n: TreeAggregationCounter(RHO, T, n), m, _pairs(T), false_alarm=share, truth=_prefix_sums,
+        "Tree aggregation (rho=0.5, T=16)", "002-alg3", TreeAggregationCounter(RHO, T, noise=_dummy()).claim,
+        lambda n: TreeAggregationCounter(RHO, T, noise=n), m, _pairs(T), false_alarm=share, truth=_prefix_sums,
         accuracy=[subgaussian_bound(m, BETA, "002-thmA.2 made explicit: sub-Gaussian, two-sided"),
                   tree_aggregation_printed_bound(sigma2, T, BETA)],
         effort=EFFORT, errata=("E-counters-3", "E-audit-2")))
     m = tree_aggregation_model(RHO, T, as_printed=True)
     out.append(linear_case(
         "Tree aggregation AS PRINTED (rho=0.5, T=16)", "002-alg3",
-        TreeAggregationCounter(RHO, T, _dummy(), as_printed=True).paper_claim,
-        lambda n: TreeAggregationCounter(RHO, T, n, as_printed=True), m, _pairs(T), false_alarm=share,
+        TreeAggregationCounter(RHO, T, noise=_dummy(), as_printed=True).paper_claim,
+        lambda n: TreeAggregationCounter(RHO, T, noise=n, as_printed=True), m, _pairs(T), false_alarm=share,
         truth=_prefix_sums, accuracy=[tree_aggregation_printed_bound(m.laws[0].parameter, T, BETA)],
         effort=EFFORT, errata=("E-counters-3",), expect_failure=True))
     # Unbounded block counter, 003-alg4 (partitions end at 4, 13, 29)
     Tu = 29
     m = unbounded_block_model(EPSILON, Tu)
     out.append(linear_case(
-        "Unbounded block counter (eps=1, T=29)", "003-alg4", UnboundedBlockCounter(EPSILON, _dummy()).claim,
-        lambda n: UnboundedBlockCounter(EPSILON, n), m, _pairs(Tu, partitions=(4, 13, 29)), false_alarm=share,
+        "Unbounded block counter (eps=1, T=29)", "003-alg4", UnboundedBlockCounter(EPSILON, noise=_dummy()).claim,
+        lambda n: UnboundedBlockCounter(EPSILON, noise=n), m, _pairs(Tu, partitions=(4, 13, 29)), false_alarm=share,
         truth=_prefix_sums, accuracy=[_app_d(laplace_sum_bound(m, BETA), "003 sec. 8 block counter")],
         effort=Effort(quick=600, full=12000)))
     # Hybrid mechanism (Chan, Shi & Song 2011; 003-def3.11, 003-lemB.1)
     m = hybrid_counter_model(EPSILON, T)
     out.append(linear_case(
-        "Hybrid counter (eps=1, T=16)", "CSS11-hybrid", HybridCounter(EPSILON, _dummy()).claim,
-        lambda n: HybridCounter(EPSILON, n), m, _pairs(T), false_alarm=share, truth=_prefix_sums,
+        "Hybrid counter (eps=1, T=16)", "CSS11-hybrid", HybridCounter(EPSILON, noise=_dummy()).claim,
+        lambda n: HybridCounter(EPSILON, noise=n), m, _pairs(T), false_alarm=share, truth=_prefix_sums,
         accuracy=[_app_d(laplace_sum_bound(m, BETA), "003-lemB.1 O(eps^-1 (log t)^1.5 log 1/beta)")],
         effort=EFFORT))
     # Multi-dimensional counter, 001-sec4.3: d = 2 block counters (B = 2), T = 8
@@ -187,7 +187,7 @@ def _counter_cases(share: float) -> list[AuditCase]:
     pairs = vector_entry_pairs(base, [(t, i) for t in range(1, Tm + 1) for i in range(d)])
 
     def make_multi(n: NoiseSource) -> MultiDimensionalCounter:
-        return MultiDimensionalCounter.build(lambda e, s: BlockCounter(e, Bm, s), d, EPSILON, n)
+        return MultiDimensionalCounter.build(lambda e, s: BlockCounter(e, Bm, noise=s), d, EPSILON, noise=n)
 
     out.append(linear_case(
         "Multi-dimensional counter (d=2 block counters B=2, eps=1, T=8)", "001-sec4.3",

@@ -205,7 +205,7 @@ def sparse_accuracy_info(runs_on_f: Sequence[Transcript], x: Sequence[int], epsi
 
 def _sparse_case() -> AuditCase:
     eps, T = SPARSE_EPS, SPARSE_T_SAMPLED
-    claim = SparseCounter(eps, T, InsecureZeroNoise()).claim
+    claim = SparseCounter(eps, T, noise=InsecureZeroNoise()).claim
     ones = (1,) * T
     pair = _flip_pair(ones, 1)
 
@@ -214,7 +214,7 @@ def _sparse_case() -> AuditCase:
         runs = SPARSE_RUNS[ctx.profile]
         checks = [sparse_exact_check(claim, SparseLaw.printed(eps, SPARSE_T_EXACT), SPARSE_T_EXACT)]
         ctx.progress("calibration")
-        factory: MechanismFactory = lambda n: SparseCounter(eps, T, n)  # noqa: E731
+        factory: MechanismFactory = lambda n: SparseCounter(eps, T, noise=n)  # noqa: E731
         checks.append(sparse_calibration_check(factory, eps, T, ones, runs, derive_seed(ctx.seed, "calibration"),
                                                level))
         ctx.progress("black-box")
@@ -264,7 +264,7 @@ def _inhomogeneous_case() -> AuditCase:
     schedule = PrivacySchedule(ONLINE_EPS, 2)
     j = 1
     eps_levels: Callable[[int], float] = lambda r: schedule(j, r)  # noqa: E731
-    counter = InhomogeneousSparseCounter(ONLINE_EPS, j, eps_levels, InsecureZeroNoise())
+    counter = InhomogeneousSparseCounter(ONLINE_EPS, j, eps_levels, noise=InsecureZeroNoise())
     x = [1, 0, 1, 1, 0, 1, 1, 1, 0, 1, 1, 0]
     claim = counter.claim
     return AuditCase("inhomogeneous sparse counting (depth-1 region, d=2, eps=1, 12 steps)", "004-alg3", claim,
@@ -362,14 +362,14 @@ def online_black_box_check(factory: MechanismFactory, claim: PrivacyClaim, pair:
 
 def _online_case(d: int, as_printed: bool = False) -> AuditCase:
     eps = ONLINE_EPS
-    claim = OnlineSyntheticData(eps, d, InsecureZeroNoise(), as_printed=as_printed).claim
-    make: Alg1Maker = lambda rc: OnlineSyntheticData(eps, d, InsecureZeroNoise(), as_printed=as_printed,  # noqa: E731
+    claim = OnlineSyntheticData(eps, d, noise=InsecureZeroNoise(), as_printed=as_printed).claim
+    make: Alg1Maker = lambda rc: OnlineSyntheticData(eps, d, noise=InsecureZeroNoise(), as_printed=as_printed,  # noqa: E731
                                                      region_counter=rc)
-    factory: MechanismFactory = lambda n: OnlineSyntheticData(eps, d, n, as_printed=as_printed)  # noqa: E731
+    factory: MechanismFactory = lambda n: OnlineSyntheticData(eps, d, noise=n, as_printed=as_printed)  # noqa: E731
     n_exact = 4
     base = [np.full(d, 0.1)] * 6
     # the black-box feature reads counts only: output points are drawn at the last step alone (same counts)
-    bb_factory: MechanismFactory = lambda n: OnlineSyntheticData(eps, d, n, sample_times={len(base)})  # noqa: E731
+    bb_factory: MechanismFactory = lambda n: OnlineSyntheticData(eps, d, noise=n, sample_times={len(base)})  # noqa: E731
     bb_pair = point_replace_pairs(base, [(2, np.full(d, 0.9))])[0]
     calibration_points = [np.full(d, 0.1), np.full(d, 0.9), np.full(d, 0.4), np.full(d, 0.6)] * 4
 
@@ -390,7 +390,7 @@ def _online_case(d: int, as_printed: bool = False) -> AuditCase:
 
 def cases() -> list[AuditCase]:
     eps = SPARSE_EPS
-    printed_claim = SparseCounter(eps, 6, InsecureZeroNoise(), as_printed=True).claim
+    printed_claim = SparseCounter(eps, 6, noise=InsecureZeroNoise(), as_printed=True).claim
     sub_printed_claim = PrivacyClaim.pure(eps, printed_claim.neighbour, "004-lem3.2",
                                           note="A_sub = 001-alg10 with its printed scale log2(T)/eps (E-counters-1)")
     found = [

@@ -123,7 +123,7 @@ def _run_fixed_window(ctx: AuditContext) -> list[CheckResult]:
     runs = EFFORT1.runs(ctx.profile)
 
     def factory(noise: NoiseSource) -> FixedWindowSynthesizer:
-        return FixedWindowSynthesizer(T1, K1, RHO1, noise, n_pad=n_pad)
+        return FixedWindowSynthesizer(T1, K1, RHO1, noise=noise, n_pad=n_pad)
 
     ctx.progress(f"sampling {2 * runs} runs on f and on f'")
     on_f = sample_transcripts(factory, pair.f, 2 * runs, derive_seed(ctx.seed, "f"))
@@ -177,7 +177,7 @@ def _cumulative_pairs(counter_rho: Sequence[float]) -> list[NeighbourPair]:
 
 
 def _run_cumulative(ctx: AuditContext) -> list[CheckResult]:
-    probe = CumulativeSynthesizer(T2, RHO2, _no_noise())
+    probe = CumulativeSynthesizer(T2, RHO2, noise=_no_noise())
     claim, counter_rho = probe.claim, probe.counter_rho
     model = cumulative_model(T2, counter_rho)
     pairs = _cumulative_pairs(counter_rho)
@@ -187,7 +187,7 @@ def _run_cumulative(ctx: AuditContext) -> list[CheckResult]:
     runs = EFFORT2.runs(ctx.profile)
 
     def factory(noise: NoiseSource) -> CumulativeSynthesizer:
-        return CumulativeSynthesizer(T2, RHO2, noise)
+        return CumulativeSynthesizer(T2, RHO2, noise=noise)
 
     ctx.progress(f"sampling {2 * runs} runs on f and on f'")
     on_f = sample_transcripts(factory, pair.f, 2 * runs, derive_seed(ctx.seed, "f"))
@@ -207,7 +207,7 @@ def _run_cumulative(ctx: AuditContext) -> list[CheckResult]:
 
 
 def _run_cumulative_printed(ctx: AuditContext) -> list[CheckResult]:
-    probe = CumulativeSynthesizer(T2, RHO2, _no_noise(), as_printed=True)
+    probe = CumulativeSynthesizer(T2, RHO2, noise=_no_noise(), as_printed=True)
     claim = probe.paper_claim
     model = cumulative_model(T2, probe.counter_rho)
     return [exact_loss_linear(model, _cumulative_pairs(probe.counter_rho), claim, input_vector=_z_input(T2))]
@@ -215,10 +215,10 @@ def _run_cumulative_printed(ctx: AuditContext) -> list[CheckResult]:
 
 def cases() -> list[AuditCase]:
     sub = Neighbour.INDIVIDUAL_SUBSTITUTE
-    default1 = FixedWindowSynthesizer(T1, K1, RHO1, _no_noise())
-    default2 = CumulativeSynthesizer(T2, RHO2, _no_noise())
-    printed1 = FixedWindowSynthesizer(T1, K1, RHO1, _no_noise(), as_printed=True)
-    printed2 = CumulativeSynthesizer(T2, RHO2, _no_noise(), as_printed=True)
+    default1 = FixedWindowSynthesizer(T1, K1, RHO1, noise=_no_noise())
+    default2 = CumulativeSynthesizer(T2, RHO2, noise=_no_noise())
+    printed1 = FixedWindowSynthesizer(T1, K1, RHO1, noise=_no_noise(), as_printed=True)
+    printed2 = CumulativeSynthesizer(T2, RHO2, noise=_no_noise(), as_printed=True)
     return [
         AuditCase("fixed-window synthesizer", "002-alg1", default1.claim, _run_fixed_window, SAMPLED_SHARE,
                   errata=("E-longitudinal-1", "E-longitudinal-4")),

@@ -109,7 +109,7 @@ class NaiveTreeAdapter:
     """Algorithm 3 (Simple counters) on event batches; releases (T(t), G on the leaves of T(t))."""
 
     def __init__(self, noise: NoiseSource, partition: Partition = P3, rule: LambdaRule = LambdaRule.GENERAL) -> None:
-        self.alg = PHDStreamTreeWithCounters(partition, EPS, THETA, noise, lambda_rule=rule)
+        self.alg = PHDStreamTreeWithCounters(partition, EPS, THETA, noise=noise, lambda_rule=rule)
         self.stream = TrueStream(partition)
 
     def step(self, events: Sequence[Event]) -> TreeItem:
@@ -123,7 +123,7 @@ class EfficientAdapter:
     """Algorithm 6/7 on event batches; releases (T(t), G on the leaves of T(t))."""
 
     def __init__(self, noise: NoiseSource, partition: Partition = P3) -> None:
-        self.alg = EfficientPHDStream(partition, EPS, THETA, noise)
+        self.alg = EfficientPHDStream(partition, EPS, THETA, noise=noise)
 
     def step(self, events: Sequence[Event]) -> TreeItem:
         release = self.alg.step(to_batch(events))
@@ -270,7 +270,7 @@ class _PrivTreeOnce:
         self.noise, self.partition, self.rule = noise, partition, rule
 
     def step(self, F: Mapping[Node, float]) -> frozenset[Node]:
-        return privtree(self.partition, F, EPS, THETA, self.noise, lambda_rule=self.rule).nodes
+        return privtree(self.partition, F, EPS, THETA, noise=self.noise, lambda_rule=self.rule).nodes
 
 
 def _privtree_law(partition: Partition, rule: LambdaRule) -> Callable[[Sequence[Any]], dict[Hashable, float]]:
@@ -354,7 +354,7 @@ def _baseline2_printed_run(effort: Effort) -> Callable[[AuditContext], list[Chec
     def run(ctx: AuditContext) -> list[CheckResult]:
         n = effort.runs(ctx.profile)
         factory: MechanismFactory = lambda noise: _BaselineAdapter(  # noqa: E731
-            OfflinePrivTreeOnDifferential(P3, EPS, THETA, noise, as_printed=True))
+            OfflinePrivTreeOnDifferential(P3, EPS, THETA, noise=noise, as_printed=True))
         on_f = sample_transcripts(factory, BASELINE_PAIR.f, 2 * n, derive_seed(ctx.seed, "f"))
         on_fp = sample_transcripts(factory, BASELINE_PAIR.f_prime, 2 * n, derive_seed(ctx.seed, "f'"))
         size = feature_score(lambda t: float(t[-1][2]))
@@ -392,7 +392,7 @@ def cases() -> list[AuditCase]:
         false_alarm=EXACT_ONLY_SHARE, errata=("E-phdstream-3",), expect_failure=True))
     # 3. PHDStream, Algorithm 3 with Simple counters (naive)
     model = PHDStreamModel.default()
-    claim = PHDStreamTreeWithCounters(P3, EPS, THETA, InsecureSeededNoise(0)).claim
+    claim = PHDStreamTreeWithCounters(P3, EPS, THETA, noise=InsecureSeededNoise(0)).claim
     naive: MechanismFactory = lambda noise: NaiveTreeAdapter(noise)  # noqa: E731
     out.append(AuditCase(
         "PHDStream, Alg 3 + Simple counters (D=3, eps=1)", "001-alg3", claim,
@@ -400,7 +400,7 @@ def cases() -> list[AuditCase]:
         false_alarm=STATISTICAL_SHARE, errata=("E-phdstream-3", "E-phdstream-5")))
     # 4. the compute-efficient PHDStream
     efficient: MechanismFactory = lambda noise: EfficientAdapter(noise)  # noqa: E731
-    eff_claim = EfficientPHDStream(P3, EPS, THETA, InsecureSeededNoise(0)).claim
+    eff_claim = EfficientPHDStream(P3, EPS, THETA, noise=InsecureSeededNoise(0)).claim
     out.append(AuditCase(
         "Compute-efficient PHDStream, Alg 6/7 (D=3, eps=1)", "001-alg6", eff_claim,
         _phdstream_run(efficient, model, eff_claim, Effort(quick=200, full=5000), PAIRS[0]),
@@ -408,20 +408,22 @@ def cases() -> list[AuditCase]:
     # 5. App. A scale (Algorithm 6 L3, the authors' code), D = 5
     P5 = HypercubePartition(2, 5)
     m5 = PHDStreamModel.default(P5, LambdaRule.PROOF)
-    c5 = PHDStreamTreeWithCounters(P5, EPS, THETA, InsecureSeededNoise(0), lambda_rule=LambdaRule.PROOF).paper_claim
+    c5 = PHDStreamTreeWithCounters(P5, EPS, THETA, noise=InsecureSeededNoise(0),
+                                   lambda_rule=LambdaRule.PROOF).paper_claim
     out.append(AuditCase(
         "PHDStream, App. A PrivTree scale (D=5)", "001-thm3.2", c5, _exact_only(m5, c5, _adversarial_pairs()),
         false_alarm=EXACT_ONLY_SHARE, errata=("E-phdstream-3",), expect_failure=True))
     # 6. Algorithm 1 as printed (Algorithm 5 L3 at eps/2), D = 8
     P8 = HypercubePartition(2, 8)
     m8 = PHDStreamModel.default(P8, LambdaRule.PRINTED)
-    c8 = PHDStreamTree(P8, EPS, THETA, InsecureSeededNoise(0), lambda_rule=LambdaRule.PRINTED).paper_claim  # Alg 1
+    c8 = PHDStreamTree(P8, EPS, THETA, noise=InsecureSeededNoise(0),
+                       lambda_rule=LambdaRule.PRINTED).paper_claim  # Alg 1
     out.append(AuditCase(
         "PHDStreamTree, Alg 1 as printed (D=8)", "001-alg1", c8, _exact_only(m8, c8, _adversarial_pairs()),
         false_alarm=EXACT_ONLY_SHARE, errata=("E-phdstream-3", "E-phdstream-4"), expect_failure=True))
     # 7. Algorithm 6/7 as printed, D = 5
     m6 = PHDStreamModel.default(P5, LambdaRule.PROOF, count_scale=4.0 / EPS)
-    c6 = EfficientPHDStream(P5, EPS, THETA, InsecureSeededNoise(0), as_printed=True).paper_claim
+    c6 = EfficientPHDStream(P5, EPS, THETA, noise=InsecureSeededNoise(0), as_printed=True).paper_claim
     out.append(AuditCase(
         "Compute-efficient PHDStream as printed (D=5)", "001-alg6", c6, _exact_only(m6, c6, _adversarial_pairs()),
         false_alarm=EXACT_ONLY_SHARE, errata=("E-phdstream-3", "E-phdstream-6"), expect_failure=True))

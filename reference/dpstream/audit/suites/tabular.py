@@ -270,11 +270,11 @@ def _traced(alg: StreamingMWEM | MainAlgorithm) -> StreamingMWEM | MainAlgorithm
 
 def _mwem(law: SelectionLaw = SelectionLaw.DEF_3_8, total: TotalRule | None = None
           ) -> Callable[[NoiseSource], StreamingMWEM]:
-    return lambda noise: StreamingMWEM(DOMAIN, Q1, 1, EPS, noise, total=total or _public(), selection_law=law)
+    return lambda noise: StreamingMWEM(DOMAIN, Q1, 1, EPS, noise=noise, total=total or _public(), selection_law=law)
 
 
 def _main(k: int = 1) -> Callable[[NoiseSource], MainAlgorithm]:
-    return lambda noise: MainAlgorithm(DOMAIN, Q1, k, EPS, noise, total=_public())
+    return lambda noise: MainAlgorithm(DOMAIN, Q1, k, EPS, noise=noise, total=_public())
 
 
 # --- workloads (003-sec7.2) on a 3-attribute domain --------------------------------------------
@@ -290,7 +290,7 @@ BASE3: tuple[StreamStep, ...] = (
 
 def _workload_run(ctx: AuditContext) -> list[CheckResult]:
     def build(noise: NoiseSource) -> MainAlgorithm:
-        return MainAlgorithm(DOMAIN3, W2, 2, EPS, noise, total=TotalRule.measured())
+        return MainAlgorithm(DOMAIN3, W2, 2, EPS, noise=noise, total=TotalRule.measured())
 
     claim = build(InsecureSeededNoise(0)).claim
     all_pairs = pairs(BASE3, DOMAIN3)
@@ -315,7 +315,7 @@ def _accuracy_run(ctx: AuditContext) -> list[CheckResult]:
     runs = _runs(ctx.profile, 100, 1000)
     errors = []
     for source in InsecureSeededNoise.independent(derive_seed(ctx.seed, "accuracy"), runs):
-        alg = StreamingMWEM(ACC_DOMAIN, ACC_Q, ACC_K, EPS, source, total=TotalRule.public(ACC_N))
+        alg = StreamingMWEM(ACC_DOMAIN, ACC_Q, ACC_K, EPS, noise=source, total=TotalRule.public(ACC_N))
         prev = np.zeros(len(ACC_Q))
         row = []
         for step in stream:
@@ -341,7 +341,7 @@ def cases() -> list[AuditCase]:
         _full_run(_main(), main_claim, 200, 3000), false_alarm=share, errata=("E-tabular-2", "E-tabular-7")))
     out.append(AuditCase(
         "Algorithm 3, 2-way workloads (k=2, multi-dim Simple counters)", "003-alg3",
-        MainAlgorithm(DOMAIN3, W2, 2, EPS, InsecureSeededNoise(0), total=TotalRule.measured()).claim,
+        MainAlgorithm(DOMAIN3, W2, 2, EPS, noise=InsecureSeededNoise(0), total=TotalRule.measured()).claim,
         _workload_run, false_alarm=share / 10, errata=("E-tabular-8",)))
     mwem_claim = _mwem()(InsecureSeededNoise(0)).claim
     out.append(AuditCase(

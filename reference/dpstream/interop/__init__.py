@@ -1,0 +1,1 @@
+"""Bridges from dpstream to other libraries: :mod:`dpstream.interop.opendp` (OpenDP measurements)."""
