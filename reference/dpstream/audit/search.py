@@ -43,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as _st
 
+from dpstream.audit.registry import CheckKind, CheckResult
 from dpstream.audit.sampler import Sampler, run_trials
 from dpstream.audit.stats import eps_lower_bound
 from dpstream.claims import Measure, PrivacyClaim, zcdp_to_approx_dp
@@ -58,10 +59,12 @@ __all__ = [
     "Setting",
     "Witness",
     "claimed_eps",
+    "COUNTER_FAMILIES",
     "counter_space",
     "detectable_excess",
     "release_features",
     "search",
+    "search_check",
     "search_positions",
 ]
 
@@ -115,13 +118,17 @@ class SearchSpace:
 
     ``families[name](T)`` is an input stream of length T; ``neighbours(f)`` lists ``(label, f')`` for
     the claim's neighbour relation (inputs kept valid); ``features(R)`` maps the ``runs x k`` sample to
-    a ``runs x q`` feature matrix with ``feature_names(k)`` naming its columns.
+    a ``runs x q`` feature matrix with ``feature_names(k)`` naming its columns; threshold events are tried
+    on the first ``threshold_columns(k)`` columns, atom events on all.
     """
 
     families: Mapping[str, Family]
     neighbours: NeighbourMaker
     features: Callable[[FloatArray], FloatArray] = field(default=lambda R: release_features(R))
     feature_names: Callable[[int], list[str]] = field(default=lambda k: release_feature_names(k))
+    threshold_columns: Callable[[int], int] = field(default=lambda k: 2 * k - 1)
+    """How many leading feature columns get threshold events (the rest, e.g. the lagged differences that
+    expose reused noise, only atom events); default: the releases and their first differences."""
 
 
 def search_positions(T: int, seed: int = 0, every_up_to: int = 32, random_count: int = 8) -> list[int]:
@@ -164,7 +171,11 @@ def _entry_neighbours(alphabet: Alphabet, seed: int) -> NeighbourMaker:
     return neighbours
 
 
-def counter_space(alphabet: Alphabet = Alphabet(), *, dimension: int = 1, seed: int = 0) -> SearchSpace:
+COUNTER_FAMILIES = ("zeros", "ones", "alternating", "step", "round-10", "random")
+
+
+def counter_space(alphabet: Alphabet = Alphabet(), *, dimension: int = 1, seed: int = 0,
+                  families: Sequence[str] = COUNTER_FAMILIES) -> SearchSpace:
     """The space for counters (STREAM_ENTRY: one entry moved by at most 1, inputs kept in ``alphabet``).
 
     Families (values clipped into the alphabet): ``zeros``, ``ones`` (every entry at an end of the
@@ -181,7 +192,7 @@ def counter_space(alphabet: Alphabet = Alphabet(), *, dimension: int = 1, seed: 
         cast = [int(v) if alphabet.integer else float(v) for v in values]
         return cast if dimension == 1 else [[v] * dimension for v in cast]
 
-    families: dict[str, Family] = {
+    known: dict[str, Family] = {
         "zeros": lambda T: vec([zero] * T),
         "ones": lambda T: vec([one] * T),
         "alternating": lambda T: vec([one if t % 2 == 0 else zero for t in range(T)]),
@@ -190,7 +201,10 @@ def counter_space(alphabet: Alphabet = Alphabet(), *, dimension: int = 1, seed: 
         "random": lambda T: vec([one if b else zero for b in data_rng(derived_seed(seed, "bits", T))
                                  .integers(0, 2, T)]),
     }
-    return SearchSpace(families=families, neighbours=_entry_neighbours(alphabet, seed))
+    unknown = [name for name in families if name not in known]
+    if unknown:
+        raise DPStreamInputError("families", f"must be among {sorted(known)}", unknown)
+    return SearchSpace(families={name: known[name] for name in families}, neighbours=_entry_neighbours(alphabet, seed))
 
 
 def _lags(k: int) -> list[int]:
@@ -328,13 +342,15 @@ Proposal = tuple[float, int, float, bool, bool, float]
 """(margin, column, threshold, upper, favours_f, delta)."""
 
 
-def _threshold_events(A: FloatArray, B: FloatArray, rank: _Ranker) -> list[Proposal]:
+def _threshold_events(A: FloatArray, B: FloatArray, rank: _Ranker, As: FloatArray | None = None,
+                      Bs: FloatArray | None = None) -> list[Proposal]:
     """Per column of A (runs on f) and B (runs on f'): the best threshold event on these runs,
-    thresholds at the :data:`_LEVELS` quantiles of the pooled runs."""
+    thresholds at the :data:`_LEVELS` quantiles of the pooled runs (``As``, ``Bs``: A and B sorted by column)."""
     n, q = A.shape
-    P = np.sort(np.vstack([A, B]), axis=0)
+    As = np.sort(A, axis=0) if As is None else As
+    Bs = np.sort(B, axis=0) if Bs is None else Bs
+    P = np.sort(np.vstack([As, Bs]), axis=0)
     Q = P[np.round(_LEVELS * (2 * n - 1)).astype(np.int64)]
-    As, Bs = np.sort(A, axis=0), np.sort(B, axis=0)
     ge1, ge0, le1, le0 = (np.empty(Q.shape) for _ in range(4))
     for c in range(q):
         ge1[:, c] = n - np.searchsorted(As[:, c], Q[:, c], side="left")
@@ -355,19 +371,21 @@ def _threshold_events(A: FloatArray, B: FloatArray, rank: _Ranker) -> list[Propo
     return best
 
 
-def _atom_events(A: FloatArray, B: FloatArray, rank: _Ranker) -> list[tuple[float, int, float, bool, float]]:
-    """Per column with repeated values: the best event {x = v} among its most frequent values.
-
-    Returns (margin, column, value, favours_f, delta)."""
-    n = A.shape[0]
+def _atom_events(As: FloatArray, Bs: FloatArray, rank: _Ranker) -> list[tuple[float, int, float, bool, float]]:
+    """Per column with repeated values: the best event {x = v} among its :data:`ATOMS_PER_FEATURE` most
+    frequent values (``As``, ``Bs``: the runs on f and f' sorted by column). Returns (margin, column, value,
+    favours_f, delta)."""
+    n = As.shape[0]
     out = []
-    pooled = np.sort(np.vstack([A, B]), axis=0)
-    repeats = np.any(pooled[1:] == pooled[:-1], axis=0)
+    P = np.sort(np.vstack([As, Bs]), axis=0)
+    repeats = np.any(P[1:] == P[:-1], axis=0)
     for c in np.flatnonzero(repeats):
-        values, counts = np.unique(pooled[:, c], return_counts=True)
-        top = values[np.argsort(-counts, kind="stable")[:ATOMS_PER_FEATURE]]
-        k1 = np.array([np.count_nonzero(A[:, c] == v) for v in top])
-        k0 = np.array([np.count_nonzero(B[:, c] == v) for v in top])
+        x = P[:, c]
+        starts = np.flatnonzero(np.concatenate([[True], x[1:] != x[:-1]]))
+        lengths = np.diff(np.append(starts, x.size))
+        top = x[starts[np.argsort(-lengths, kind="stable")[:ATOMS_PER_FEATURE]]]
+        k1 = np.searchsorted(As[:, c], top, side="right") - np.searchsorted(As[:, c], top, side="left")
+        k0 = np.searchsorted(Bs[:, c], top, side="right") - np.searchsorted(Bs[:, c], top, side="left")
         best: tuple[float, int, float, bool, float] | None = None
         for favours_f, hi, lo in ((True, k1, k0), (False, k0, k1)):
             m, d = rank.margin(hi, lo, n)
@@ -396,17 +414,20 @@ class _Pair:
     f_prime: tuple[Any, ...]
 
 
-def _propose(pair: _Pair, A: FloatArray, B: FloatArray, rank: _Ranker) -> list[Witness]:
-    """Events proposed from the fit split of one pair: the best threshold and atom event per feature, and
-    each step of a greedy naive-Bayes combination (:func:`_greedy_naive_bayes`)."""
+def _propose(pair: _Pair, A: FloatArray, B: FloatArray, rank: _Ranker, threshold_columns: int) -> list[Witness]:
+    """Events proposed from the fit split of one pair: the best threshold event of each of the first
+    ``threshold_columns`` features, the best atom event of every feature, and each step of a greedy
+    naive-Bayes combination of the best threshold features (:func:`_greedy_naive_bayes`)."""
     def make(kind: str, cols: tuple[int, ...], thr: float, up: bool, fav: bool, d: float,
              tables: tuple[tuple[tuple[float, ...], tuple[float, ...]], ...] = ()) -> Witness:
         return Witness(pair.setting, pair.family, pair.label, pair.f, pair.f_prime, kind, cols, thr, up, fav, d,
                        tables)
 
-    thresholds = _threshold_events(A, B, rank)
+    As, Bs = np.sort(A, axis=0), np.sort(B, axis=0)
+    q = min(A.shape[1], threshold_columns)
+    thresholds = _threshold_events(A[:, :q], B[:, :q], rank, As[:, :q], Bs[:, :q])
     found = [make("threshold", (c,), thr, up, fav, d) for _, c, thr, up, fav, d in thresholds]
-    found += [make("atom", (c,), v, True, fav, d) for _, c, v, fav, d in _atom_events(A, B, rank)]
+    found += [make("atom", (c,), v, True, fav, d) for _, c, v, fav, d in _atom_events(As, Bs, rank)]
     ranked = [c for m, c, *_ in sorted(thresholds, key=lambda e: -e[0]) if math.isfinite(m)][:NAIVE_BAYES_POOL]
     for cols, tables, (_, _, thr, up, fav, d) in _greedy_naive_bayes(A, B, ranked, rank):
         found.append(make("naive-bayes", cols, thr, up, fav, d, tables))
@@ -449,16 +470,35 @@ def _greedy_naive_bayes(A: FloatArray, B: FloatArray, ranked: Sequence[int], ran
     return steps
 
 
-def _score(witnesses: Sequence[Witness], A: FloatArray, B: FloatArray, rank: _Ranker) -> list[float]:
-    """Approximate margin of each fixed event on the select split (its own delta)."""
-    n = A.shape[0]
-    out = []
-    for w in witnesses:
-        k1, k0 = int(w.contains(A).sum()), int(w.contains(B).sum())
-        hi, lo = (k1, k0) if w.favours_f else (k0, k1)
-        m, _ = rank.margin([hi], [lo], n, (w.delta,))
-        out.append(float(m[0]))
+def _counts(witnesses: Sequence[Witness], F: FloatArray) -> npt.NDArray[np.int64]:
+    """How many rows of F each event contains (threshold and atom events vectorised)."""
+    out = np.zeros(len(witnesses), dtype=np.int64)
+    simple = [i for i, w in enumerate(witnesses) if w.kind != "naive-bayes"]
+    if simple:
+        cols = np.array([witnesses[i].columns[0] for i in simple])
+        thr = np.array([witnesses[i].threshold for i in simple])
+        kind = np.array([0 if witnesses[i].kind == "atom" else (1 if witnesses[i].upper else 2) for i in simple])
+        X = F[:, cols]
+        hits = np.where(kind == 0, X == thr, np.where(kind == 1, X >= thr, X <= thr))
+        out[simple] = hits.sum(axis=0)
+    for i, w in enumerate(witnesses):
+        if w.kind == "naive-bayes":
+            out[i] = int(w.contains(F).sum())
     return out
+
+
+def _score(witnesses: Sequence[Witness], A: FloatArray, B: FloatArray, rank: _Ranker) -> list[float]:
+    """Ranking margin of each fixed event on the select split (with its own delta)."""
+    n = A.shape[0]
+    kf, kfp = _counts(witnesses, A), _counts(witnesses, B)
+    fav = np.array([w.favours_f for w in witnesses])
+    hi, lo = np.where(fav, kf, kfp), np.where(fav, kfp, kf)
+    deltas = np.array([w.delta for w in witnesses])
+    out = np.full(len(witnesses), -np.inf)
+    for d in np.unique(deltas):
+        m, _ = rank.margin(hi, lo, n, (float(d),))
+        out = np.where(deltas == d, m, out)
+    return [float(v) for v in out]
 
 
 # --------------------------------------------------------------------------------------------- result
@@ -605,7 +645,7 @@ def search(
                 trials += per_input
                 FB = space.features(Rp)
                 pair = _Pair(si, family, label, _freeze(f), _freeze(g))
-                ws = _propose(pair, A_fit, FB[:budget.fit], rank)
+                ws = _propose(pair, A_fit, FB[:budget.fit], rank, space.threshold_columns(R.shape[1]))
                 scores = _score(ws, A_sel, FB[budget.fit:], rank)
                 proposals.extend(zip(scores, ws, strict=True))
     proposals.sort(key=lambda p: -p[0])
@@ -661,3 +701,12 @@ def _freeze(stream: Sequence[Any]) -> tuple[Any, ...]:
 
 def _thaw(stream: tuple[Any, ...]) -> list[Any]:
     return [list(x) if isinstance(x, tuple) else x for x in stream]
+
+
+def search_check(result: SearchResult) -> CheckResult:
+    """The search as an audit check: failed on ``violation``, informational (None) when ``inconclusive``."""
+    passed = {"violation": False, "pass": True, "inconclusive": None}[result.verdict]
+    value = None if result.best is None or not math.isfinite(result.best.eps_lb) else result.best.eps_lb
+    bound = None if result.best is None else result.best.claimed
+    return CheckResult(CheckKind.SEARCH, passed, value, bound, f"{result.verdict}: {result.detail()}",
+                       result.to_data())
