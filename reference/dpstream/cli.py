@@ -1,6 +1,6 @@
 """The ``dpstream`` console command.
 
-* ``dpstream audit [--full] [--out DIR]`` runs the registered audits and prints the table
+* ``dpstream audit [--profile quick|thorough] [--scheduler ADDRESS] [--out DIR]`` runs the registered audits and prints the table
   (``make demo``).
 * ``dpstream reproduce <experiment> [--out DIR] ...`` reruns a paper experiment.
 """

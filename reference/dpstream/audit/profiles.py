@@ -37,6 +37,8 @@ from dpstream.claims import Neighbour, PrivacyClaim
 
 __all__ = ["PROFILES", "ProfileSpec", "audit_counter", "counter_settings", "profile_spec"]
 
+COUNTER_ALPHABET = Alphabet()
+"""Counter inputs: integers in [0, 1]."""
 CounterParams = tuple[float, int]
 """(epsilon, T) of one point of a counter's parameter sweep (rho for zCDP counters)."""
 
@@ -67,7 +69,7 @@ PROFILES: dict[Profile, ProfileSpec] = {
     Profile.THOROUGH: ProfileSpec(
         Profile.THOROUGH,
         vectorised=SearchBudget(fit=20_000, select=20_000, holdout=400_000, carried=8),
-        line_by_line=SearchBudget(fit=5000, select=5000, holdout=100_000, carried=8),
+        line_by_line=SearchBudget(fit=10_000, select=10_000, holdout=400_000, carried=8),
         sweep=((1.0, 16), (0.5, 12), (2.0, 32)),
         families=COUNTER_FAMILIES,
         registered_families=COUNTER_FAMILIES,
@@ -105,7 +107,7 @@ def audit_counter(
     vectorised: bool = False,
     sweep: Sequence[CounterParams] | None = None,
     claim: Callable[[float, int], PrivacyClaim] | None = None,
-    alphabet: Alphabet = Alphabet(),
+    alphabet: Alphabet = COUNTER_ALPHABET,
     dimension: int = 1,
     executor: Executor | None = None,
     progress: Callable[[str], None] | None = None,

@@ -122,7 +122,7 @@ def _portable(sampler: Sampler) -> Any:
     except (pickle.PicklingError, AttributeError, TypeError):
         pass
     try:
-        import cloudpickle
+        import cloudpickle  # type: ignore[import-untyped]
     except ImportError:
         return None
     return cloudpickle.dumps(sampler)
@@ -160,7 +160,7 @@ def trial_executor(workers: int = 1, scheduler: str | None = None) -> Iterator[E
         except ImportError as exc:  # pragma: no cover - depends on the installed extras
             raise DPStreamInputError("scheduler", "needs dask.distributed: pip install 'dpstream[dask]'",
                                      scheduler) from exc
-        with Client(scheduler) as client:
+        with Client(scheduler) as client:  # type: ignore[no-untyped-call]
             yield client.get_executor()
         return
     workers = require_int_at_least("workers", workers, 1)

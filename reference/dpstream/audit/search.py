@@ -51,6 +51,7 @@ from dpstream.errors import DPStreamInputError, require_int_at_least
 from dpstream.noise import data_rng, derived_seed
 
 __all__ = [
+    "COUNTER_FAMILIES",
     "ZCDP_DELTAS",
     "Alphabet",
     "SearchBudget",
@@ -59,7 +60,6 @@ __all__ = [
     "Setting",
     "Witness",
     "claimed_eps",
-    "COUNTER_FAMILIES",
     "counter_space",
     "detectable_excess",
     "release_features",
@@ -135,7 +135,7 @@ def search_positions(T: int, seed: int = 0, every_up_to: int = 32, random_count:
     """Times to change: all of 1..T when T <= ``every_up_to``; else 1, 2, T-1, T, every 2^k and 2^k +- 1,
     and ``random_count`` seeded random times."""
     T = require_int_at_least("T", T, 1)
-    if T <= every_up_to:
+    if every_up_to >= T:
         return list(range(1, T + 1))
     chosen = {1, 2, T - 1, T}
     power = 1
@@ -152,11 +152,12 @@ def _entry_neighbours(alphabet: Alphabet, seed: int) -> NeighbourMaker:
         out: list[tuple[str, Stream]] = []
         for t in search_positions(T, seed):
             row = f[t - 1]
-            coords = range(len(row)) if isinstance(row, list | tuple) else [None]
+            coords: list[int | None] = list(range(len(row))) if isinstance(row, list | tuple) else [None]
             for i in coords:
                 for delta in (1.0, -1.0):
                     g = [list(r) if isinstance(r, list | tuple) else r for r in f]
-                    value = (g[t - 1][i] if i is not None else g[t - 1]) + delta
+                    old: Any = g[t - 1][i] if i is not None else g[t - 1]
+                    value = float(old) + delta
                     if not alphabet.contains(value):
                         continue
                     value = int(value) if alphabet.integer else value
@@ -363,11 +364,11 @@ def _threshold_events(A: FloatArray, B: FloatArray, rank: _Ranker, As: FloatArra
     for upper, k1, k0 in ((True, ge1, ge0), (False, le1, le0)):
         for favours_f, hi, lo in ((True, k1, k0), (False, k0, k1)):
             m, d = rank.margin(hi, lo, n)
-            i = np.argmax(m, axis=0)
-            mi = m[i, cols]
-            for c in np.flatnonzero(mi > best_m):
-                best_m[c] = mi[c]
-                best[c] = (float(mi[c]), int(c), float(Q[i[c], c]), upper, favours_f, float(d[i[c], c]))
+            arg = np.argmax(m, axis=0)
+            mi = m[arg, cols]
+            for col in np.flatnonzero(mi > best_m).tolist():
+                best_m[col] = mi[col]
+                best[col] = (float(mi[col]), col, float(Q[arg[col], col]), upper, favours_f, float(d[arg[col], col]))
     return best
 
 
@@ -457,8 +458,8 @@ def _greedy_naive_bayes(A: FloatArray, B: FloatArray, ranked: Sequence[int], ran
         trials = [c for c in ranked if c not in chosen]
         if not trials:
             break
-        cand = np.round(np.stack([sa + TA[c] for c in trials], axis=1), DECIMALS)
-        candb = np.round(np.stack([sb + TB[c] for c in trials], axis=1), DECIMALS)
+        cand = np.asarray(np.round(np.stack([sa + TA[c] for c in trials], axis=1), DECIMALS), dtype=np.float64)
+        candb = np.asarray(np.round(np.stack([sb + TB[c] for c in trials], axis=1), DECIMALS), dtype=np.float64)
         events = _threshold_events(cand, candb, rank)
         j = int(np.argmax([e[0] for e in events]))
         if events[j][0] <= current:
@@ -479,7 +480,7 @@ def _counts(witnesses: Sequence[Witness], F: FloatArray) -> npt.NDArray[np.int64
         thr = np.array([witnesses[i].threshold for i in simple])
         kind = np.array([0 if witnesses[i].kind == "atom" else (1 if witnesses[i].upper else 2) for i in simple])
         X = F[:, cols]
-        hits = np.where(kind == 0, X == thr, np.where(kind == 1, X >= thr, X <= thr))
+        hits = np.where(kind == 0, thr == X, np.where(kind == 1, thr <= X, thr >= X))
         out[simple] = hits.sum(axis=0)
     for i, w in enumerate(witnesses):
         if w.kind == "naive-bayes":

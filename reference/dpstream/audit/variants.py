@@ -142,7 +142,7 @@ class MonotoneSimpleCounter(_Simple):
 
 
 class OwnRngSimpleCounter:
-    """001-alg8 with its own seeded generator (built by the seed hook ``lambda seed: OwnRngSimpleCounter(eps, seed)``)."""
+    """001-alg8 with its own seeded generator; built by the seed hook ``lambda s: OwnRngSimpleCounter(eps, s)``."""
 
     def __init__(self, epsilon: float, seed: int) -> None:
         self.scale = 1.0 / epsilon

@@ -46,8 +46,8 @@ from dpstream.audit.models import (
     laplace_mechanism_model,
 )
 from dpstream.audit.neighbours import NeighbourPair, counter_positions, stream_entry_pairs, vector_entry_pairs
-from dpstream.audit.protocol import Transcript, flatten
 from dpstream.audit.profiles import profile_spec
+from dpstream.audit.protocol import Transcript, flatten
 from dpstream.audit.registry import FAMILY_BUDGETS, AuditCase, CheckKind, CheckResult, Profile
 from dpstream.audit.sampler import Sampler
 from dpstream.audit.search import SearchSpace, counter_space
