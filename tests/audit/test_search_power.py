@@ -41,8 +41,7 @@ def _line_by_line(build: Callable[[float, int, NoiseSource], Any]) -> Make:
 LEAKY_QUICK: dict[str, Make] = {
     "exact prefix sum at positive multiples of 10": _line_by_line(
         lambda e, T, n: variants.ExactAtRoundNumbersCounter(e, n)),
-    "tree node 2 reuses node 1's noise": _line_by_line(
-        lambda e, T, n: broken.DyadicTreeCounter(e, T, n, reuse=(1, 2))),
+    "noise reused across steps": _line_by_line(lambda e, T, n: variants.ReusedNoiseSimpleCounter(e, n)),
 }
 
 LEAKY_THOROUGH: dict[str, Make] = {
@@ -50,7 +49,8 @@ LEAKY_THOROUGH: dict[str, Make] = {
     "wrong scale (halved)": _line_by_line(lambda e, T, n: broken.HalvedScaleSimpleCounter(e, n)),
     "block counter scaled for sensitivity 1": _line_by_line(lambda e, T, n: broken.SensitivityOffByOneBlock(e, 4, n)),
     "a step without noise": _line_by_line(lambda e, T, n: broken.UnnoisedReleaseCounter(e, n)),
-    "noise reused across steps": _line_by_line(lambda e, T, n: variants.ReusedNoiseSimpleCounter(e, n)),
+    "tree node 2 reuses node 1's noise": _line_by_line(
+        lambda e, T, n: broken.DyadicTreeCounter(e, T, n, reuse=(1, 2))),
     "tree one level short (off by one)": _line_by_line(
         lambda e, T, n: broken.DyadicTreeCounter(e, T, n, levels_short=1)),
     "wrong block boundary": _line_by_line(lambda e, T, n: variants.WrongBoundaryBlockCounter(e, 4, n)),

@@ -109,6 +109,7 @@ def audit_counter(
     claim: Callable[[float, int], PrivacyClaim] | None = None,
     alphabet: Alphabet = COUNTER_ALPHABET,
     dimension: int = 1,
+    budget: SearchBudget | None = None,
     executor: Executor | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> SearchResult:
@@ -117,11 +118,12 @@ def audit_counter(
     ``level`` is the false-alarm probability (a correct counter, or any post-processing of one, gets
     ``violation`` with at most this probability). ``vectorised`` picks the larger budget of samplers that
     return many runs per call. ``sweep`` defaults to the profile's (epsilon below and above 1, T powers
-    and non-powers of two).
+    and non-powers of two); ``budget`` overrides the profile's sample sizes.
     """
     spec = profile_spec(profile)
     settings = counter_settings(make, spec.sweep if sweep is None else sweep, claim)
     space = counter_space(alphabet, dimension=dimension, seed=seed, families=spec.families)
-    budget = spec.vectorised if vectorised else spec.line_by_line
+    if budget is None:
+        budget = spec.vectorised if vectorised else spec.line_by_line
     return search(settings, space, budget, level=level, seed=seed, target_excess=spec.target_excess,
                   executor=executor, progress=progress)
