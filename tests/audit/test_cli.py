@@ -79,8 +79,8 @@ def _checks(*checks: tuple[CheckKind, bool | None, dict[str, object]]) -> AuditC
 
 
 def test_verdicts_are_reported_separately() -> None:
-    ok = (CheckKind.BLACK_BOX, True, {})
-    bad_cal = (CheckKind.CALIBRATION, False, {})
+    ok: tuple[CheckKind, bool | None, dict[str, object]] = (CheckKind.BLACK_BOX, True, {})
+    bad_cal: tuple[CheckKind, bool | None, dict[str, object]] = (CheckKind.CALIBRATION, False, {})
     cases = {
         "deviation only": _checks(ok, bad_cal),
         "violation": _checks((CheckKind.SEARCH, False, {"verdict": "violation"}), (CheckKind.CALIBRATION, True, {})),
@@ -96,7 +96,7 @@ def test_verdicts_are_reported_separately() -> None:
 
 
 def test_profiles_and_full_alias(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert Profile.FULL is Profile.THOROUGH and Profile("thorough") is Profile.THOROUGH
+    assert Profile("full") is Profile.THOROUGH and Profile("thorough") is Profile.THOROUGH
     assert main(["audit", "--full", "--profile", "quick", "--only", "Laplace mechanism"]) == 2
 
 

@@ -81,8 +81,7 @@ PROFILES: dict[Profile, ProfileSpec] = {
 
 def profile_spec(profile: Profile | str) -> ProfileSpec:
     """The spec of a profile given by value (``"quick"``, ``"thorough"``, ``"full"``) or member."""
-    name = "thorough" if profile == "full" else profile
-    return PROFILES[Profile(name)]
+    return PROFILES[Profile(profile)]
 
 
 def counter_settings(

@@ -58,6 +58,10 @@ class Profile(StrEnum):
     THOROUGH = "thorough"
     FULL = "thorough"
 
+    @classmethod
+    def _missing_(cls, value: object) -> Profile | None:
+        return cls.THOROUGH if value == "full" else None
+
 
 class CheckKind(StrEnum):
     EXACT_LOSS = "exact-loss"
