@@ -5,7 +5,8 @@ The audited mechanism is a binary tree counter (001-alg10's tree, T = 16) whose 
 (ratio 1.25 is 001-alg10 as printed at T = 16; ratio 1 is the correct counter). For each ratio, and for each
 held-out size, the script runs the search (:func:`dpstream.audit.profiles.audit_counter`, vectorised sampler,
 the profile's input families and features, no model) ``--reps`` times with different seeds and reports the
-share of runs that certify a ``violation``, with a Clopper-Pearson 95% interval. Writes ``power.md`` (the
+share of runs that certify a ``violation``, with a Clopper-Pearson 95% interval. With ``--holdouts`` the fit
+and select splits scale along (holdout / 20 runs each, at least 1000, at most the profile's). Writes ``power.md`` (the
 table) and ``power.png`` (the curves) under ``--out``.
 """
 
@@ -36,7 +37,9 @@ def _tree(ratio: float) -> Sampler:
 
 def measure(ratio: float, holdout: int, profile: Profile, reps: int, level: float, workers: int) -> tuple[int, float]:
     """(violations among ``reps`` searches, mean seconds per search)."""
-    budget = replace(profile_spec(profile).vectorised, holdout=holdout)
+    spec = profile_spec(profile).vectorised
+    split = min(spec.fit, max(1000, holdout // 20))  # fit and select scale with the held-out size
+    budget = replace(spec, fit=split, select=split, holdout=holdout)
     hits, start = 0, time.perf_counter()
     with trial_executor(workers) as pool:
         for seed in range(reps):
@@ -72,9 +75,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     command = (f"python -m dpstream.audit.power --profile {args.profile} --ratios {args.ratios} "
                f"--holdouts {','.join(map(str, holdouts))} --reps {args.reps} --level {args.level:g}")
-    lines = [f"Command: `{command}`", "", "| true eps / claim | held-out runs per input | P(violation) | 95% CI | "
-             "s per search |", "|---|---|---|---|---|"]
-    lines += [f"| {r:g} | {h} | {k}/{args.reps} | {lo:.2f}-{hi:.2f} | {s:.0f} |" for r, h, k, lo, hi, s in rows]
+    lines = [f"Command: `{command}`", "", "| true eps / claim | held-out runs per input | fit = select runs | "
+             "P(violation) | 95% CI | s per search |", "|---|---|---|---|---|---|"]
+    fit = profile_spec(profile).vectorised.fit
+    lines += [f"| {r:g} | {h} | {min(fit, max(1000, h // 20))} | {k}/{args.reps} | {lo:.2f}-{hi:.2f} | {s:.0f} |"
+              for r, h, k, lo, hi, s in rows]
     (args.out / "power.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     import matplotlib
 
