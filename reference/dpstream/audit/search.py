@@ -43,23 +43,22 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as _st
 
+from dpstream.audit.blackbox import ZCDP_DELTAS, claimed_eps
 from dpstream.audit.registry import CheckKind, CheckResult
 from dpstream.audit.sampler import Sampler, run_trials
 from dpstream.audit.stats import eps_lower_bound
-from dpstream.claims import Measure, PrivacyClaim, zcdp_to_approx_dp
+from dpstream.claims import Measure, PrivacyClaim
 from dpstream.errors import DPStreamInputError, require_int_at_least
 from dpstream.noise import data_rng, derived_seed
 
 __all__ = [
     "COUNTER_FAMILIES",
-    "ZCDP_DELTAS",
     "Alphabet",
     "SearchBudget",
     "SearchResult",
     "SearchSpace",
     "Setting",
     "Witness",
-    "claimed_eps",
     "counter_space",
     "detectable_excess",
     "release_features",
@@ -70,8 +69,6 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
-ZCDP_DELTAS: tuple[float, ...] = (0.2, 0.1, 0.05, 0.02, 0.01, 0.001)
-"""The deltas a zCDP event may carry (chosen on the fit split)."""
 DECIMALS = 9
 """Features are rounded to this many decimals, so an exact release is an atom despite float round-off."""
 NAIVE_BAYES_POOL = 12
@@ -286,15 +283,6 @@ class Witness:
             text = (f"{{naive-Bayes log-ratio of ({', '.join(cols)}) {'>=' if self.upper else '<='} "
                     f"{self.threshold:.4g}}}")
         return text + f" favouring {side}" + (f", delta={self.delta:g}" if self.delta else "")
-
-
-def claimed_eps(claim: PrivacyClaim, delta: float) -> float:
-    """The eps an event with this delta is compared with: eps (pure DP) or rho + 2 sqrt(rho ln 1/delta)."""
-    if claim.measure is Measure.PURE_DP:
-        return claim.parameter
-    if claim.measure is Measure.ZCDP:
-        return zcdp_to_approx_dp(claim.parameter, delta) if delta > 0 else math.inf
-    return math.inf
 
 
 def _deltas(claim: PrivacyClaim) -> tuple[float, ...]:
