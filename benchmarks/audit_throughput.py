@@ -35,7 +35,8 @@ def simple_counter(noise: NoiseSource) -> SimpleCounter:
 
 
 def _timed(sampler: Sampler, runs: int, executor: Executor | None) -> tuple[float, np.ndarray]:
-    run_trials(sampler, [1] * T, min(runs, 1000), seed=99, executor=executor)  # warm the workers up
+    warm = 2 * int(getattr(sampler, "chunk", 2000))  # two chunks: every worker of a pair starts before timing
+    run_trials(sampler, [1] * T, warm, seed=99, executor=executor)
     start = time.perf_counter()
     out = run_trials(sampler, [1] * T, runs, seed=1, executor=executor)
     return runs / (time.perf_counter() - start) * 60.0, out
