@@ -128,7 +128,7 @@ def _search(spec: _LinearSpec, ctx: AuditContext, level: float) -> CheckResult:
     assert spec.search is not None
     make, space, horizon = spec.search
     prof = profile_spec(ctx.profile)
-    result = search([Setting(f"T={horizon}", make(), spec.claim, horizon)], space(ctx.profile), prof.vectorised,
+    result = search([Setting(f"T={horizon}", make(), spec.claim, horizon)], space(ctx.profile), prof.registered,
                     level=level, seed=derive_seed(ctx.seed, "witness search"), target_excess=prof.target_excess,
                     executor=ctx.executor, progress=ctx.progress)
     return search_check(result)
