@@ -77,6 +77,8 @@ _TAILS = np.geomspace(1e-4, 0.05, 16)
 _LEVELS = np.unique(np.concatenate([np.linspace(0.0, 1.0, 65), _TAILS, 1.0 - _TAILS]))
 """Quantile levels of the pooled fit runs tried as thresholds (dense in the tails, where witnesses live)."""
 ATOMS_PER_FEATURE = 3
+HOLDOUT_BLOCK = 50_000
+"""Held-out runs turned into features at a time (memory stays bounded at 400000 runs)."""
 
 
 # --------------------------------------------------------------------------------------------- space
@@ -637,25 +639,30 @@ def search(
                 ws = _propose(pair, A_fit, FB[:budget.fit], rank, space.threshold_columns(R.shape[1]))
                 scores = _score(ws, A_sel, FB[budget.fit:], rank)
                 proposals.extend(zip(scores, ws, strict=True))
+    if not proposals:
+        raise DPStreamInputError("space", "gave no neighbouring pair to test", list(space.families))
     proposals.sort(key=lambda p: -p[0])
     chosen = [w for _, w in _distinct(proposals, carried)]
     say(f"held-out split: {len(chosen)} events")
     a = level / len(chosen)
-    cache: dict[tuple[int, tuple[Any, ...]], FloatArray] = {}
+    n = budget.holdout
+    counts: dict[tuple[int, int], int] = {}  # (witness index, 0 for f / 1 for f') -> events on the held-out runs
+    inputs_of: dict[tuple[int, tuple[Any, ...]], list[tuple[int, int]]] = {}
+    for i, w in enumerate(chosen):
+        for side, inputs in enumerate((w.f, w.f_prime)):
+            inputs_of.setdefault((w.setting, inputs), []).append((i, side))
+    for (si, inputs), users in inputs_of.items():
+        R = run_trials(settings[si].sampler, _thaw(inputs), n, derived_seed(seed, "holdout", si, repr(inputs)),
+                       executor)
+        trials += n
+        for start in range(0, n, HOLDOUT_BLOCK):  # features block by block: bounded memory
+            F = space.features(R[start:start + HOLDOUT_BLOCK])
+            for i, side in users:
+                counts[(i, side)] = counts.get((i, side), 0) + int(chosen[i].contains(F).sum())
     results: list[Certified] = []
-    for w in chosen:
-        feats = []
-        for inputs in (w.f, w.f_prime):
-            key = (w.setting, inputs)
-            if key not in cache:
-                R = run_trials(settings[w.setting].sampler, _thaw(inputs), budget.holdout,
-                               derived_seed(seed, "holdout", w.setting, repr(inputs)), executor)
-                trials += budget.holdout
-                cache[key] = space.features(R)
-            feats.append(cache[key])
-        k_f, k_fp = int(w.contains(feats[0]).sum()), int(w.contains(feats[1]).sum())
+    for i, w in enumerate(chosen):
+        k_f, k_fp = counts[(i, 0)], counts[(i, 1)]
         k1, k0 = (k_f, k_fp) if w.favours_f else (k_fp, k_f)
-        n = budget.holdout
         lb = eps_lower_bound(k1, n, k0, n, a, w.delta)
         results.append(Certified(w, k1, k0, n, lb, claimed_eps(settings[w.setting].claim, w.delta),
                                  w.describe(names_by_setting[w.setting])))
