@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
@@ -43,6 +44,7 @@ def _timed(sampler: Sampler, runs: int, executor: Executor | None) -> tuple[floa
 
 
 def main() -> None:
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)  # shutdown chatter of the LocalCluster
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=4_000_000, help="vectorised trials per configuration")
     parser.add_argument("--line-runs", type=int, default=40_000, help="line-by-line trials per configuration")

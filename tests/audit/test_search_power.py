@@ -22,7 +22,8 @@ import numpy.typing as npt
 import pytest
 
 from dpstream.audit import broken, variants
-from dpstream.audit.profiles import audit_counter
+from dpstream.audit.profiles import PROFILES, audit_counter
+from dpstream.audit.registry import Profile
 from dpstream.audit.sampler import FactorySampler, Sampler, SeededFactorySampler, trial_executor
 from dpstream.audit.search import SearchResult
 from dpstream.audit.vectorised import counter_sampler
@@ -106,7 +107,8 @@ def test_post_processing_of_a_correct_counter_never_gets_violation(name: str, se
     def make(e: float, T: int) -> Sampler:
         return PostProcessed(counter_sampler("simple", e, T), POST[name])
 
-    result = audit_counter(make, profile="quick", level=LEVEL, seed=seed, vectorised=True, sweep=DEFAULT)
+    result = audit_counter(make, profile="quick", level=LEVEL, seed=seed, sweep=DEFAULT,
+                           budget=PROFILES[Profile.QUICK].registered)
     _report(f"{name} (seed {seed})", result)
     assert result.verdict != "violation"
 
