@@ -1,7 +1,7 @@
 """The ``dpstream`` console command.
 
-* ``dpstream audit [--full] [--out DIR]`` runs the registered audits and prints the table
-  (``make demo``).
+* ``dpstream audit [--profile quick|thorough] [--scheduler ADDRESS] [--out DIR]`` runs the registered
+  audits and prints the table (``make demo``).
 * ``dpstream reproduce <experiment> [--out DIR] ...`` reruns a paper experiment.
 * ``dpstream conform [options] -- COMMAND ARGS...`` checks another implementation through the
   conformance protocol; ``dpstream serve`` is the reference speaking it.

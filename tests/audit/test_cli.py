@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dpstream.audit.registry import AuditCase, AuditContext, CheckKind, CheckResult, Profile
+from dpstream.audit.registry import AuditCase, AuditContext, CheckKind, CheckResult, Profile, Verdict
 from dpstream.audit.report import format_table, status, to_json, write_report
 from dpstream.audit.runner import case_seed, run_case, select_cases
 from dpstream.claims import Neighbour, PrivacyClaim
@@ -20,9 +20,10 @@ def test_cli_smoke_filtered(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
                  "--out", str(out), "--seed", "3", "--jobs", "2"])
     printed = capsys.readouterr().out
     assert code == 0, printed
-    for column in ("component", "anchor", "claim", "exact loss", "black-box eps LB", "calibration", "accuracy",
-                   "errata"):
+    for column in ("component", "privacy", "law", "time", "status"):
         assert column in printed.splitlines()[0]
+    assert max(len(line) for line in printed.splitlines()[:5]) <= 100
+    assert "Legend:" in printed and "violation exact 1.25>1" in printed
     assert "Laplace mechanism" in printed and "expected failure" in printed
     doc = json.loads((out / "report.json").read_text())
     assert doc["seed"] == 3 and doc["profile"] == "quick"
@@ -31,6 +32,10 @@ def test_cli_smoke_filtered(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert {k["kind"] for c in doc["components"] for k in c["checks"]} >= {"exact-loss", "black-box", "calibration"}
     md = (out / "report.md").read_text()
     assert md.count("\n| ") >= 3 and "## Details" in md
+    for column in ("anchor", "claim", "privacy", "law", "exact loss", "black-box eps LB", "witness search",
+                   "calibration", "accuracy", "errata"):
+        assert f" {column} |" in md
+    assert [c["privacy"] for c in doc["components"]] == ["violation", "pass"]
     plots = sorted((out / "plots").glob("*.png"))
     assert len(plots) == 2 and all(p.stat().st_size > 1000 for p in plots)
     # the same cases in one process give the same numbers (seeds depend on names, not on scheduling)
@@ -64,6 +69,35 @@ def test_status_semantics(tmp_path: Path) -> None:
     assert len(to_json(reports, Profile.QUICK, 0)["components"]) == 4
     written = write_report(reports, tmp_path, Profile.QUICK, 0, plots=True)
     assert [p.name for p in written] == ["report.md", "report.json"]  # fake cases have nothing to plot
+
+
+def _checks(*checks: tuple[CheckKind, bool | None, dict[str, object]]) -> AuditCase:
+    def run(ctx: AuditContext) -> list[CheckResult]:
+        return [CheckResult(kind, passed, 0.5, 1.0, "fake", data) for kind, passed, data in checks]
+
+    return AuditCase("fake", "x", PrivacyClaim.pure(1.0, Neighbour.EVENT, "x"), run, 1e-6, family="counters")
+
+
+def test_verdicts_are_reported_separately() -> None:
+    ok: tuple[CheckKind, bool | None, dict[str, object]] = (CheckKind.BLACK_BOX, True, {})
+    bad_cal: tuple[CheckKind, bool | None, dict[str, object]] = (CheckKind.CALIBRATION, False, {})
+    cases = {
+        "deviation only": _checks(ok, bad_cal),
+        "violation": _checks((CheckKind.SEARCH, False, {"verdict": "violation"}), (CheckKind.CALIBRATION, True, {})),
+        "inconclusive": _checks((CheckKind.SEARCH, None, {"verdict": "inconclusive", "detectable_excess": 0.6,
+                                                          "target_excess": 0.25})),
+    }
+    reports = {name: run_case(case, Profile.QUICK, 0) for name, case in cases.items()}
+    assert [(r.privacy, r.law) for r in reports.values()] == [
+        (Verdict.PASS, Verdict.DEVIATION), (Verdict.VIOLATION, Verdict.PASS), (Verdict.INCONCLUSIVE, None)]
+    table = format_table(list(reports.values()))
+    assert "deviation cal" in table and "violation LB" in table and "inconclusive dx 0.6>0.25" in table
+    assert status(reports["inconclusive"]) == "pass"  # inconclusive is not a failure
+
+
+def test_profiles_and_full_alias(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert Profile("full") is Profile.THOROUGH and Profile("thorough") is Profile.THOROUGH
+    assert main(["audit", "--full", "--profile", "quick", "--only", "Laplace mechanism"]) == 2
 
 
 def test_a_raising_case_is_a_failure() -> None:

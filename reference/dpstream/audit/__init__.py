@@ -10,7 +10,11 @@ The protocol and the entry points are documented in ``docs/audits.md``. In short
 * ready-made cases: :mod:`dpstream.audit.cases`; registration: :mod:`dpstream.audit.registry`
   and one module per family in :mod:`dpstream.audit.suites`;
 * running and reporting: :mod:`~dpstream.audit.runner`, :mod:`~dpstream.audit.report`,
-  ``dpstream audit`` (:mod:`~dpstream.audit.cli`).
+  ``dpstream audit`` (:mod:`~dpstream.audit.cli`);
+* samplers and trials over any executor: :mod:`~dpstream.audit.sampler` (seed hook:
+  :class:`~dpstream.audit.sampler.SeededFactorySampler`), vectorised counters :mod:`~dpstream.audit.vectorised`;
+* the model-free witness search: :mod:`~dpstream.audit.search`; profiles and :func:`audit_counter`:
+  :mod:`~dpstream.audit.profiles`; verdicts: :class:`~dpstream.audit.registry.Verdict`.
 """
 
 from dpstream.audit.accuracy import AccuracyBound, accuracy_check
@@ -19,6 +23,7 @@ from dpstream.audit.calibration import calibration_finite, calibration_linear
 from dpstream.audit.cases import Effort, finite_case, linear_case
 from dpstream.audit.exact import exact_loss_finite, exact_loss_linear, exact_loss_pointwise, integer_grid
 from dpstream.audit.neighbours import NeighbourPair, counter_positions, stream_entry_pairs
+from dpstream.audit.profiles import PROFILES, audit_counter
 from dpstream.audit.protocol import MechanismFactory, Transcript, flatten, sample_transcripts
 from dpstream.audit.registry import (
     FAMILY_BUDGETS,
@@ -29,13 +34,16 @@ from dpstream.audit.registry import (
     CheckResult,
     ComponentReport,
     Profile,
+    Verdict,
     discover,
 )
 from dpstream.audit.runner import run_case, run_cases
+from dpstream.audit.sampler import FactorySampler, Sampler, SeededFactorySampler, run_trials
 from dpstream.audit.scores import FiniteLLR, ModelLLR, feature_score, histogram_score
 
 __all__ = [
     "FAMILY_BUDGETS",
+    "PROFILES",
     "TOTAL_FALSE_ALARM_BUDGET",
     "AccuracyBound",
     "AuditCase",
@@ -44,13 +52,18 @@ __all__ = [
     "CheckResult",
     "ComponentReport",
     "Effort",
+    "FactorySampler",
     "FiniteLLR",
     "MechanismFactory",
     "ModelLLR",
     "NeighbourPair",
     "Profile",
+    "Sampler",
+    "SeededFactorySampler",
     "Transcript",
+    "Verdict",
     "accuracy_check",
+    "audit_counter",
     "black_box",
     "black_box_audit",
     "calibration_finite",
@@ -68,6 +81,7 @@ __all__ = [
     "linear_case",
     "run_case",
     "run_cases",
+    "run_trials",
     "sample_transcripts",
     "stream_entry_pairs",
 ]

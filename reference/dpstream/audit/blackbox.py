@@ -37,7 +37,7 @@ from dpstream.audit.stats import eps_lower_bound, eps_lower_bounds
 from dpstream.claims import Measure, PrivacyClaim, zcdp_to_approx_dp
 from dpstream.errors import DPStreamInputError
 
-__all__ = ["ZCDP_DELTAS", "Event", "black_box", "black_box_audit", "choose_event"]
+__all__ = ["ZCDP_DELTAS", "Event", "black_box", "black_box_audit", "choose_event", "claimed_eps"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -64,7 +64,8 @@ class Event:
         return text + (f", delta={self.delta:g}" if self.delta else "")
 
 
-def _claim_eps(claim: PrivacyClaim, delta: float) -> float:
+def claimed_eps(claim: PrivacyClaim, delta: float) -> float:
+    """The eps an event with this delta is compared with: eps (pure DP), rho + 2 sqrt(rho ln 1/delta) (zCDP)."""
     if claim.measure is Measure.PURE_DP:
         return claim.parameter
     if claim.measure is Measure.ZCDP:
@@ -98,7 +99,7 @@ def choose_event(s1: FloatArray, s0: FloatArray, claim: PrivacyClaim, level: flo
             hi_k, hi_n, lo_k, lo_n = (k1, n1, k0, n0) if favours_f else (k0, n0, k1, n1)
             for delta in deltas:
                 lbs = eps_lower_bounds(hi_k, hi_n, lo_k, lo_n, level, delta)
-                margins = lbs - _claim_eps(claim, delta) if math.isfinite(_claim_eps(claim, delta)) else lbs
+                margins = lbs - claimed_eps(claim, delta) if math.isfinite(claimed_eps(claim, delta)) else lbs
                 i = int(np.argmax(margins))
                 if best is None or margins[i] > best[0]:
                     best = (float(margins[i]), Event(float(candidates[i]), upper, favours_f, delta))
@@ -142,7 +143,7 @@ def black_box(
     k0 = int(event.contains(h0).sum())
     hi_k, lo_k = (k1, k0) if event.favours_f else (k0, k1)
     lb = eps_lower_bound(hi_k, n, lo_k, n, level, event.delta)
-    bound = _claim_eps(claim, event.delta)
+    bound = claimed_eps(claim, event.delta)
     passed: bool | None = None if claim.measure is Measure.NOT_PRIVATE else bool(lb <= bound)
     value = lb if math.isfinite(lb) else 0.0
     what = "eps(delta)" if claim.measure is Measure.ZCDP else "eps"

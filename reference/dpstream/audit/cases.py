@@ -31,7 +31,9 @@ from dpstream.audit.exact import DEFAULT_ALPHAS, exact_loss_finite, exact_loss_l
 from dpstream.audit.neighbours import NeighbourPair
 from dpstream.audit.protocol import Encoder, MechanismFactory, Transcript, derive_seed, flatten, sample_transcripts
 from dpstream.audit.registry import AuditCase, AuditContext, CheckResult, Profile
+from dpstream.audit.sampler import Sampler
 from dpstream.audit.scores import FiniteLLR, ModelLLR, Score, ScoreLearner
+from dpstream.audit.search import SearchSpace, Setting, counter_space, search, search_check
 from dpstream.claims import PrivacyClaim
 from dpstream.errors import DPStreamInputError, require_int_at_least
 from dpstream.linear_model import LinearReleaseModel
@@ -72,6 +74,7 @@ class _LinearSpec:
     independence: bool = True
     informational: Callable[[Sequence[Transcript], FloatArray], Sequence[CheckResult]] | None = None
     alphas: tuple[float, ...] = DEFAULT_ALPHAS
+    search: tuple[Callable[[], Sampler], Callable[[Profile], SearchSpace], int] | None = None
 
 
 def run_linear_checks(spec: _LinearSpec, ctx: AuditContext) -> list[CheckResult]:
@@ -81,8 +84,11 @@ def run_linear_checks(spec: _LinearSpec, ctx: AuditContext) -> list[CheckResult]
     ]
     pair = spec.black_box_pair or _worst_pair(spec.pairs, checks[0])
     bounds = list(spec.accuracy())
-    n_stat = 2 + len(spec.extra_scores) + len(bounds)
+    n_stat = 2 + len(spec.extra_scores) + len(bounds) + (spec.search is not None)
     level = ctx.false_alarm / n_stat
+    if spec.search is not None:
+        ctx.progress("witness search")
+        checks.append(_search(spec, ctx, level))
     runs = spec.effort.runs(ctx.profile)
     ctx.progress(f"sampling {2 * runs} runs on f and on f'")
     on_f = sample_transcripts(spec.factory, pair.f, 2 * runs, derive_seed(ctx.seed, "f"))
@@ -113,6 +119,19 @@ def run_linear_checks(spec: _LinearSpec, ctx: AuditContext) -> list[CheckResult]
                 raise DPStreamInputError("informational", "checks must have passed=None", check)
             checks.append(check)
     return checks
+
+
+def _search(spec: _LinearSpec, ctx: AuditContext, level: float) -> CheckResult:
+    """The model-free witness search on the case's own parameters (vectorised sampler, profile budget)."""
+    from dpstream.audit.profiles import profile_spec
+
+    assert spec.search is not None
+    make, space, horizon = spec.search
+    prof = profile_spec(ctx.profile)
+    result = search([Setting(f"T={horizon}", make(), spec.claim, horizon)], space(ctx.profile), prof.registered,
+                    level=level, seed=derive_seed(ctx.seed, "witness search"), target_excess=prof.target_excess,
+                    executor=ctx.executor, progress=ctx.progress)
+    return search_check(result)
 
 
 def _worst_pair(pairs: Sequence[NeighbourPair], exact: CheckResult) -> NeighbourPair:
@@ -152,10 +171,16 @@ def linear_case(
     extra_scores: Sequence[tuple[str, Score | ScoreLearner, bool]] = (),
     independence: bool = True,
     informational: Callable[[Sequence[Transcript], FloatArray], Sequence[CheckResult]] | None = None,
+    search_sampler: Callable[[], Sampler] | None = None,
+    search_space: Callable[[Profile], SearchSpace] | None = None,
     errata: tuple[str, ...] = (),
     expect_failure: bool = False,
 ) -> AuditCase:
     """An audit case for a component following a linear release model (see the module docstring).
+
+    ``search_sampler``: a (vectorised) sampler of the component; with it the case also runs the model-free
+    witness search (:mod:`dpstream.audit.search`) over ``search_space(profile)`` (default: the counter
+    space with the profile's registered families) on the model's horizon.
 
     ``pairs``: the neighbouring inputs for the exact check (all of them are evaluated); the
     black-box check uses ``black_box_pair`` or the pair with the largest exact loss.
@@ -168,11 +193,21 @@ def linear_case(
     if not pairs:
         raise DPStreamInputError("pairs", "must contain at least one neighbouring pair", pairs)
     bound_fn: Callable[[], Sequence[AccuracyBound]] = accuracy if callable(accuracy) else (lambda: tuple(accuracy))
+    searching = None
+    if search_sampler is not None:
+        horizon = len(pairs[0].f)
+        searching = (search_sampler, search_space or _registered_counter_space, horizon)
     spec = _LinearSpec(claim, factory, model, tuple(pairs), black_box_pair, bound_fn, truth, effort, encode,
-                       input_vector, tuple(extra_scores), independence, informational)
+                       input_vector, tuple(extra_scores), independence, informational, search=searching)
     return AuditCase(component=component, anchor=anchor, claim=claim,
                      run=lambda ctx: run_linear_checks(spec, ctx), false_alarm=false_alarm,
                      errata=errata, expect_failure=expect_failure)
+
+
+def _registered_counter_space(profile: Profile) -> SearchSpace:
+    from dpstream.audit.profiles import profile_spec
+
+    return counter_space(families=profile_spec(profile).registered_families)
 
 
 def finite_case(

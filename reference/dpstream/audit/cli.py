@@ -1,6 +1,8 @@
 """``dpstream audit``: run the registered audits, print the table, write the report (``make demo``).
 
-Options: ``--out DIR`` (report folder, default ``audit-report``), ``--full`` (long profile),
+Options: ``--out DIR`` (report folder, default ``audit-report``), ``--profile quick|thorough`` (default
+quick; ``--full`` is ``--profile thorough``), ``--scheduler ADDRESS`` (run the trials on a Dask cluster,
+``dask.distributed.Client(ADDRESS).get_executor()``; cases then run one after the other here),
 ``--only SUBSTRING`` (repeatable; keep components whose family, name or anchor contains it),
 ``--seed N`` (default 0), ``--no-plots``, ``--jobs N`` (worker processes, default 2; results
 do not depend on it), ``--list`` (print the registered cases and exit).
@@ -19,6 +21,7 @@ from pathlib import Path
 from dpstream.audit.registry import Profile, discover
 from dpstream.audit.report import format_table, status, write_report
 from dpstream.audit.runner import run_cases, select_cases
+from dpstream.audit.sampler import trial_executor
 from dpstream.cli_args import non_negative_int, positive_int, prepare_output_dir, writable_dir
 
 __all__ = ["add_arguments", "run"]
@@ -26,7 +29,11 @@ __all__ = ["add_arguments", "run"]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=writable_dir, default="audit-report", help="report folder (default: %(default)s)")
-    parser.add_argument("--full", action="store_true", help="run the long profile (with progress bars)")
+    parser.add_argument("--profile", choices=[p.value for p in Profile if p.name != "FULL"], default=None,
+                        help="quick (default) or thorough (docs/audits.md, 'Profiles')")
+    parser.add_argument("--full", action="store_true", help="alias of --profile thorough")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="Dask scheduler to spread the trials over (needs the 'dask' extra)")
     parser.add_argument("--only", action="append", default=[], metavar="SUBSTRING",
                         help="keep components whose family, name or anchor contains SUBSTRING (repeatable)")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of the whole run (default: %(default)s)")
@@ -37,7 +44,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    profile = Profile.FULL if args.full else Profile.QUICK
+    if args.full and args.profile not in (None, Profile.THOROUGH.value):
+        print("--full is --profile thorough; do not combine it with another profile", file=sys.stderr)
+        return 2
+    profile = Profile.THOROUGH if args.full else Profile(args.profile or Profile.QUICK.value)
     cases = select_cases(discover(), args.only)
     if args.list:
         for c in cases:
@@ -50,9 +60,13 @@ def run(args: argparse.Namespace) -> int:
     prepare_output_dir(Path(args.out))  # before any audit runs: a DPStreamInputError naming --out (exit 2)
     print(f"dpstream audit: {len(cases)} case(s), {profile.value} profile, {args.jobs} worker(s)", file=sys.stderr,
           flush=True)
-    reports = run_cases(cases, profile, args.seed, jobs=args.jobs)
+    if args.scheduler:
+        with trial_executor(scheduler=args.scheduler) as executor:
+            reports = run_cases(cases, profile, args.seed, executor=executor)
+    else:
+        reports = run_cases(cases, profile, args.seed, jobs=args.jobs)
     print(format_table(reports))
-    command = "dpstream audit" + (" --full" if args.full else "") + "".join(f" --only {s}" for s in args.only)
+    command = f"dpstream audit --profile {profile.value}" + "".join(f" --only {s}" for s in args.only)
     command += f" --seed {args.seed}"
     written = write_report(reports, args.out, profile, args.seed, plots=not args.no_plots, command=command)
     total = sum(r.seconds for r in reports)

@@ -24,6 +24,8 @@ from dpstream.claims import PrivacyClaim
 
 __all__ = [
     "FAMILY_BUDGETS",
+    "LAW_CHECKS",
+    "PRIVACY_CHECKS",
     "TOTAL_FALSE_ALARM_BUDGET",
     "AuditCase",
     "AuditContext",
@@ -31,6 +33,7 @@ __all__ = [
     "CheckResult",
     "ComponentReport",
     "Profile",
+    "Verdict",
     "discover",
 ]
 
@@ -48,10 +51,16 @@ FAMILY_BUDGETS: Mapping[str, float] = {
 
 
 class Profile(StrEnum):
-    """How long to audit: QUICK for CI and ``make demo``, FULL for ``dpstream audit --full``."""
+    """How long to audit: QUICK for CI and ``make demo``, THOROUGH for ``--profile thorough``
+    (``FULL`` and ``--full`` are aliases of THOROUGH). Sizes per profile: :mod:`dpstream.audit.profiles`."""
 
     QUICK = "quick"
-    FULL = "full"
+    THOROUGH = "thorough"
+    FULL = "thorough"
+
+    @classmethod
+    def _missing_(cls, value: object) -> Profile | None:
+        return cls.THOROUGH if value == "full" else None
 
 
 class CheckKind(StrEnum):
@@ -59,6 +68,30 @@ class CheckKind(StrEnum):
     BLACK_BOX = "black-box"
     CALIBRATION = "calibration"
     ACCURACY = "accuracy"
+    SEARCH = "witness-search"
+
+
+PRIVACY_CHECKS = frozenset({CheckKind.EXACT_LOSS, CheckKind.BLACK_BOX, CheckKind.SEARCH})
+"""Checks whose failure is a certified ``violation`` of the privacy claim."""
+LAW_CHECKS = frozenset({CheckKind.CALIBRATION, CheckKind.ACCURACY})
+"""Checks whose failure is a ``deviation`` from the reference algorithm's law (never a violation)."""
+
+
+class Verdict(StrEnum):
+    """The four verdicts, reported separately (docs/audits.md, "Verdicts").
+
+    ``violation``: a certified lower bound on the privacy loss above the claim (white-box exact loss, or a
+    held-out black-box bound at the stated confidence, with its witness). ``deviation``: the implementation's
+    law differs from the reference algorithm's (calibration, accuracy; in ``dpstream conform`` also known
+    answers and must-reject). ``pass``: no violation and the run was sensitive enough (or no deviation).
+    ``inconclusive``: no violation found, but the smallest excess the run could have certified is above the
+    profile's target.
+    """
+
+    VIOLATION = "violation"
+    DEVIATION = "deviation"
+    PASS = "pass"
+    INCONCLUSIVE = "inconclusive"
 
 
 @dataclass(frozen=True)
@@ -87,6 +120,8 @@ class AuditContext:
     seed: int
     false_alarm: float
     progress: Callable[[str], None] = lambda message: None
+    executor: Any = None
+    """A ``concurrent.futures.Executor`` for trials (None: this process); results do not depend on it."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +161,26 @@ class ComponentReport:
             return False
         failed = any(c.passed is False for c in self.checks)
         return failed if self.case.expect_failure else not failed
+
+    @property
+    def privacy(self) -> Verdict | None:
+        """``violation`` if a privacy check failed; else ``inconclusive`` if one was; else ``pass`` (None: no check)."""
+        checks = [c for c in self.checks if c.kind in PRIVACY_CHECKS and "error" not in c.data]
+        if not checks:
+            return None
+        if any(c.passed is False for c in checks):
+            return Verdict.VIOLATION
+        if any(c.data.get("verdict") == Verdict.INCONCLUSIVE.value for c in checks):
+            return Verdict.INCONCLUSIVE
+        return Verdict.PASS
+
+    @property
+    def law(self) -> Verdict | None:
+        """``deviation`` if a calibration or accuracy check failed, else ``pass`` (None: no such check)."""
+        checks = [c for c in self.checks if c.kind in LAW_CHECKS]
+        if not checks:
+            return None
+        return Verdict.DEVIATION if any(c.passed is False for c in checks) else Verdict.PASS
 
 
 def discover() -> list[AuditCase]:

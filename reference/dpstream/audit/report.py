@@ -18,16 +18,33 @@ import itertools
 import json
 import math
 import re
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from dpstream.audit.registry import CheckKind, CheckResult, ComponentReport, Profile
+from dpstream.audit.registry import (
+    LAW_CHECKS,
+    PRIVACY_CHECKS,
+    CheckKind,
+    CheckResult,
+    ComponentReport,
+    Profile,
+    Verdict,
+)
 
-__all__ = ["COLUMNS", "format_table", "report_rows", "status", "to_json", "to_markdown", "write_report"]
+__all__ = ["COLUMNS", "LEGEND", "TABLE_COLUMNS", "format_table", "law_cell", "privacy_cell", "report_rows", "status",
+           "to_json", "to_markdown", "write_report"]
 
-COLUMNS = ("component", "anchor", "claim", "exact loss", "black-box eps LB", "calibration", "accuracy",
-           "errata", "time", "status")
+COLUMNS = ("component", "anchor", "claim", "privacy", "law", "exact loss", "black-box eps LB", "witness search",
+           "calibration", "accuracy", "errata", "time", "status")
+"""Columns of the Markdown report (every check); the terminal table shows :data:`TABLE_COLUMNS`."""
+TABLE_COLUMNS = ("component", "privacy", "law", "time", "status")
+TABLE_WIDTHS = {"component": 32, "privacy": 24, "law": 13, "time": 6, "status": 16}
+LEGEND = ("privacy: violation (a certified loss above the claim: 'exact' white-box, 'LB' held-out "
+          "black-box bound) | pass (best LB <= claim) | inconclusive (dx = smallest detectable excess > "
+          "target); law: deviation (calibration 'cal' or accuracy 'acc' differs from the reference law) | "
+          "pass; status: pass, FAIL, expected failure, UNEXPECTED PASS, ERROR (docs/audits.md)")
 
 
 def status(report: ComponentReport) -> str:
@@ -38,6 +55,39 @@ def status(report: ComponentReport) -> str:
     if report.case.expect_failure:
         return "expected failure" if failed else "UNEXPECTED PASS"
     return "FAIL" if failed else "pass"
+
+
+def privacy_cell(report: ComponentReport) -> str:
+    """The privacy verdict with its evidence (see :data:`LEGEND`)."""
+    verdict = report.privacy
+    if verdict is None:
+        return "-"
+    checks = [c for c in report.checks if c.kind in PRIVACY_CHECKS and "error" not in c.data]
+    failed = [c for c in checks if c.passed is False]
+    if failed:
+        c = next((c for c in failed if c.kind is not CheckKind.EXACT_LOSS), failed[0])
+        what = "exact" if c.kind is CheckKind.EXACT_LOSS else "LB"
+        return f"violation {what} {_fmt(c.value)}>{_fmt(c.bound, 'g')}"
+    if verdict is Verdict.INCONCLUSIVE:
+        c = next(c for c in checks if c.data.get("verdict") == Verdict.INCONCLUSIVE.value)
+        dx, target = c.data.get("detectable_excess"), c.data.get("target_excess")
+        return f"inconclusive dx {_fmt(dx, '.2g')}>{_fmt(target, '.2g')}"
+    sampled = [c for c in checks if c.kind is not CheckKind.EXACT_LOSS and c.value is not None and c.bound]
+    if not sampled:
+        return "pass"
+    c = max(sampled, key=lambda c: float(c.value or 0.0) - float(c.bound or 0.0))
+    return f"pass LB {_fmt(c.value, '.2f')}<={_fmt(c.bound, '.3g')}"
+
+
+def law_cell(report: ComponentReport) -> str:
+    verdict = report.law
+    if verdict is None:
+        return "-"
+    if verdict is Verdict.PASS:
+        return "pass"
+    kinds = sorted({"cal" if c.kind is CheckKind.CALIBRATION else "acc" for c in report.checks
+                    if c.kind in LAW_CHECKS and c.passed is False})
+    return "deviation " + "+".join(kinds)
 
 
 def _mark(check: CheckResult) -> str:
@@ -61,7 +111,7 @@ def _cell(report: ComponentReport, kind: CheckKind) -> str:
         if kind is CheckKind.EXACT_LOSS:
             parts.append(f"{_fmt(c.value)} (<= {_fmt(c.bound, 'g')}) {_mark(c)}" if c.value is not None
                          else f"error {_mark(c)}")
-        elif kind is CheckKind.BLACK_BOX:
+        elif kind in (CheckKind.BLACK_BOX, CheckKind.SEARCH):
             parts.append(f"{_fmt(c.value)} (<= {_fmt(c.bound)}) {_mark(c)}")
         elif kind is CheckKind.CALIBRATION:
             parts.append(f"p={_fmt(c.value, '.2g')} {_mark(c)}")
@@ -85,8 +135,11 @@ def report_rows(reports: Sequence[ComponentReport]) -> list[dict[str, str]]:
             "component": r.case.component,
             "anchor": r.case.anchor,
             "claim": f"{head}, {claim.neighbour.value}",
+            "privacy": privacy_cell(r),
+            "law": law_cell(r),
             "exact loss": _cell(r, CheckKind.EXACT_LOSS),
             "black-box eps LB": _cell(r, CheckKind.BLACK_BOX),
+            "witness search": _cell(r, CheckKind.SEARCH),
             "calibration": _cell(r, CheckKind.CALIBRATION),
             "accuracy": _cell(r, CheckKind.ACCURACY),
             "errata": ", ".join(r.case.errata) or "-",
@@ -96,14 +149,20 @@ def report_rows(reports: Sequence[ComponentReport]) -> list[dict[str, str]]:
     return rows
 
 
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "~"
+
+
 def format_table(reports: Sequence[ComponentReport]) -> str:
-    """A plain-text table (one line per component) for the terminal."""
+    """A plain-text table for the terminal: one line per component, at most 100 columns, with a legend
+    (the two verdict columns; every check's numbers are in the Markdown and JSON reports)."""
     rows = report_rows(reports)
-    widths = {c: max([len(c)] + [len(row[c]) for row in rows]) for c in COLUMNS}
-    line = " | ".join(c.ljust(widths[c]) for c in COLUMNS)
-    sep = "-+-".join("-" * widths[c] for c in COLUMNS)
-    body = [" | ".join(row[c].ljust(widths[c]) for c in COLUMNS) for row in rows]
-    return "\n".join([line, sep, *body])
+    widths = {c: min(TABLE_WIDTHS[c], max([len(c)] + [len(row[c]) for row in rows])) for c in TABLE_COLUMNS}
+    line = "  ".join(c.ljust(widths[c]) for c in TABLE_COLUMNS).rstrip()
+    sep = "  ".join("-" * widths[c] for c in TABLE_COLUMNS)
+    body = ["  ".join(_clip(row[c], widths[c]).ljust(widths[c]) for c in TABLE_COLUMNS).rstrip() for row in rows]
+    legend = textwrap.wrap("Legend: " + LEGEND, width=100)
+    return "\n".join([line, sep, *body, "", *legend])
 
 
 def _md_escape(text: str) -> str:
@@ -114,9 +173,13 @@ def to_markdown(reports: Sequence[ComponentReport], profile: Profile, seed: int,
     rows = report_rows(reports)
     out = ["# dpstream audit report", ""]
     out.append(f"Profile `{profile.value}`, seed {seed}" + (f", command `{command}`" if command else "") + ".")
-    out.append("Legend: exact loss = max privacy loss found by the white-box check (eps, or max D_alpha/alpha "
+    out.append("Verdicts: " + LEGEND + ".")
+    out.append("")
+    out.append("Checks: exact loss = max privacy loss found by the white-box check (eps, or max D_alpha/alpha "
                "for zCDP) vs the claim; black-box eps LB = held-out Clopper-Pearson lower bound on eps (eps(delta) "
-               "for zCDP) vs the claim; calibration = Bonferroni-adjusted smallest p-value of the noise law tests; "
+               "for zCDP) vs the claim (the model's likelihood ratio on the worst pair); witness search = the "
+               "model-free search's best held-out bound (docs/audits.md); calibration = Bonferroni-adjusted "
+               "smallest p-value of the noise law tests; "
                "accuracy = largest exceedance frequency (fails only when its Clopper-Pearson lower bound "
                "exceeds beta), t = tightness (empirical (1-beta)-quantile / bound); n/a = informational.")
     out.append("")
@@ -163,11 +226,12 @@ def to_json(reports: Sequence[ComponentReport], profile: Profile, seed: int) -> 
             "component": r.case.component, "anchor": r.case.anchor, "family": r.case.family,
             "claim": r.case.claim.to_dict(), "errata": list(r.case.errata), "expect_failure": r.case.expect_failure,
             "false_alarm": r.case.false_alarm, "seconds": r.seconds, "status": status(r), "passed": r.passed,
+            "privacy": None if r.privacy is None else r.privacy.value, "law": None if r.law is None else r.law.value,
             "row": row,
             "checks": [{"kind": c.kind.value, "passed": c.passed, "value": c.value, "bound": c.bound,
                         "detail": c.detail, "data": dict(c.data)} for c in r.checks],
         })
-    doc: dict[str, Any] = _jsonable({"format": "dpstream-audit-report", "version": 1, "profile": profile.value,
+    doc: dict[str, Any] = _jsonable({"format": "dpstream-audit-report", "version": 2, "profile": profile.value,
                                      "seed": seed, "components": comps})
     return doc
 

@@ -14,6 +14,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 
 from dpstream.audit.protocol import derive_seed
 from dpstream.audit.registry import AuditCase, AuditContext, CheckKind, CheckResult, ComponentReport, Profile
@@ -27,7 +28,8 @@ def case_seed(seed: int, case: AuditCase) -> int:
 
 
 def run_case(
-    case: AuditCase, profile: Profile, seed: int, progress: Callable[[str], None] | None = None
+    case: AuditCase, profile: Profile, seed: int, progress: Callable[[str], None] | None = None,
+    executor: Executor | None = None,
 ) -> ComponentReport:
     """Run one case and time it; an exception becomes a failed check carrying the traceback's last line.
 
@@ -35,7 +37,7 @@ def run_case(
     as ``ERROR`` even when it is an ``expect_failure`` case: a crash is never mistaken for a caught violation.
     """
     ctx = AuditContext(profile=profile, seed=case_seed(seed, case), false_alarm=case.false_alarm,
-                       progress=progress or (lambda message: None))
+                       progress=progress or (lambda message: None), executor=executor)
     start = time.perf_counter()
     try:
         checks = tuple(case.run(ctx))
@@ -59,22 +61,24 @@ def progress_enabled() -> bool:
 
 
 def run_cases(
-    cases: Sequence[AuditCase], profile: Profile, seed: int, *, show_progress: bool | None = None, jobs: int = 1
+    cases: Sequence[AuditCase], profile: Profile, seed: int, *, show_progress: bool | None = None, jobs: int = 1,
+    executor: Executor | None = None,
 ) -> list[ComponentReport]:
     """Run ``cases`` (in order), in ``jobs`` worker processes when ``jobs > 1``.
 
     With ``show_progress`` (default: :func:`progress_enabled`) a tqdm bar counts the cases. Results do not
     depend on ``jobs``: every case's seed is derived from ``seed`` and its name (:func:`case_seed`).
     Workers are started with ``spawn`` and rebuild the registry with :func:`discover`, so only case
-    identities and results cross process boundaries.
+    identities and results cross process boundaries. ``executor`` (e.g. a Dask cluster's): the cases run
+    here one after the other and spread their trials over it (``jobs`` is then ignored).
     """
     show = progress_enabled() if show_progress is None else show_progress
-    if jobs > 1 and len(cases) > 1:
+    if executor is None and jobs > 1 and len(cases) > 1:
         return _run_parallel(cases, profile, seed, show, jobs)
     reports: list[ComponentReport] = []
     if not show:
         for case in cases:
-            reports.append(run_case(case, profile, seed))
+            reports.append(run_case(case, profile, seed, executor=executor))
         return reports
     from tqdm import tqdm
 
@@ -85,7 +89,7 @@ def run_cases(
             def hook(message: str, name: str = name) -> None:
                 bar.set_postfix_str(f"{name}: {message}")
 
-            reports.append(run_case(case, profile, seed, progress=hook))
+            reports.append(run_case(case, profile, seed, progress=hook, executor=executor))
             bar.update(1)
     return reports
 

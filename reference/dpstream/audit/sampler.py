@@ -1,0 +1,171 @@
+"""Samplers: the one interface the statistical audits draw runs from, and how trials are spread.
+
+A *sampler* answers ``sample(inputs, runs, seed) -> float array of shape (runs, k)``: one row per
+independent run of a *fresh* mechanism on the input stream ``inputs``, k numbers per run (for a
+counter its T releases; for other algorithms a featurisation of the transcript). The same
+``(inputs, runs, seed)`` must give the same array. That is the whole protocol (:class:`Sampler`).
+
+Adapters:
+
+* :class:`FactorySampler` — a Python factory ``factory(noise) -> mechanism`` drawing from our seeded
+  source (run i draws from ``InsecureSeededNoise.independent(seed, runs)[i]``, as
+  :func:`~dpstream.audit.protocol.sample_transcripts` does); transcripts become rows with ``encode``.
+* :class:`SeededFactorySampler` — the **seed hook** for an implementation with its own randomness:
+  ``factory_from_seed(seed: int) -> mechanism``; run i gets ``derived_seed(seed, i)``, so a failing
+  audit of an outside implementation can be replayed exactly.
+* vectorised samplers of our own algorithms: :mod:`dpstream.audit.vectorised`.
+* the conformance kit's child-process sampler (``{"op": "run", ...}`` messages) follows the same
+  protocol; it must be picklable and start its child lazily in each process.
+
+Trials: :func:`run_trials` cuts ``runs`` into chunks of a fixed size (``sampler.chunk`` if set, else
+:data:`DEFAULT_CHUNK`); chunk c is sampled with seed ``derived_seed(seed, "chunk", c)``. Chunks go to
+any :class:`concurrent.futures.Executor` (local processes: :func:`trial_executor`; a Dask cluster:
+``dask.distributed.Client(address).get_executor()``) and are concatenated in order, so the result
+for a given seed is the same for 1, 2 or N workers, and on Dask. Samplers that the standard pickle
+cannot send (lambdas, closures) are sent with cloudpickle when it is installed (it comes with Dask).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import pickle
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from dpstream.audit.protocol import Encoder, MechanismFactory, flatten, run_once
+from dpstream.errors import DPStreamInputError, require_int_at_least
+from dpstream.noise import InsecureSeededNoise, derived_seed
+from dpstream.testing import Streaming
+
+__all__ = [
+    "DEFAULT_CHUNK",
+    "FactorySampler",
+    "Sampler",
+    "SeededFactorySampler",
+    "run_trials",
+    "trial_executor",
+]
+
+FloatArray = npt.NDArray[np.float64]
+DEFAULT_CHUNK = 2000
+"""Runs per chunk for samplers without their own ``chunk`` (part of what a seed means: keep it fixed)."""
+
+
+@runtime_checkable
+class Sampler(Protocol):
+    """``sample(inputs, runs, seed)``: ``runs`` independent runs on ``inputs``, one row of k floats each."""
+
+    def sample(self, inputs: Sequence[Any], runs: int, seed: int) -> FloatArray: ...
+
+
+def _rows(transcripts: Sequence[Sequence[Any]], encode: Encoder) -> FloatArray:
+    rows = [encode(t) for t in transcripts]
+    if not rows:
+        return np.zeros((0, 0), dtype=np.float64)
+    return np.asarray(np.stack(rows), dtype=np.float64)
+
+
+class FactorySampler:
+    """Runs of ``factory(noise)`` on our seeded source (see the module docstring)."""
+
+    def __init__(self, factory: MechanismFactory, encode: Encoder = flatten) -> None:
+        self.factory = factory
+        self.encode = encode
+
+    def sample(self, inputs: Sequence[Any], runs: int, seed: int) -> FloatArray:
+        runs = require_int_at_least("runs", runs, 1)
+        sources = InsecureSeededNoise.independent(seed, runs)
+        return _rows([run_once(self.factory, inputs, s) for s in sources], self.encode)
+
+
+class SeededFactorySampler:
+    """The seed hook: ``factory_from_seed(seed) -> mechanism`` with its own randomness.
+
+    Run i of ``sample(inputs, runs, seed)`` is ``factory_from_seed(derived_seed(seed, i))`` stepped
+    through ``inputs``. The mechanism must be a deterministic function of that seed (a fresh generator
+    per call, nothing shared between runs); then every audit of it can be replayed.
+    """
+
+    def __init__(self, factory_from_seed: Callable[[int], Streaming], encode: Encoder = flatten) -> None:
+        self.factory_from_seed = factory_from_seed
+        self.encode = encode
+
+    def sample(self, inputs: Sequence[Any], runs: int, seed: int) -> FloatArray:
+        runs = require_int_at_least("runs", runs, 1)
+        out = []
+        for i in range(runs):
+            mechanism = self.factory_from_seed(derived_seed(seed, i))
+            out.append([mechanism.step(x) for x in inputs])
+        return _rows(out, self.encode)
+
+
+def _chunks(runs: int, size: int) -> list[int]:
+    return [min(size, runs - start) for start in range(0, runs, size)]
+
+
+def _sample_chunk(sampler: Any, inputs: Sequence[Any], runs: int, seed: int) -> FloatArray:
+    if isinstance(sampler, bytes):
+        sampler = pickle.loads(sampler)
+    return np.asarray(sampler.sample(inputs, runs, seed), dtype=np.float64)
+
+
+def _portable(sampler: Sampler) -> Any:
+    """The sampler itself when pickle can send it, else its cloudpickle bytes, else None."""
+    try:
+        pickle.dumps(sampler)
+        return sampler
+    except (pickle.PicklingError, AttributeError, TypeError):
+        pass
+    try:
+        import cloudpickle  # type: ignore[import-untyped]
+    except ImportError:
+        return None
+    return cloudpickle.dumps(sampler)
+
+
+def run_trials(
+    sampler: Sampler, inputs: Sequence[Any], runs: int, seed: int, executor: Executor | None = None
+) -> FloatArray:
+    """``runs`` runs on ``inputs`` in fixed chunks (seeds from (seed, chunk index)); same result for any executor."""
+    runs = require_int_at_least("runs", runs, 1)
+    size = require_int_at_least("chunk", int(getattr(sampler, "chunk", DEFAULT_CHUNK)), 1)
+    sizes = _chunks(runs, size)
+    seeds = [derived_seed(seed, "chunk", c) for c in range(len(sizes))]
+    inputs = list(inputs)
+    portable = _portable(sampler) if executor is not None and len(sizes) > 1 else None
+    if portable is None:
+        parts = [_sample_chunk(sampler, inputs, n, s) for n, s in zip(sizes, seeds, strict=True)]
+    else:
+        futures = [executor.submit(_sample_chunk, portable, inputs, n, s)  # type: ignore[union-attr]
+                   for n, s in zip(sizes, seeds, strict=True)]
+        parts = [f.result() for f in futures]
+    out = np.concatenate(parts, axis=0)
+    if out.shape[0] != runs:
+        raise DPStreamInputError("sampler", f"returned {out.shape[0]} rows for {runs} runs", out.shape)
+    return np.asarray(out, dtype=np.float64)
+
+
+@contextlib.contextmanager
+def trial_executor(workers: int = 1, scheduler: str | None = None) -> Iterator[Executor | None]:
+    """The executor trials run on: None (this process) for 1 worker, local processes for more,
+    or the Dask cluster at ``scheduler`` (``dask.distributed.Client(scheduler).get_executor()``)."""
+    if scheduler:
+        try:
+            from dask.distributed import Client
+        except ImportError as exc:  # pragma: no cover - depends on the installed extras
+            raise DPStreamInputError("scheduler", "needs dask.distributed: pip install 'dpstream[dask]'",
+                                     scheduler) from exc
+        with Client(scheduler) as client:  # type: ignore[no-untyped-call]
+            yield client.get_executor()
+        return
+    workers = require_int_at_least("workers", workers, 1)
+    if workers == 1:
+        yield None
+        return
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield pool
