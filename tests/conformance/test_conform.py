@@ -142,3 +142,18 @@ def test_table_of_a_report_without_hello() -> None:
     text = format_table(report)
     assert "no valid hello" in text and "exit 3" in text
     assert to_json(report)["exit_status"] == 3
+
+
+def test_the_reference_passes_the_statistical_checks() -> None:
+    """`dpstream conform -- dpstream serve` in statistical mode (quick profile, seed 0): no violation and no
+    deviation. A correct program gets a violation or a deviation with probability <= 1e-3 in total (the run's
+    false-alarm budget, split over its checks); the seed is fixed, so this test is deterministic."""
+    report = conform(ConformConfig(command=tuple(SERVE), modes=frozenset({Mode.STATISTICAL}), jobs=1))
+    assert report.exit_status == 0, [o.message for o in report.outcomes if o.verdict.exit_code][:3]
+    searched = {o.algorithm for o in report.outcomes if o.privacy is not None}
+    assert {"001-alg8", "001-alg9", "001-alg10", "002-alg3", "003-alg4", "004-lem3.1"} <= searched
+    assert all(o.privacy in (Verdict.PASS, Verdict.INCONCLUSIVE) for o in report.outcomes if o.privacy is not None)
+    laws = [o for o in report.outcomes if o.name.startswith("law")]
+    assert laws and all(o.conformance is Verdict.PASS for o in laws)
+    for o in report.outcomes:  # every skipped algorithm says why
+        assert o.verdict is not Verdict.SKIPPED or o.message

@@ -677,17 +677,28 @@ def search(
 
 
 def _distinct(ranked: Sequence[tuple[float, Witness]], count: int) -> list[tuple[float, Witness]]:
-    """The ``count`` best, skipping an event identical to one already taken."""
-    out: list[tuple[float, Witness]] = []
+    """The ``count`` best distinct events, taken in turn from each setting's ranking (round robin).
+
+    Settings have different claims, so their margins are not comparable on the small select split: a vacuous
+    event of one setting (both frequencies near 1, margin near minus its small claim) can outrank a strong
+    one of another (a large likelihood ratio measured on few hits). Taking each setting's best in turn gives
+    every setting a share of the held-out stage; the multiplicity correction is over the ``count`` events
+    carried, whoever carries them."""
+    per_setting: dict[int, list[tuple[float, Witness]]] = {}
     seen: set[tuple[Any, ...]] = set()
     for score, w in ranked:
         key = (w.setting, w.f, w.f_prime, w.kind, w.columns, w.threshold, w.upper, w.favours_f, w.delta)
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append((score, w))
-        if len(out) == count:
-            break
+        if key not in seen:
+            seen.add(key)
+            per_setting.setdefault(w.setting, []).append((score, w))
+    queues = [per_setting[k] for k in sorted(per_setting)]
+    out: list[tuple[float, Witness]] = []
+    depth = 0
+    while len(out) < count and any(depth < len(q) for q in queues):
+        for q in queues:
+            if depth < len(q) and len(out) < count:
+                out.append(q[depth])
+        depth += 1
     return out
 
 

@@ -93,11 +93,13 @@ def plan(config: ConformConfig, hello: Hello) -> tuple[list[Task], list[Outcome]
         if Mode.MUST_REJECT in config.modes:
             for r in corpus.must_reject(anchor, config.corpus_root):
                 tasks.append(Task(Mode.MUST_REJECT, anchor, r.id, partial(_reject, r, tape, by_id)))
-        if Mode.STATISTICAL in config.modes:
-            if "own" not in hello.modes:
-                skipped.append(_skipped(Mode.STATISTICAL, anchor, "*", "the program has no own-noise mode"))
-            else:
-                tasks.extend(_statistical_tasks(config, anchor))
+    if Mode.STATISTICAL in config.modes:
+        from dpstream.conformance.statistical import statistical_checks, statistical_tasks
+
+        plans, not_applicable = statistical_checks(config, [a for a in chosen if a in known], hello.modes,
+                                                   hello.ops)
+        skipped.extend(not_applicable)
+        tasks.extend(statistical_tasks(config, plans, bulk="runs" in hello.ops))
     return tasks, skipped
 
 
@@ -107,12 +109,6 @@ def _known(vector: KnownAnswerVector, program: Program) -> Outcome:
 
 def _reject(vector: MustRejectVector, tape: bool, by_id: Mapping[str, KnownAnswerVector], program: Program) -> Outcome:
     return check_must_reject(program, vector, tape, by_id.get)
-
-
-def _statistical_tasks(config: ConformConfig, anchor: str) -> list[Task]:
-    from dpstream.conformance.statistical import statistical_tasks
-
-    return statistical_tasks(config, anchor)
 
 
 def conform(config: ConformConfig, progress: Callable[[Outcome, int, int], None] | None = None) -> ConformReport:

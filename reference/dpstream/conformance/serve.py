@@ -16,6 +16,7 @@ Errors in a request (bad JSON, unknown op, invalid parameters or input) are answ
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import traceback
@@ -23,9 +24,18 @@ from collections.abc import Callable, Mapping
 from typing import IO, Any
 
 from dpstream.catalog import Entry, entries, entry
+from dpstream.catalog.codecs import NUMBER
 from dpstream.conformance.wire import PROTOCOL_VERSION
 from dpstream.errors import DPStreamInputError, StateError
-from dpstream.noise import BaseNoiseSource, DrawKind, InsecureSeededNoise, NoiseSource, Params, SecureNoise
+from dpstream.noise import (
+    BaseNoiseSource,
+    DrawKind,
+    InsecureSeededNoise,
+    NoiseSource,
+    Params,
+    SecureNoise,
+    derived_seed,
+)
 from dpstream.tape import TapeError, value_from_json
 
 __all__ = ["IMPLEMENTATION", "Server", "WireNoise", "describe", "serve"]
@@ -65,6 +75,8 @@ class Server:
         self._entry: Entry | None = None
         self._params: Mapping[str, Any] = {}
         self._raw_params: Mapping[str, Any] = {}
+        self._seed = 0
+        self._bulk_calls = 0
         self._mode = "own"
         self._own: NoiseSource | None = None
         self._algorithm: Any = None
@@ -101,10 +113,11 @@ class Server:
         if op == "hello":
             return {"protocol": PROTOCOL_VERSION, "implementation": IMPLEMENTATION,
                     "algorithms": [e.anchor for e in entries(streaming=True)], "modes": ["tape", "own"],
-                    "as_printed": self.as_printed, "own_noise": "secure" if self.secure else "insecure-seeded"}
+                    "ops": ["runs"], "as_printed": self.as_printed,
+                    "own_noise": "secure" if self.secure else "insecure-seeded"}
         if op == "init":
             return self._init(message)
-        if op in ("step", "run") and self._entry is None:
+        if op in ("step", "run", "runs") and self._entry is None:
             return {"error": f"{op} before a successful init"}
         if op == "step":
             if "input" not in message:
@@ -121,7 +134,39 @@ class Server:
             codec, params = self._entry.codec, self._params
             fresh = self._build(self._noise())
             return {"releases": [codec.encode_release(fresh.step(codec.decode_input(x, params))) for x in inputs]}
+        if op == "runs":
+            return self._runs(message)
         return {"error": f"unknown op {op!r}"}
+
+    def _runs(self, message: Mapping[str, Any]) -> dict[str, Any]:
+        """Optional op (announced in hello): ``{"op": "runs", "inputs": [...], "count": N}`` -> ``{"runs": [N lists
+        of releases]}``, N fresh runs in own mode. Counters with an exact linear model are sampled vectorised
+        (:class:`~dpstream.audit.vectorised.LinearModelSampler`, proven equal to the line-by-line counters in
+        tests/audit/test_vectorised.py); the stream is first checked by one line-by-line run."""
+        inputs, count = message.get("inputs"), message.get("count")
+        if not isinstance(inputs, list) or not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            return {"error": "runs needs 'inputs' (a JSON array) and 'count' (an integer >= 1)"}
+        if self._mode != "own":
+            return {"error": "runs is an own-mode op"}
+        assert self._entry is not None and self._entry.codec is not None
+        e, codec, params = self._entry, self._entry.codec, self._params
+        fresh = self._build(self._noise())  # one line-by-line run checks the stream and is the first run
+        out = [[codec.encode_release(fresh.step(codec.decode_input(x, params))) for x in inputs]]
+        model = None
+        if e.model is not None and codec is NUMBER and not self.secure and not (self.as_printed and e.as_printed):
+            with contextlib.suppress(DPStreamInputError, KeyError):
+                model = e.model({**self._raw_params, "T": self._raw_params.get("T") or len(inputs)})
+        if model is None or model.input_length != len(inputs) or count == 1:
+            while len(out) < count:
+                fresh = self._build(self._noise())
+                out.append([codec.encode_release(fresh.step(codec.decode_input(x, params))) for x in inputs])
+            return {"runs": out}
+        self._bulk_calls += 1
+        seed = derived_seed(self._seed, "runs", self._bulk_calls)
+        from dpstream.audit.vectorised import LinearModelSampler  # the reference's vectorised runs
+
+        rows = LinearModelSampler(model).sample([float(x) for x in inputs], count - 1, seed)
+        return {"runs": out + rows.tolist()}
 
     def _init(self, message: Mapping[str, Any]) -> dict[str, Any]:
         self._entry, self._algorithm = None, None
@@ -142,6 +187,7 @@ class Server:
         self._mode = str(noise)
         self._own = SecureNoise() if self.secure else InsecureSeededNoise(seed)
         self._entry, self._params, self._raw_params = chosen, params, raw
+        self._seed, self._bulk_calls = seed, 0
         self._algorithm = self._build(self._noise())
         return {"ok": True}
 

@@ -1,12 +1,299 @@
-"""Statistical mode (placeholder until the audit engine lands)."""
+"""Statistical mode of ``dpstream conform``: a program using its *own* randomness, audited through ``run``.
+
+For every announced algorithm whose catalog entry has a :class:`~dpstream.catalog.StatisticalSpec`:
+
+* **privacy** — the model-free witness search of :mod:`dpstream.audit.search` over the entry's parameter
+  sweep (epsilon below and above 1, T powers and non-powers of two), the inputs and neighbours of the
+  claim's relation, at the profile's budget (:mod:`dpstream.audit.profiles`). ``violation`` is a certified
+  lower bound on the privacy loss above the *reference's* claim for those parameters, with its witness
+  (the two streams, the event, the counts); ``pass`` or ``inconclusive`` otherwise (with the smallest excess
+  the run could have certified). A correct program, or any post-processing of a correct release, gets
+  ``violation`` with probability at most the check's false-alarm share.
+* **law** — where the catalog has an exact release model (the counters' ``LinearReleaseModel``): the
+  calibration of the program's noise against the reference's law, and the accuracy check (Chebyshev from
+  the reference's exact error variance, beta = 0.05). A failure is a ``deviation``: the program's law differs
+  from the reference algorithm's, which says nothing about its privacy by itself.
+
+Runs come from :class:`ProtocolSampler`: ``init`` in own mode with a seed derived from the check's seed and
+the chunk (so every chunk, on any worker, is reproducible by a program that honours its seed), then one
+``run`` message per run, written ahead of the answers; with the optional op ``runs`` (announced in
+``hello`` as ``"ops": ["runs"]``) a whole chunk in one message. Chunks are spread over ``--jobs`` local
+processes or a Dask cluster (``--scheduler``); each worker starts its own copy of the program.
+
+The false-alarm budget of a conform run is :data:`FALSE_ALARM` in total, split equally over its statistical
+checks (Bonferroni).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import atexit
+import contextlib
+import math
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from dpstream.audit.accuracy import accuracy_check
+from dpstream.audit.bounds import chebyshev_bound
+from dpstream.audit.calibration import calibration_linear
+from dpstream.audit.profiles import COUNTER_ALPHABET, profile_spec
+from dpstream.audit.registry import Profile
+from dpstream.audit.sampler import run_trials, trial_executor
+from dpstream.audit.search import Alphabet, SearchBudget, SearchSpace, Setting, counter_space, search
+from dpstream.catalog import Entry, entry
+from dpstream.claims import Neighbour
+from dpstream.conformance.outcome import Mode, Outcome, Verdict
+from dpstream.conformance.wire import Program, ProtocolError
+from dpstream.noise import derived_seed
 
 if TYPE_CHECKING:
     from dpstream.conformance.runner import ConformConfig, Task
 
+__all__ = ["FALSE_ALARM", "ProgramRefusedError", "ProtocolSampler", "statistical_checks", "statistical_tasks"]
 
-def statistical_tasks(config: ConformConfig, anchor: str) -> list[Task]:
-    return []
+FloatArray = npt.NDArray[np.float64]
+
+FALSE_ALARM = 1e-3
+"""Probability that the statistical checks of one conform run flag a correct program (violation or deviation)."""
+LAW_RUNS = {Profile.QUICK: 4000, Profile.THOROUGH: 40_000}
+"""Runs on one fixed input for the calibration and accuracy checks."""
+ACCURACY_BETA = 0.05
+
+
+class ProgramRefusedError(RuntimeError):
+    """The program refused valid parameters or a valid stream in own mode (a deviation, not a protocol error)."""
+
+
+_PROGRAMS: dict[tuple[str, ...], Program] = {}
+"""The copy of each program this process has started (one per command: ``init`` starts every sample afresh)."""
+
+
+@atexit.register
+def _close_programs() -> None:
+    for program in _PROGRAMS.values():
+        program.close()
+    _PROGRAMS.clear()
+
+
+class ProtocolSampler:
+    """:class:`~dpstream.audit.sampler.Sampler` over a program speaking the protocol (see the module docstring).
+
+    Picklable: the live child process is not pickled; each process starts one copy of the program on first use
+    and keeps it for every later sample (each sample begins with its own ``init``).
+    """
+
+    chunk = 5000
+
+    def __init__(self, command: Sequence[str], algorithm: str, params: Mapping[str, Any], *, timeout: float,
+                 bulk: bool) -> None:
+        self.command = tuple(command)
+        self.algorithm = algorithm
+        self.params = dict(params)
+        self.timeout = timeout
+        self.bulk = bulk
+
+    def program(self) -> Program:
+        program = _PROGRAMS.get(self.command)
+        if program is None or not program.alive:
+            program = _PROGRAMS[self.command] = Program(self.command, timeout=self.timeout).start()
+        return program
+
+    def sample(self, inputs: Sequence[Any], runs: int, seed: int) -> FloatArray:
+        codec = entry(self.algorithm).codec
+        assert codec is not None
+        program = self.program()
+        refused = program.init(self.algorithm, self.params, "own", seed)
+        if refused is not None:
+            raise ProgramRefusedError(f"own mode: valid parameters {self.params} refused: {refused}")
+        rows: list[list[float]] = []
+        for releases in self._releases(program, list(inputs), runs):
+            if not isinstance(releases, list) or len(releases) != len(inputs):
+                raise ProtocolError("bad-reply", f"a run of {len(inputs)} inputs gave {releases!r:.200}",
+                                    program.stderr)
+            row = [x for r in releases for x in codec.features(r)]
+            rows.append(row)
+        width = {len(r) for r in rows}
+        if len(width) > 1:
+            raise ProtocolError("bad-reply", f"releases of different shapes across runs: {sorted(width)} numbers",
+                                program.stderr)
+        return np.asarray(rows, dtype=np.float64).reshape(runs, -1)
+
+    def _releases(self, program: Program, inputs: list[Any], runs: int) -> Iterator[Any]:
+        if self.bulk:
+            program.send({"op": "runs", "inputs": inputs, "count": runs})
+            message = program.receive()
+            if "error" in message:
+                raise ProgramRefusedError(f"a valid stream was refused: {message['error']}")
+            block = message.get("runs")
+            if not isinstance(block, list) or len(block) != runs:
+                raise ProtocolError("bad-reply", f"'runs' must answer {{\"runs\": [{runs} lists of releases]}}",
+                                    program.stderr)
+            yield from block
+            return
+        for reply in program.run_many(inputs, runs):
+            if reply.kind == "error":
+                raise ProgramRefusedError(f"a valid stream was refused: {reply.value}")
+            yield reply.value
+
+
+@dataclass(frozen=True)
+class StatisticalPlan:
+    """What the statistical mode does for one algorithm (computed from its catalog entry and the profile)."""
+
+    entry: Entry
+    settings: tuple[Mapping[str, Any], ...]
+    space: SearchSpace
+    horizon: int
+
+
+def _horizon(e: Entry, params: Mapping[str, Any]) -> int:
+    assert e.statistical is not None
+    spec = e.statistical
+    return int(params[spec.horizon]) if spec.horizon is not None else spec.length
+
+
+def plan_for(anchor: str, profile: Profile) -> StatisticalPlan | str:
+    """The plan for one algorithm, or why it has no statistical checks."""
+    try:
+        e = entry(anchor)
+    except KeyError:
+        return "unknown to the reference"
+    spec = e.statistical
+    if spec is None:
+        return f"no statistical checks for {anchor}: {e.notes or 'see the catalog'}"
+    if spec.relation is not Neighbour.STREAM_ENTRY:
+        return (f"the witness search through the protocol covers the counters' relation (one stream entry); "
+                f"{anchor}'s relation is '{spec.relation.value}' (not yet searched through the protocol)")
+    prof = profile_spec(profile)
+    families = prof.registered_families if profile is Profile.QUICK else prof.families
+    alphabet = COUNTER_ALPHABET if spec.alphabet is not None else Alphabet(0.0, 1.0, integer=False)
+    dimension = int(spec.sweep[0].get("d", 1))
+    space = counter_space(alphabet, dimension=dimension, families=families)
+    settings = spec.sweep if profile is Profile.THOROUGH else _quick_sweep(spec.sweep)
+    return StatisticalPlan(e, tuple(settings), space, _horizon(e, settings[0]))
+
+
+def _quick_sweep(sweep: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The quick profile keeps one setting with the privacy parameter below 1 and one above (or all if fewer)."""
+    key = "epsilon" if "epsilon" in sweep[0] else "rho"
+    low = [s for s in sweep if s.get(key, 1.0) < 1.0]
+    high = [s for s in sweep if s.get(key, 1.0) >= 1.0]
+    chosen = [x for x in (low[:1] + high[-1:]) if x]
+    return chosen or list(sweep[:2])
+
+
+def statistical_checks(config: ConformConfig, anchors: Sequence[str], modes: Sequence[str],
+                       ops: Sequence[str]) -> tuple[list[tuple[str, StatisticalPlan]], list[Outcome]]:
+    """The plans of the algorithms that have statistical checks, and a skipped outcome for the others."""
+    profile = Profile(config.profile)
+    plans: list[tuple[str, StatisticalPlan]] = []
+    skipped: list[Outcome] = []
+    for anchor in anchors:
+        if "own" not in modes:
+            skipped.append(Outcome(Mode.STATISTICAL, anchor, "*", Verdict.SKIPPED,
+                                   message="the program has no own-noise mode"))
+            continue
+        plan = plan_for(anchor, profile)
+        if isinstance(plan, str):
+            skipped.append(Outcome(Mode.STATISTICAL, anchor, "*", Verdict.SKIPPED, message=plan))
+        else:
+            plans.append((anchor, plan))
+    return plans, skipped
+
+
+def statistical_tasks(config: ConformConfig, plans: Sequence[tuple[str, StatisticalPlan]],
+                      bulk: bool) -> list[Task]:
+    from dpstream.conformance.runner import Task
+
+    n_checks = sum(1 + (2 if plan.entry.model is not None else 0) for _, plan in plans)
+    level = FALSE_ALARM / max(n_checks, 1)
+    tasks: list[Task] = []
+    for anchor, plan in plans:
+        tasks.append(Task(Mode.STATISTICAL, anchor, "privacy: witness search",
+                          partial(_privacy, config, plan, level, bulk)))
+        if plan.entry.model is not None:
+            tasks.append(Task(Mode.STATISTICAL, anchor, "law: calibration and accuracy",
+                              partial(_law, config, plan, level, bulk)))
+    return tasks
+
+
+@contextlib.contextmanager
+def _executor(config: ConformConfig) -> Iterator[Executor | None]:
+    with trial_executor(config.jobs, config.scheduler) as executor:
+        yield executor
+
+
+def _sampler(config: ConformConfig, plan: StatisticalPlan, params: Mapping[str, Any], bulk: bool) -> ProtocolSampler:
+    return ProtocolSampler(config.command, plan.entry.anchor, params, timeout=config.timeout, bulk=bulk)
+
+
+def _refused(anchor: str, name: str, exc: Exception, started: float) -> Outcome:
+    if isinstance(exc, ProtocolError):
+        return Outcome(Mode.STATISTICAL, anchor, name, Verdict.PROTOCOL_ERROR, message=str(exc),
+                       details={"kind": exc.kind, "stderr_tail": exc.stderr[-2000:]},
+                       seconds=time.perf_counter() - started)
+    return Outcome(Mode.STATISTICAL, anchor, name, Verdict.DEVIATION, message=str(exc),
+                   seconds=time.perf_counter() - started)
+
+
+def _privacy(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: bool, program: Program) -> Outcome:
+    started = time.perf_counter()
+    e, name = plan.entry, "privacy: witness search"
+    profile = Profile(config.profile)
+    prof = profile_spec(profile)
+    budget: SearchBudget = prof.vectorised if bulk else prof.line_by_line
+    settings = [Setting(_label(p), _sampler(config, plan, p, bulk), e.claim(p), _horizon(e, p)) for p in plan.settings]
+    try:
+        with _executor(config) as executor:
+            result = search(settings, plan.space, budget, level=level, seed=derived_seed(config.seed, e.anchor),
+                            target_excess=prof.target_excess, executor=executor)
+    except (ProgramRefusedError, ProtocolError) as exc:
+        return _refused(e.anchor, name, exc, started)
+    verdict = {"violation": Verdict.VIOLATION, "pass": Verdict.PASS, "inconclusive": Verdict.INCONCLUSIVE}[
+        result.verdict]
+    return Outcome(Mode.STATISTICAL, e.anchor, name, None, verdict, message=result.detail(),
+                   details={**result.to_data(), "false_alarm": level}, seconds=time.perf_counter() - started)
+
+
+def _label(params: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())
+
+
+def _law(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: bool, program: Program) -> Outcome:
+    started = time.perf_counter()
+    e, name = plan.entry, "law: calibration and accuracy"
+    assert e.model is not None
+    params = plan.settings[0]
+    T = _horizon(e, params)
+    model = e.model({**params, "T": T})
+    family = next(iter(plan.space.families.values()))
+    f = family(T)
+    runs = LAW_RUNS[Profile(config.profile)]
+    sampler = _sampler(config, plan, params, bulk)
+    try:
+        with _executor(config) as executor:
+            R = run_trials(sampler, f, runs, derived_seed(config.seed, e.anchor, "law"), executor)
+    except (ProgramRefusedError, ProtocolError) as exc:
+        return _refused(e.anchor, name, exc, started)
+    transcripts = [list(row) for row in R]
+    fv = np.asarray(f, dtype=np.float64).ravel()
+    checks = [calibration_linear(model, transcripts, fv, level / 2),
+              accuracy_check(transcripts, model.mean(fv), chebyshev_bound(model, ACCURACY_BETA), level / 2)]
+    failed = [c for c in checks if c.passed is False]
+    verdict = Verdict.DEVIATION if failed else Verdict.PASS
+    text = "; ".join(f"{c.kind.value}: {'FAILED ' if c.passed is False else ''}{c.detail}" for c in checks)
+    return Outcome(Mode.STATISTICAL, e.anchor, name, verdict, message=f"{_label(params)}, {runs} runs: {text}",
+                   details={"checks": [{"kind": c.kind.value, "passed": c.passed, "value": _finite(c.value),
+                                        "bound": _finite(c.bound), "detail": c.detail} for c in checks],
+                            "false_alarm": level}, seconds=time.perf_counter() - started)
+
+
+def _finite(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+

@@ -79,6 +79,8 @@ class Hello:
     algorithms: tuple[str, ...]
     modes: tuple[str, ...]
     raw: Mapping[str, Any]
+    ops: tuple[str, ...] = ()
+    """Optional ops beyond protocol v1's (``"runs"``: a chunk of runs in one message)."""
 
 
 @dataclass(frozen=True)
@@ -229,7 +231,9 @@ class Program:
         self.send({"op": "hello"})
         message = self.receive()
         self._expect(message, "hello_reply")
-        return Hello(str(message["implementation"]), tuple(message["algorithms"]), tuple(message["modes"]), message)
+        ops = message.get("ops", [])
+        return Hello(str(message["implementation"]), tuple(message["algorithms"]), tuple(message["modes"]), message,
+                     tuple(str(o) for o in ops) if isinstance(ops, list) else ())
 
     def init(self, algorithm: str, params: Mapping[str, Any], noise: str, seed: int) -> str | None:
         """``None`` when the program accepted, else its error message."""
