@@ -88,6 +88,7 @@ __all__ = [
     "derived_seed",
     "scoped",
     "site",
+    "unscoped",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -286,6 +287,11 @@ class BaseNoiseSource(ABC):
     before any randomness is consumed.
     """
 
+    order_free: bool = False
+    """True when the value of a draw does not depend on the order in which draws are requested (fresh
+    independent draws, or draws keyed by site): then algorithms may batch draws out of their printed order
+    (``dpstream.staged``). False for sources whose draws come from one seeded sequence."""
+
     @abstractmethod
     def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
         """Produce one draw with already validated parameters (for additive kinds: the bare sample)."""
@@ -406,10 +412,13 @@ class SecureNoise(BaseNoiseSource):
       different selection law, not used here.)
     * Post-processing (coin, choice, uniform_box): :class:`secrets.SystemRandom`.
 
+    Draws are fresh and independent, so their order is free (:attr:`order_free`): algorithms batch them.
     Built measurements are cached by (kind, parameter, vector), since building one is slow.
     The source pickles and deep-copies without its cache (nothing random is stored; the
     measurements are rebuilt on first use).
     """
+
+    order_free = True
 
     def __init__(self) -> None:
         self._cache: dict[tuple[DrawKind, float, bool], Any] = {}
@@ -615,6 +624,10 @@ class ScopedNoise(BaseNoiseSource):
         self.inner = inner
         self.prefix = prefix
 
+    @property
+    def order_free(self) -> bool:  # type: ignore[override]
+        return bool(getattr(self.inner, "order_free", False))
+
     def _full(self, site: str) -> str:
         return f"{self.prefix}{self.SEPARATOR}{site}"
 
@@ -683,6 +696,14 @@ def dispatch(source: NoiseSource, site_name: str, kind: DrawKind, params: Params
     if kind is DrawKind.UNIFORM_BOX:
         return source.uniform_box(site_name, params["low"], params["high"], params["count"])
     raise AssertionError(kind)  # pragma: no cover
+
+
+def unscoped(noise: NoiseSource, site_name: str) -> tuple[NoiseSource, str]:
+    """The innermost source under the :func:`scoped` views of ``noise`` and the full site of ``site_name`` there."""
+    while isinstance(noise, ScopedNoise):
+        site_name = f"{noise.prefix}{ScopedNoise.SEPARATOR}{site_name}"
+        noise = noise.inner
+    return noise, site_name
 
 
 def scoped(noise: NoiseSource, prefix: str) -> NoiseSource:

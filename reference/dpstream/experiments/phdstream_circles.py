@@ -146,7 +146,7 @@ def run_experiment(args: argparse.Namespace, progress: bool = True) -> list[dict
             truth = TrueStream(P)
             true_points: dict[int, Any] = {}
             for t, batch in enumerate(batches, start=1):
-                truth.commit(truth.prepare(batch))
+                truth.stage(batch).commit()
                 if t in when:
                     true_points[t] = truth.points()
             for a_index, name in enumerate(args.algorithms):

@@ -46,13 +46,14 @@ import numpy as np
 import numpy.typing as npt
 
 from dpstream.claims import Neighbour, PrivacyClaim
-from dpstream.counters.base import Counter, PreparedStep
+from dpstream.counters.base import Counter
 from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter, SparseFactory
 from dpstream.errors import DPStreamInputError, require_positive_finite
 from dpstream.hypercube.consistency import ConsistencyRule, consistency
 from dpstream.hypercube.partition import BinaryPartition, Region, depth_as_printed, depth_at
 from dpstream.hypercube.schedule import PrivacySchedule, ScheduleKind
 from dpstream.noise import NoiseSource, default_noise, scoped, site
+from dpstream.staged import Staged
 
 __all__ = ["HypercubeRelease", "OnlineSyntheticData", "RegionCounterFactory"]
 
@@ -170,10 +171,10 @@ class OnlineSyntheticData:
             counters.append(self._new_counters(j, t))  # [004-alg1 u4] initiate A_theta (004-alg3)
         # [004-alg1 u6] perturbation: every A_theta, 1 <= |theta| <= r, reads 1_{x_t in Omega_theta}
         leaf = int(self.partition.cell_indices(point, r)[0])
-        prepared: list[list[PreparedStep]] = [[]]
+        prepared: list[list[Staged[float]]] = [[]]
         for j in range(1, r + 1):
             mine = leaf >> (r - j)
-            prepared.append([c.prepare(self._input(j, t, index == mine)) for index, c in enumerate(counters[j])])
+            prepared.append([c.stage(self._input(j, t, index == mine)) for index, c in enumerate(counters[j])])
         noisy = (np.array([t], dtype=np.int64),
                  *(np.array([_as_count(p.release) for p in level], dtype=np.int64) for level in prepared[1:]))
         # [004-alg1 u7] consistency (004-alg4) on {N_theta}_{|theta| <= r}, n'_root = t

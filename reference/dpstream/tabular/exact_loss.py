@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from dpstream.claims import Neighbour, PrivacyClaim
-from dpstream.counters.base import Counter
+from dpstream.counters.base import Counter, CounterStaging
 from dpstream.counters.multidim import MultiDimensionalCounter
 from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import DrawKind, InsecureSeededNoise, InsecureZeroNoise, NoiseSource, site
@@ -127,8 +127,9 @@ class _ForcedCounter(Counter):
     def claim(self) -> PrivacyClaim:
         return PrivacyClaim.pure(self.epsilon, Neighbour.STREAM_ENTRY, "forced")
 
-    def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
+    def _staging(self, x: float, t: int) -> CounterStaging:
         g = self._recorded[t - 1]
+        yield from ()  # draws nothing
 
         def commit() -> None:
             self.inputs.append(x)
