@@ -96,6 +96,9 @@ class ForcedMeasurer(LaplaceMeasurer):
         self.log.append((site_name, float(NoiseLaw.laplace(self.scale).log_pdf(m - float(value)))))
         return m
 
+    def measure_many(self, noise: NoiseSource, sites: Sequence[str], values: Sequence[float]) -> list[float]:
+        return [self.measure(noise, s, v) for s, v in zip(sites, values, strict=True)]
+
 
 @dataclass(frozen=True)
 class RecordingMeasurer(LaplaceMeasurer):
@@ -107,6 +110,11 @@ class RecordingMeasurer(LaplaceMeasurer):
         m = super().measure(noise, site_name, value)
         self.values[site_name] = m
         return m
+
+    def measure_many(self, noise: NoiseSource, sites: Sequence[str], values: Sequence[float]) -> list[float]:
+        ms = super().measure_many(noise, sites, values)
+        self.values.update(zip(sites, ms, strict=True))
+        return ms
 
 
 class _ForcedCounter(Counter):
