@@ -410,7 +410,8 @@ class SecureNoise(BaseNoiseSource):
       index i with probability proportional to exp(eps*u_i/(2*Delta)), exactly the
       papers' law. (Under ``max_divergence`` OpenDP adds exponential noise: a
       different selection law, not used here.)
-    * Post-processing (coin, choice, uniform_box): :class:`secrets.SystemRandom`.
+    * Post-processing (coin, choice, uniform_box): the operating system's CSPRNG (:class:`secrets.SystemRandom`;
+      uniform_box reads all its coordinates' bits in one ``secrets.token_bytes`` call).
 
     Draws are fresh and independent, so their order is free (:attr:`order_free`): algorithms batch them.
     Built measurements are cached by (kind, parameter, vector), since building one is slow.
@@ -506,12 +507,14 @@ class SecureNoise(BaseNoiseSource):
         if kind is DrawKind.CHOICE:
             return tuple(sorted(self._system.sample(range(params["n"]), params["k"])))
         if kind is DrawKind.UNIFORM_BOX:
-            low, high = params["low"], params["high"]
-            return np.array(
-                [[lo + (hi - lo) * self._system.random() for lo, hi in zip(low, high, strict=True)]
-                 for _ in range(params["count"])],
-                dtype=np.float64,
-            ).reshape(params["count"], len(low))
+            low = np.asarray(params["low"], dtype=np.float64)
+            high = np.asarray(params["high"], dtype=np.float64)
+            count = params["count"]
+            # random.SystemRandom().random() for every coordinate, in bulk: 53 of 64 bits of the OS CSPRNG
+            # scaled to [0, 1) (the same grid of 2^53 values as SystemRandom.random), one read for all of them
+            words = np.frombuffer(secrets.token_bytes(8 * count * low.size), dtype=np.uint64)
+            u = (words >> np.uint64(11)).astype(np.float64) * (1.0 / 2.0**53)
+            return np.asarray(low + (high - low) * u.reshape(count, low.size), dtype=np.float64)
         raise AssertionError(kind)  # pragma: no cover
 
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeAlias, TypeVar
+from typing import Any, Generic, NamedTuple, TypeAlias, TypeVar
 
 from dpstream.noise import DrawKind, NoiseSource, unscoped
 
@@ -52,6 +52,7 @@ __all__ = [
 ]
 
 R = TypeVar("R")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -77,10 +78,9 @@ def staged_now(release: R) -> Staged[R]:
     return Staged(release, _nothing)
 
 
-@dataclass(frozen=True)
-class DrawRequest:
+class DrawRequest(NamedTuple):
     """One additive draw a staging generator needs: ``value`` + noise of ``kind`` with ``parameter``
-    (scale, or sigma2 for the discrete Gaussian) at ``site`` of ``noise``."""
+    (scale, or sigma2 for the discrete Gaussian) at ``site`` of ``noise`` (a named tuple: made once per draw)."""
 
     noise: NoiseSource
     site: str
@@ -121,14 +121,15 @@ def order_free(noise: NoiseSource) -> bool:
     return bool(getattr(noise, "order_free", False))
 
 
-def run(staging: Staging[R]) -> Staged[R]:
-    """Fulfil every request of ``staging`` at once, in its order (line by line); return its staged step."""
+def run(staging: Generator[DrawRequest, Any, T]) -> T:
+    """Fulfil every request of ``staging`` at once, in its order (line by line); return what it returns
+    (for a :data:`Staging`: its staged step)."""
     try:
         request = next(staging)
         while True:
             request = staging.send(request.fulfil())
     except StopIteration as stop:
-        result: Staged[R] = stop.value
+        result: T = stop.value
         return result
 
 

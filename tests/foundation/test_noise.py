@@ -139,3 +139,7 @@ def test_sampler_laws(source_name: str) -> None:
     expected = weights / weights.sum() * n
     observed = np.bincount(em, minlength=3)
     assert stats.chisquare(observed, expected).pvalue > ALPHA
+    box = src.uniform_box("u", [0.0, -1.0], [1.0, 3.0], n)  # uniform_box: every coordinate uniform on its side
+    assert stats.kstest(box[:, 0], stats.uniform(0.0, 1.0).cdf).pvalue > ALPHA
+    assert stats.kstest(box[:, 1], stats.uniform(-1.0, 4.0).cdf).pvalue > ALPHA
+    assert stats.pearsonr(box[:, 0], box[:, 1]).pvalue > ALPHA  # no dependence between the coordinates

@@ -1,0 +1,74 @@
+"""Secure mode against the cost of its draws: ``python -m benchmarks.secure_cost [--families ...]``.
+
+For one run of each family's workload it measures
+
+* (a) the wall time in secure mode (:class:`~dpstream.noise.SecureNoise`, every OpenDP call logged: kind,
+  parameter, vector length),
+* (b) the wall time of the same OpenDP calls alone, replayed on zeros (the same measurements and lengths),
+* (c) the wall time of the same run with the seeded source,
+
+and prints (a)/(b) -- secure time over the time of its draws -- and ((a) - (c))/(b) -- the overhead of secure
+over seeded against the cost of the draws, which is what batching controls (once draws are batched, (b) is
+small and the algorithm's own Python work, present in (c) too, dominates (a)). The tool uses only constructors
+and ``step``, so it also measures an older checkout: ``PYTHONPATH=<old>/reference python -m benchmarks.secure_cost``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable, Sequence
+
+from benchmarks import workloads
+from benchmarks.common import Config, LoggedSecureNoise
+from dpstream.noise import InsecureSeededNoise, NoiseSource
+
+FAMILIES: dict[str, Callable[[], Config]] = {
+    "counters (binary tree)": lambda: workloads.binary_tree(4096),
+    "counters (multi-dimensional)": lambda: workloads.multidim(200),
+    "phdstream": lambda: workloads.phdstream(20, 500, steps=40),
+    "longitudinal": lambda: workloads.cumulative(2000),
+    "hypercube": lambda: workloads.hypercube(2, 1000),
+    "tabular (StreamingMWEM)": lambda: workloads.streaming_mwem(6),
+    "tabular (003-alg3)": lambda: workloads.main_algorithm(5),
+}
+
+
+def _run(config: Config, noise: NoiseSource) -> float:
+    alg = config.factory(noise)
+    start = time.perf_counter()
+    for x in config.inputs:
+        alg.step(x)
+    return time.perf_counter() - start
+
+
+def measure(config: Config, seed: int = 0) -> dict[str, float]:
+    """(a), (b), (c) and the number of OpenDP calls and drawn values of one run."""
+    seeded = _run(config, InsecureSeededNoise(seed))
+    secure_noise = LoggedSecureNoise()
+    secure = _run(config, secure_noise)
+    alone = secure_noise.opendp_alone()
+    return {"secure": secure, "alone": alone, "seeded": seeded, "calls": float(len(secure_noise.calls)),
+            "values": float(secure_noise.elements()), "steps": float(len(config.inputs))}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--families", nargs="+", default=list(FAMILIES), choices=list(FAMILIES))
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    print("| family | workload | steps | OpenDP calls | values drawn | (c) seeded s | (a) secure s | "
+          "(b) OpenDP alone s | (a)/(b) | ((a)-(c))/(b) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name in args.families:
+        config = FAMILIES[name]()
+        m = measure(config, args.seed)
+        ratio = m["secure"] / m["alone"] if m["alone"] > 0 else float("inf")
+        over = (m["secure"] - m["seeded"]) / m["alone"] if m["alone"] > 0 else float("inf")
+        print(f"| {name} | {config.label} | {m['steps']:.0f} | {m['calls']:.0f} | {m['values']:.0f} | "
+              f"{m['seeded']:.2f} | {m['secure']:.2f} | {m['alone']:.3f} | {ratio:.2f} | {over:.2f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
