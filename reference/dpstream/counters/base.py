@@ -115,9 +115,7 @@ class Counter(ABC):
 
     def _staged(self, inner: CounterStaging, t: int) -> Staging[float]:
         g, commit = yield from inner
-        return self._staged_step(g, commit, t)
 
-    def _staged_step(self, g: float, commit: Callable[[], None], t: int) -> Staged[float]:
         def apply() -> None:
             if self.t != t - 1:
                 raise RuntimeError(f"stale staged step for t={t} (counter is at t={self.t})")
@@ -130,12 +128,7 @@ class Counter(ABC):
     def stage(self, x: float) -> Staged[float]:
         """Validate f(t) = x and draw its noise without changing state; ``.commit()`` applies the step
         (for counters without :attr:`supports_staging`: stepped at once, commit is a no-op)."""
-        value = self.validate_input(x)
-        if not self.supports_staging:
-            return staged_now(self.step(value))
-        t = self.t + 1
-        g, commit = run(self._staging(value, t))  # line by line: each request drawn at once
-        return self._staged_step(g, commit, t)
+        return run(self.staging(x))  # line by line: each request drawn at once
 
     @abstractmethod
     def state_size(self) -> int:
