@@ -94,9 +94,16 @@ class Counter(ABC):
         raise NotImplementedError(f"{type(self).__name__} does not implement staged steps")
         yield  # pragma: no cover - makes this a generator
 
+    _has_staging: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._has_staging = cls._staging is not Counter._staging
+
     @property
     def supports_staging(self) -> bool:
-        return type(self)._staging is not Counter._staging
+        """Whether the counter writes its step as a staging generator (then its steps are atomic and batchable)."""
+        return self._has_staging
 
     def staging(self, x: float) -> Staging[float]:
         """Validate f(t) = x now; the generator yields the step's draws and returns its :class:`Staged` step.
@@ -105,9 +112,10 @@ class Counter(ABC):
         the staged step's commit is then a no-op).
         """
         value = self.validate_input(x)
-        if not self.supports_staging:
+        if not self._has_staging:
             return self._stepped(value)
-        return self._staged(self._staging(value, self.t + 1), self.t + 1)
+        t = self.t + 1
+        return self._staged(self._staging(value, t), t)
 
     def _stepped(self, value: float) -> Staging[float]:
         return staged_now(self.step(value))
