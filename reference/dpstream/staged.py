@@ -55,7 +55,7 @@ R = TypeVar("R")
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Staged(Generic[R]):
     """A drawn but uncommitted step: ``release`` is what the step releases; :meth:`commit` applies it."""
 

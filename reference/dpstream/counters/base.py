@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator, Iterable
+from functools import partial
 from typing import Any, ClassVar, TypeAlias
 
 from dpstream.claims import PrivacyClaim
@@ -123,15 +124,15 @@ class Counter(ABC):
 
     def _staged(self, inner: CounterStaging, t: int) -> Staging[float]:
         g, commit = yield from inner
+        return Staged(g, partial(self._apply, commit, g, t))  # (a partial, not a closure: fewer objects per step)
 
-        def apply() -> None:
-            if self.t != t - 1:
-                raise RuntimeError(f"stale staged step for t={t} (counter is at t={self.t})")
-            commit()
-            self.t = t
-            self.releases.append(g)
-
-        return Staged(g, apply)
+    def _apply(self, commit: Callable[[], None], g: float, t: int) -> None:
+        """Commit a staged step made at time t."""
+        if self.t != t - 1:
+            raise RuntimeError(f"stale staged step for t={t} (counter is at t={self.t})")
+        commit()
+        self.t = t
+        self.releases.append(g)
 
     def stage(self, x: float) -> Staged[float]:
         """Validate f(t) = x and draw its noise without changing state; ``.commit()`` applies the step
