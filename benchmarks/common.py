@@ -165,9 +165,13 @@ def plot_family(rows: Sequence[StepRow], base_label: str, title: str, path: Path
         if pts:
             axes[0].plot(*zip(*pts, strict=True), style, label=mode, linewidth=0.8)
         series: dict[tuple[str, str], list[tuple[float, float]]] = {}
-        for label, name, size, m, _, _, mean in summary(rows):
-            if m == mode:
-                series.setdefault((label.split()[0], name), []).append((size, mean))
+        points_of = [(label, name, size, mean) for label, name, size, m, _, _, mean in summary(rows) if m == mode]
+        for label, name, size, mean in points_of:
+            twin = any(o != label and o.split()[0] == label.split()[0] and (n, z) == (name, size)
+                       for o, n, z, _ in points_of)
+            if label == base_label and twin:
+                continue  # the sweep measures this size over its own steps
+            series.setdefault((label.split()[0], name), []).append((size, mean))
         for (head, name), points in sorted(series.items()):
             if len(points) > 1:
                 axes[1].plot(*zip(*sorted(points), strict=True), style + "o", label=f"{head} ({name}), {mode}")

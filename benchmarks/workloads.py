@@ -63,8 +63,10 @@ def phdstream(D: int = 20, batch: int = 500, steps: int | None = None, eps: floa
     """001-alg6/7 with Simple counters on the circles stream (the issue's setting: eps = 2, batch 500, D = 20);
     ``vary`` names the size parameter of the configuration ("D" or "batch")."""
     P = HypercubePartition(2, D)
-    return Config("phdstream", f"PHDStream Alg 6/7 Simple D={D} batch={batch}", vary, D if vary == "D" else batch,
-                  lambda n: EfficientPHDStream(P, eps, 0.0, n), circles_batches(batch, steps))
+    first = "" if steps is None else f" (first {steps} steps)"
+    return Config("phdstream", f"PHDStream Alg 6/7 Simple D={D} batch={batch}{first}", vary,
+                  D if vary == "D" else batch, lambda n: EfficientPHDStream(P, eps, 0.0, n),
+                  circles_batches(batch, steps))
 
 
 def cumulative(n: int, T: int = 32) -> Config:
