@@ -203,6 +203,7 @@ def run_family(family: str, base: Config, sweep: Sequence[Config], title: str, a
     parser.add_argument("--modes", nargs="+", default=["seeded", "secure"], choices=["seeded", "secure"])
     parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc pass")
     args = parser.parse_args(argv)
+    SecureNoise().add_laplace("warm-up", 0.0, 1.0)  # import OpenDP once, before any timed step
     rows: list[StepRow] = []
     for config in [base, *sweep]:
         rows.extend(run_config(config, args.modes, memory=not args.no_memory and config is base))

@@ -410,8 +410,8 @@ class SecureNoise(BaseNoiseSource):
       index i with probability proportional to exp(eps*u_i/(2*Delta)), exactly the
       papers' law. (Under ``max_divergence`` OpenDP adds exponential noise: a
       different selection law, not used here.)
-    * Post-processing (coin, choice, uniform_box): the operating system's CSPRNG (:class:`secrets.SystemRandom`;
-      uniform_box reads all its coordinates' bits in one ``secrets.token_bytes`` call).
+    * Post-processing (coin, choice, uniform_box): the operating system's CSPRNG (:class:`secrets.SystemRandom`
+      for coins; uniform_box and choice read all their bits in one ``secrets.token_bytes`` call).
 
     Draws are fresh and independent, so their order is free (:attr:`order_free`): algorithms batch them.
     Built measurements are cached by (kind, parameter, vector), since building one is slow.
@@ -496,6 +496,34 @@ class SecureNoise(BaseNoiseSource):
             raise AssertionError("vector measurement changed the length")
         return releases, [r - v for r, v in zip(releases, values, strict=True)]
 
+    @staticmethod
+    def _below(bounds: npt.NDArray[np.int64]) -> list[int]:
+        """One uniform integer in [0, m) for every m >= 1 of ``bounds``, from the OS CSPRNG read in bulk; unbiased:
+        a 64-bit word w is used as w mod m only when w >= 2^64 mod m (then every residue has the same number of
+        preimages), otherwise it is drawn again (probability < m / 2^64)."""
+        m = bounds.astype(np.uint64)
+        out = np.zeros(m.size, dtype=np.uint64)
+        todo = np.arange(m.size)
+        while todo.size:
+            words = np.frombuffer(secrets.token_bytes(8 * todo.size), dtype=np.uint64)
+            mm = m[todo]
+            ok = words >= (np.uint64(0) - mm) % mm  # (2^64 - m) mod m = 2^64 mod m
+            out[todo[ok]] = words[ok] % mm[ok]
+            todo = todo[~ok]
+        return [int(v) for v in out]
+
+    def _choice(self, n: int, k: int) -> tuple[int, ...]:
+        """A uniform k-subset of range(n), sorted: the first k positions of a Fisher-Yates shuffle (position i swaps
+        with i + r_i, r_i uniform in [0, n - i)), kept sparse so that the work is O(k) for any n."""
+        offsets = self._below(np.arange(n, n - k, -1, dtype=np.int64))
+        moved: dict[int, int] = {}
+        chosen = []
+        for i, r in enumerate(offsets):
+            j = i + r
+            chosen.append(moved.get(j, j))
+            moved[j] = moved.get(i, i)
+        return tuple(sorted(chosen))
+
     def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
         if kind in ADDITIVE_KINDS:
             raise TypeError(f"SecureNoise draws {kind.value} only value-in (_add): no bare noise sample exists")
@@ -505,7 +533,7 @@ class SecureNoise(BaseNoiseSource):
         if kind is DrawKind.COIN:
             return bool(self._system.getrandbits(1))
         if kind is DrawKind.CHOICE:
-            return tuple(sorted(self._system.sample(range(params["n"]), params["k"])))
+            return self._choice(params["n"], params["k"])
         if kind is DrawKind.UNIFORM_BOX:
             low = np.asarray(params["low"], dtype=np.float64)
             high = np.asarray(params["high"], dtype=np.float64)
