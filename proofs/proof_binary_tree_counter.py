@@ -53,9 +53,9 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from dpstream.audit.counters.loss import stream_entry_epsilon
 from dpstream.convention import with_noise
 from dpstream.counters.binary_tree import BinaryTreeCounter
-from dpstream.counters.loss import stream_entry_epsilon
 from dpstream.noise import DrawKind
 from dpstream.testing import record_run
 from dpstream.testing.linear import measured_linear_model

@@ -46,9 +46,9 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from dpstream.audit.counters.loss import stream_entry_epsilon
 from dpstream.convention import with_noise
 from dpstream.counters.block import BlockCounter
-from dpstream.counters.loss import stream_entry_epsilon
 from dpstream.testing.linear import measured_linear_model
 
 

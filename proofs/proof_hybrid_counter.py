@@ -42,8 +42,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from dpstream.audit.counters.loss import stream_entry_epsilon
 from dpstream.counters.hybrid import HybridCounter
-from dpstream.counters.loss import stream_entry_epsilon
 from dpstream.testing.linear import measured_linear_model
 
 

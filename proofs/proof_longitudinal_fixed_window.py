@@ -24,7 +24,7 @@ With the printed sigma^2 = R/(2 rho): rho_AR = rho but rho_SUB = 2 rho. The pape
 sigma^2 = R/rho (rho_SUB = rho); ``as_printed=True`` keeps the printed variance and claims rho under
 add/remove (erratum E-longitudinal-1). Exact values on concrete neighbours, also for the released
 synthetic data (which discards part of the histograms and leaks less, between the two):
-``dpstream.longitudinal.privacy`` and tests/longitudinal/test_privacy.py.
+``dpstream.audit.longitudinal.loss`` and tests/longitudinal/test_privacy.py.
 
 Code (reference/dpstream/longitudinal/fixed_window.py, ``FixedWindowSynthesizer``)
 --------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ it is post-processing (003-sec6.3 is right, the hypothesis of Theorem 6.1 is unn
 Proof. The randomness-bearing outputs are the selections η_{t,l} and the counter releases. Every
 other quantity (m, r, h_{t,l}, g_t) is a deterministic function of them and of public inputs:
 L16-L21 and A_Dataset only read counter outputs and earlier releases (checked numerically for
-every transcript by :func:`dpstream.tabular.exact_loss.transcript_losses`: the releases under f and
+every transcript by :func:`dpstream.audit.tabular.loss.transcript_losses`: the releases under f and
 f' coincide once the transcript is fixed). So the density of a transcript factorises over the
 k meta-steps (t, l) of 001-alg4 (dpstream.tabular.selective): P[η_{t,l} | past] x density of the
 counter statistic drawn at (t, l).
@@ -55,7 +55,7 @@ Budgets of the other algorithms (sequential composition of the same kind)
 Checks below: the budgets in sympy; then the budgets read from runs of the code (every exponential-mechanism
 draw's recorded ε' and Δ, every Laplace draw's scale, grouped by time step) for MainAlgorithm,
 StreamingMWEM (both laws) and offline MWEM (default and printed), compared with the claims; and the
-zero loss away from τ on exact transcript densities (:func:`dpstream.tabular.exact_loss.transcript_losses`).
+zero loss away from τ on exact transcript densities (:func:`dpstream.audit.tabular.loss.transcript_losses`).
 """
 
 from __future__ import annotations
@@ -67,12 +67,12 @@ from collections.abc import Iterable
 import numpy as np
 import sympy as sp
 
+from dpstream.audit.counters.models import simple_counter_model
+from dpstream.audit.tabular.loss import transcript_losses
 from dpstream.claims import Measure
-from dpstream.counters.simple import simple_counter_model
 from dpstream.noise import DrawKind, InsecureSeededNoise, NoiseSource
 from dpstream.tabular.datasets import ExplicitDataset
 from dpstream.tabular.domain import Domain
-from dpstream.tabular.exact_loss import transcript_losses
 from dpstream.tabular.fitting import MultiplicativeWeights
 from dpstream.tabular.main_algorithm import MainAlgorithm
 from dpstream.tabular.offline import offline_claim, select_measure_fit

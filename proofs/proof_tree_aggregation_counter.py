@@ -53,8 +53,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from dpstream.audit.counters.loss import stream_entry_rho
 from dpstream.convention import with_noise
-from dpstream.counters.loss import stream_entry_rho
 from dpstream.counters.tree_aggregation import TreeAggregationCounter
 from dpstream.errors import DPStreamInputError
 from dpstream.noise import DrawKind, InsecureZeroNoise

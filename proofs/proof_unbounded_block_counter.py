@@ -45,7 +45,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from dpstream.counters.loss import stream_entry_epsilon
+from dpstream.audit.counters.loss import stream_entry_epsilon
 from dpstream.counters.unbounded_block import UnboundedBlockCounter
 from dpstream.testing.linear import measured_linear_model
 

@@ -22,8 +22,19 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dpstream.audit.bounds import subgaussian_bound, tree_aggregation_printed_bound
+from dpstream.audit.counters.loss import stream_entry_epsilon, stream_entry_rho
+from dpstream.audit.counters.mechanisms import exponential_mechanism_law
+from dpstream.audit.counters.models import (
+    binary_tree_counter_model,
+    block_counter_model,
+    hybrid_counter_model,
+    multidimensional_model,
+    simple_counter_model,
+    tree_aggregation_model,
+    unbounded_block_model,
+)
 from dpstream.audit.exact import finite_sup_loss
-from dpstream.audit.models import exponential_mechanism_law
+from dpstream.audit.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.audit.neighbours import counter_positions, is_neighbour, stream_entry_pairs
 from dpstream.audit.stats import clopper_pearson_lower, clopper_pearson_upper, eps_lower_bound
 from dpstream.counters import (
@@ -35,17 +46,8 @@ from dpstream.counters import (
     SimpleCounter,
     TreeAggregationCounter,
     UnboundedBlockCounter,
-    binary_tree_counter_model,
-    block_counter_model,
-    hybrid_counter_model,
-    multidimensional_model,
-    simple_counter_model,
-    tree_aggregation_model,
-    unbounded_block_model,
 )
-from dpstream.counters.loss import stream_entry_epsilon, stream_entry_rho
 from dpstream.errors import DPStreamInputError, HorizonExceededError
-from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.mechanisms import DiscreteGaussianMechanism, ExponentialMechanism, LaplaceMechanism
 from dpstream.noise import (
     ADDITIVE_KINDS,

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from dpstream.audit.hypercube.loss import SparseLaw, boolean_pairs, record_wiring, sparse_view_loss
 from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter, level_start
 from dpstream.hypercube.consistency import ConsistencyRule, consistency
 from dpstream.hypercube.efficient import EfficientOnlineSyntheticData, SparseForm, geometric_region_counter
 from dpstream.hypercube.online import OnlineSyntheticData
 from dpstream.hypercube.partition import BinaryPartition, Region, depth_as_printed, depth_at
-from dpstream.hypercube.privacy_loss import SparseLaw, boolean_pairs, record_wiring, sparse_view_loss
 from dpstream.hypercube.schedule import PrivacySchedule
 from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise, NoiseSource
 from dpstream.tape import TapeRecorder

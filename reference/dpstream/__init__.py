@@ -17,7 +17,9 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from dpstream.audit.linear_model import LinearReleaseModel
     from dpstream.claims import Measure, Neighbour, PrivacyClaim
+    from dpstream.convention import Streaming
     from dpstream.errors import (
         DataRowError,
         DPStreamDeprecationWarning,
@@ -25,11 +27,9 @@ if TYPE_CHECKING:
         HorizonExceededError,
         StateError,
     )
-    from dpstream.linear_model import LinearReleaseModel
     from dpstream.mechanisms import DiscreteGaussianMechanism, ExponentialMechanism, LaplaceMechanism
     from dpstream.noise import NoiseSource, SecureNoise, default_noise, scoped, site
     from dpstream.tape import Tape, TapeRecorder
-    from dpstream.testing import Streaming
 
 _EXPORTS: dict[str, str] = {
     "DPStreamDeprecationWarning": "dpstream.errors",
@@ -39,14 +39,14 @@ _EXPORTS: dict[str, str] = {
     "ExponentialMechanism": "dpstream.mechanisms",
     "HorizonExceededError": "dpstream.errors",
     "LaplaceMechanism": "dpstream.mechanisms",
-    "LinearReleaseModel": "dpstream.linear_model",
+    "LinearReleaseModel": "dpstream.audit.linear_model",
     "Measure": "dpstream.claims",
     "Neighbour": "dpstream.claims",
     "NoiseSource": "dpstream.noise",
     "PrivacyClaim": "dpstream.claims",
     "SecureNoise": "dpstream.noise",
     "StateError": "dpstream.errors",
-    "Streaming": "dpstream.testing",
+    "Streaming": "dpstream.convention",
     "Tape": "dpstream.tape",
     "TapeRecorder": "dpstream.tape",
     "default_noise": "dpstream.noise",

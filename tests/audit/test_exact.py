@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from scipy import integrate
 
+from dpstream.audit.counters.mechanisms import exponential_mechanism_law
+from dpstream.audit.counters.models import binary_tree_counter_model, tree_aggregation_model
 from dpstream.audit.exact import (
     exact_loss_finite,
     exact_loss_linear,
@@ -19,11 +21,9 @@ from dpstream.audit.exact import (
     renyi_shift,
     sup_loss_shift,
 )
-from dpstream.audit.models import exponential_mechanism_law
+from dpstream.audit.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.audit.neighbours import NeighbourPair, counter_positions, stream_entry_pairs
 from dpstream.claims import Neighbour, PrivacyClaim
-from dpstream.counters import binary_tree_counter_model, tree_aggregation_model
-from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 
 PURE = PrivacyClaim.pure(1.0, Neighbour.STREAM_ENTRY, "test")
 

@@ -7,9 +7,10 @@ import math
 import numpy as np
 import pytest
 
+from dpstream.audit.counters.loss import stream_entry_epsilon
+from dpstream.audit.counters.models import block_counter_model
 from dpstream.claims import Measure, Neighbour
-from dpstream.counters import BlockCounter, block_counter_model
-from dpstream.counters.loss import stream_entry_epsilon
+from dpstream.counters import BlockCounter
 from dpstream.errors import DPStreamInputError, HorizonExceededError
 from dpstream.noise import InsecureSeededNoise
 from dpstream.tape import TapeMismatchError, TapeRecorder, TapeReplay

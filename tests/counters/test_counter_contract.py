@@ -9,6 +9,9 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from dpstream.audit.counters.loss import stream_entry_epsilon
+from dpstream.audit.counters.models import binary_tree_counter_model, block_counter_model
+from dpstream.audit.linear_model import LinearReleaseModel
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.counters import (
     BinaryTreeCounter,
@@ -20,13 +23,9 @@ from dpstream.counters import (
     SparseCounter,
     TreeAggregationCounter,
     UnboundedBlockCounter,
-    binary_tree_counter_model,
-    block_counter_model,
 )
 from dpstream.counters.base import CounterStaging
-from dpstream.counters.loss import stream_entry_epsilon
 from dpstream.errors import DPStreamInputError
-from dpstream.linear_model import LinearReleaseModel
 from dpstream.noise import InsecureSeededNoise, NoiseSource
 from dpstream.tape import TapeMismatchError, TapeRecorder
 from dpstream.testing import record_run, replay_run
@@ -117,7 +116,7 @@ def test_error_law_check_catches_a_broken_binary_tree() -> None:
 
 
 def _loss_with_scale(model: LinearReleaseModel, factor: float) -> float:
-    from dpstream.linear_model import NoiseLaw
+    from dpstream.audit.linear_model import NoiseLaw
 
     laws = tuple(NoiseLaw(law.kind, law.parameter * factor) for law in model.laws)
     return stream_entry_epsilon(LinearReleaseModel(model.sites, laws, model.statistics, model.combination))

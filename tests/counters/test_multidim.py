@@ -8,6 +8,14 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from dpstream.audit.counters.loss import stream_entry_epsilon
+from dpstream.audit.counters.models import (
+    binary_tree_counter_model,
+    block_counter_model,
+    multidimensional_model,
+    simple_counter_model,
+)
+from dpstream.audit.linear_model import LinearReleaseModel
 from dpstream.claims import Measure
 from dpstream.counters import (
     BinaryTreeCounter,
@@ -16,14 +24,8 @@ from dpstream.counters import (
     MultiDimensionalCounter,
     SimpleCounter,
     TreeAggregationCounter,
-    binary_tree_counter_model,
-    block_counter_model,
-    multidimensional_model,
-    simple_counter_model,
 )
-from dpstream.counters.loss import stream_entry_epsilon
 from dpstream.errors import DPStreamInputError
-from dpstream.linear_model import LinearReleaseModel
 from dpstream.noise import InsecureSeededNoise, NoiseSource, scoped
 from dpstream.tape import TapeRecorder, TapeReplay, TapeSiteMissingError
 from dpstream.testing import record_run, replay_vector

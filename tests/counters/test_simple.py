@@ -7,8 +7,9 @@ import math
 import numpy as np
 import pytest
 
+from dpstream.audit.counters.models import simple_counter_model
 from dpstream.claims import Measure, Neighbour
-from dpstream.counters import SimpleCounter, simple_counter_model
+from dpstream.counters import SimpleCounter
 from dpstream.errors import DPStreamInputError, HorizonExceededError
 from dpstream.noise import InsecureSeededNoise
 from dpstream.tape import TapeMismatchError, TapeRecorder, TapeReplay

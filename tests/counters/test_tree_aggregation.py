@@ -8,9 +8,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from dpstream.audit.counters.loss import stream_entry_rho
+from dpstream.audit.counters.models import tree_aggregation_model
 from dpstream.claims import Measure, Neighbour
-from dpstream.counters import TreeAggregationCounter, tree_aggregation_model
-from dpstream.counters.loss import stream_entry_rho
+from dpstream.counters import TreeAggregationCounter
 from dpstream.errors import DPStreamInputError, HorizonExceededError
 from dpstream.noise import InsecureSeededNoise
 from dpstream.tape import TapeRecorder

@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
+from dpstream.audit.counters.loss import stream_entry_epsilon
+from dpstream.audit.counters.models import unbounded_block_model, unbounded_block_schedule
 from dpstream.claims import Measure, Neighbour
-from dpstream.counters import UnboundedBlockCounter, unbounded_block_model
-from dpstream.counters.loss import stream_entry_epsilon
-from dpstream.counters.unbounded_block import unbounded_block_schedule
+from dpstream.counters import UnboundedBlockCounter
 from dpstream.errors import DPStreamInputError
 from dpstream.noise import InsecureSeededNoise
 from dpstream.tape import TapeMismatchError, TapeRecorder, TapeReplay

@@ -27,6 +27,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpstream.audit.counters.models import (
+    binary_tree_counter_model,
+    block_counter_model,
+    hybrid_counter_model,
+    simple_counter_model,
+    tree_aggregation_model,
+    unbounded_block_model,
+)
+from dpstream.audit.linear_model import LinearReleaseModel
 from dpstream.counters import (
     BinaryTreeCounter,
     BlockCounter,
@@ -35,15 +44,8 @@ from dpstream.counters import (
     SimpleCounter,
     TreeAggregationCounter,
     UnboundedBlockCounter,
-    binary_tree_counter_model,
-    block_counter_model,
-    hybrid_counter_model,
-    simple_counter_model,
-    tree_aggregation_model,
-    unbounded_block_model,
 )
 from dpstream.counters.base import CounterStaging
-from dpstream.linear_model import LinearReleaseModel
 from dpstream.mechanisms import DiscreteGaussianMechanism, LaplaceMechanism
 from dpstream.noise import (
     BaseNoiseSource,

@@ -26,9 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from dpstream.audit.neighbours import point_replace_pairs
-from dpstream.audit.protocol import MechanismFactory
-from dpstream.audit.suites.hypercube import (
+from dpstream.audit.hypercube.cases import (
     SAMPLED_SHARE,
     _flip_pair,
     _tiny_streams,
@@ -38,6 +36,8 @@ from dpstream.audit.suites.hypercube import (
     sparse_black_box_check,
     sparse_calibration_check,
 )
+from dpstream.audit.neighbours import point_replace_pairs
+from dpstream.audit.protocol import MechanismFactory
 from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter
 from dpstream.hypercube.online import OnlineSyntheticData
 from dpstream.hypercube.schedule import PrivacySchedule

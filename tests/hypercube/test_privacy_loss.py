@@ -1,4 +1,4 @@
-"""Exact privacy loss of 004-alg2 / alg3 / alg1 (dpstream.hypercube.privacy_loss).
+"""Exact privacy loss of 004-alg2 / alg3 / alg1 (dpstream.audit.hypercube.loss).
 
 The law of the segment ends must be a probability law (it sums to 1 over all partitions), the
 losses must respect the bounds of the proofs (partition <= eps/2, total <= eps, per level eps_r,
@@ -14,8 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from dpstream.hypercube.online import OnlineSyntheticData
-from dpstream.hypercube.privacy_loss import (
+from dpstream.audit.hypercube.loss import (
     SparseLaw,
     boolean_pairs,
     dlap_cdf,
@@ -27,6 +26,7 @@ from dpstream.hypercube.privacy_loss import (
     segments_of,
     sparse_view_loss,
 )
+from dpstream.hypercube.online import OnlineSyntheticData
 from dpstream.hypercube.schedule import PrivacySchedule
 from dpstream.noise import InsecureZeroNoise
 

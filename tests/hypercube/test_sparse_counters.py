@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pytest
 
+from dpstream.audit.counters.models import binary_tree_counter_model
 from dpstream.claims import Measure, Neighbour
-from dpstream.counters.binary_tree import binary_tree_counter_model
 from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter, level_start
 from dpstream.errors import DPStreamInputError, HorizonExceededError
 from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise, NoiseSource, data_rng

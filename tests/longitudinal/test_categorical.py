@@ -8,12 +8,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from dpstream.audit.longitudinal.checks import theorem_3_2_accuracy
 from dpstream.audit.protocol import derive_seed, sample_transcripts
 from dpstream.claims import Neighbour
 from dpstream.errors import DPStreamInputError
 from dpstream.longitudinal.bounds import fixed_window_sigma2, theorem_3_2_lambda
 from dpstream.longitudinal.categorical import CategoricalFixedWindowSynthesizer
-from dpstream.longitudinal.checks import theorem_3_2_accuracy
 from dpstream.longitudinal.data import window_histogram
 from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer
 from dpstream.longitudinal.generators import random_matrix

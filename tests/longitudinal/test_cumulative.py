@@ -8,8 +8,9 @@ import math
 import numpy as np
 import pytest
 
+from dpstream.audit.counters.models import tree_aggregation_model
 from dpstream.claims import Measure, Neighbour, PrivacyClaim
-from dpstream.counters import SimpleCounter, tree_aggregation_model
+from dpstream.counters import SimpleCounter
 from dpstream.counters.base import Counter
 from dpstream.errors import DPStreamInputError, HorizonExceededError
 from dpstream.longitudinal.bounds import levels, rho_b_allocation

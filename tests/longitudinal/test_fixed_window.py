@@ -8,13 +8,14 @@ import math
 import numpy as np
 import pytest
 
+from dpstream.audit.longitudinal.closed_form import targets_from_tape
 from dpstream.claims import Measure, Neighbour
 from dpstream.errors import DPStreamInputError, HorizonExceededError, StateError
 from dpstream.longitudinal.data import window_histogram
 from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer, PaddingExhaustedError
 from dpstream.longitudinal.generators import all_ones, random_matrix
 from dpstream.longitudinal.queries import WindowQuery, debiased_answer, histogram_queries, poverty_queries
-from dpstream.longitudinal.testing import ScriptedNoise, targets_from_tape
+from dpstream.longitudinal.testing import ScriptedNoise
 from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise
 from dpstream.tape import TapeMismatchError, TapeRecorder, TapeReplay
 

@@ -11,12 +11,8 @@ import pytest
 from scipy.special import logsumexp
 
 from dpstream.audit.exact import linear_renyi
-from dpstream.linear_model import NoiseLaw
-from dpstream.longitudinal.bounds import fixed_window_sigma2, rho_b_allocation
-from dpstream.longitudinal.cumulative import CumulativeSynthesizer
-from dpstream.longitudinal.data import window_histogram
-from dpstream.longitudinal.generators import random_matrix
-from dpstream.longitudinal.privacy import (
+from dpstream.audit.linear_model import NoiseLaw
+from dpstream.audit.longitudinal.loss import (
     cumulative_model,
     cumulative_worst_pair,
     fixed_window_histogram_model,
@@ -26,6 +22,10 @@ from dpstream.longitudinal.privacy import (
     worst_pair_bracket,
     z_vector,
 )
+from dpstream.longitudinal.bounds import fixed_window_sigma2, rho_b_allocation
+from dpstream.longitudinal.cumulative import CumulativeSynthesizer
+from dpstream.longitudinal.data import window_histogram
+from dpstream.longitudinal.generators import random_matrix
 from dpstream.noise import InsecureSeededNoise
 from dpstream.tape import TapeRecorder
 

@@ -6,9 +6,7 @@ import math
 
 import pytest
 
-from dpstream.noise import data_rng
-from dpstream.phdstream import HypercubePartition, LambdaRule, is_consistent, privtree_scales, tree_function
-from dpstream.phdstream.exact_loss import (
+from dpstream.audit.phdstream.loss import (
     enumerate_subtrees,
     laplace_log_cdf,
     laplace_log_sf,
@@ -16,6 +14,8 @@ from dpstream.phdstream.exact_loss import (
     privtree_log_probability,
     privtree_sup_loss,
 )
+from dpstream.noise import data_rng
+from dpstream.phdstream import HypercubePartition, LambdaRule, is_consistent, privtree_scales, tree_function
 from dpstream.phdstream.partition import Node, Partition
 
 

@@ -3,7 +3,7 @@
 Three entry points, each returning a :class:`~dpstream.audit.registry.CheckResult` of kind
 ``EXACT_LOSS`` and needing no randomness (no false alarm):
 
-(a) :func:`exact_loss_linear` — a :class:`~dpstream.linear_model.LinearReleaseModel` on
+(a) :func:`exact_loss_linear` — a :class:`~dpstream.audit.linear_model.LinearReleaseModel` on
     concrete neighbouring inputs. With W of full column rank the releases are a bijective
     image of the noisy statistics s = S f + z, so the privacy loss of the transcript equals
     that of s, a sum over independent terms. Pure DP: sup_o |log p(o|f) - log p(o|f')| =
@@ -35,12 +35,12 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import logsumexp
 
+from dpstream.audit.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.audit.neighbours import NeighbourPair
 from dpstream.audit.protocol import Encoder, flatten
 from dpstream.audit.registry import CheckKind, CheckResult
 from dpstream.claims import Measure, PrivacyClaim
 from dpstream.errors import DPStreamInputError, require_int_at_least
-from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import DrawKind
 
 __all__ = [

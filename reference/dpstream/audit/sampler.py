@@ -38,9 +38,9 @@ import numpy as np
 import numpy.typing as npt
 
 from dpstream.audit.protocol import Encoder, MechanismFactory, flatten, run_once
+from dpstream.convention import Streaming
 from dpstream.errors import DPStreamInputError, require_int_at_least
 from dpstream.noise import InsecureSeededNoise, derived_seed
-from dpstream.testing import Streaming
 
 __all__ = [
     "DEFAULT_CHUNK",

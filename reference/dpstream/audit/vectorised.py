@@ -1,7 +1,7 @@
 """Vectorised samplers of our own counters: many runs at once from a noise matrix.
 
 Every counter of :mod:`dpstream.counters` releases r = W (S f + z) (its
-:class:`~dpstream.linear_model.LinearReleaseModel`: noisy statistics S f + z, releases as fixed
+:class:`~dpstream.audit.linear_model.LinearReleaseModel`: noisy statistics S f + z, releases as fixed
 combinations W of them). :class:`LinearModelSampler` draws the noise of ``runs`` runs as one matrix
 Z (``runs x m``, column j from law j, :class:`dpstream.insecure.batch.BulkNoise`) and returns
 (S f + Z) W^T: the releases of ``runs`` independent runs. ``releases(f, Z)`` is the deterministic
@@ -22,6 +22,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from dpstream.audit.counters.models import (
+    binary_tree_counter_model,
+    block_counter_model,
+    hybrid_counter_model,
+    multidimensional_model,
+    simple_counter_model,
+    tree_aggregation_model,
+    unbounded_block_model,
+)
+from dpstream.audit.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.audit.protocol import MechanismFactory, flatten
 from dpstream.counters import (
     BinaryTreeCounter,
@@ -31,17 +41,9 @@ from dpstream.counters import (
     SimpleCounter,
     TreeAggregationCounter,
     UnboundedBlockCounter,
-    binary_tree_counter_model,
-    block_counter_model,
-    hybrid_counter_model,
-    multidimensional_model,
-    simple_counter_model,
-    tree_aggregation_model,
-    unbounded_block_model,
 )
 from dpstream.errors import DPStreamInputError, require_int_at_least
 from dpstream.insecure.batch import BulkNoise
-from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import NoiseSource
 
 __all__ = ["COUNTERS", "CounterEntry", "LinearModelSampler", "counter_sampler", "noise_matrix"]
@@ -58,7 +60,7 @@ def noise_matrix(laws: Sequence[NoiseLaw], runs: int, seed: int) -> FloatArray:
     for j, law in enumerate(laws):
         groups.setdefault(law, []).append(j)
     for law, cols in groups.items():
-        Z[:, cols] = bulk.draw(law, (runs, len(cols)))
+        Z[:, cols] = bulk.draw(law.kind, law.parameter, (runs, len(cols)))
     return Z
 
 

@@ -11,6 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from dpstream.audit.counters.models import (
+    binary_tree_counter_model,
+    block_counter_model,
+    hybrid_counter_model,
+    simple_counter_model,
+    tree_aggregation_model,
+    unbounded_block_model,
+)
 from dpstream.catalog.codecs import NUMBER, NUMBER_VECTOR
 from dpstream.catalog.entry import Entry, RejectSpec, StatisticalSpec, VectorSpec
 from dpstream.catalog.params import ParamSchema, integer, positive, string
@@ -26,12 +34,6 @@ from dpstream.counters import (
     SparseCounter,
     TreeAggregationCounter,
     UnboundedBlockCounter,
-    binary_tree_counter_model,
-    block_counter_model,
-    hybrid_counter_model,
-    simple_counter_model,
-    tree_aggregation_model,
-    unbounded_block_model,
 )
 from dpstream.noise import NoiseSource, data_rng, derived_seed
 

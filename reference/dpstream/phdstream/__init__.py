@@ -14,7 +14,7 @@ Modules, by the paper's concepts:
 * :mod:`~dpstream.phdstream.initialization` -- initialization time t0 (section 5.2);
 * :mod:`~dpstream.phdstream.metric` -- range queries and the relative error (section 5.4);
 * :mod:`~dpstream.phdstream.data` -- concentric-circles generator and CSV loaders (section 5.1, App. G);
-* :mod:`~dpstream.phdstream.exact_loss` -- exact transcript probabilities and privacy losses (audits, proofs).
+* :mod:`~dpstream.audit.phdstream.loss` -- exact transcript probabilities and privacy losses (audits, proofs).
 
 Documentation: docs/phdstream.md; errata: docs/errata/phdstream.md.
 """

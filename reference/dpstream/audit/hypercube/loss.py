@@ -19,8 +19,8 @@ lambda' <= floor(T_0) + lambda - N). An open segment has the product of F's only
 segment containing the changed time tau depends on X_tau. Given pi, the segment counts fed to
 A_sub differ in at most one entry k (the segment of tau, when it ended), by 1; the sup over
 A_sub's outputs of the log ratio is sum over the Binary Mechanism nodes containing input k
-(after m inputs) of 1/scale (:func:`dpstream.counters.loss`-style, from the counters'
-:func:`~dpstream.counters.binary_tree.binary_tree_counter_model`). Hence
+(after m inputs) of 1/scale (:func:`dpstream.audit.counters.loss`-style, from the counters'
+:func:`~dpstream.audit.counters.models.binary_tree_counter_model`). Hence
 
     sup_view log P_X(view)/P_X'(view) = max_pi [ log P_X(seg_tau(pi)) - log P_X'(seg_tau(pi)) + sub_k,m(pi) ].
 
@@ -51,8 +51,8 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from dpstream.audit.counters.models import binary_tree_counter_model
 from dpstream.counters.base import Counter
-from dpstream.counters.binary_tree import binary_tree_counter_model
 from dpstream.counters.sparse import InhomogeneousSparseCounter, level_start, sparse_threshold
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
 from dpstream.hypercube.online import RegionCounterFactory
@@ -437,7 +437,7 @@ def online_view_loss(
     return LossInterval(total.lo, total.hi, f"{len(changed)} region(s) changed: " + ", ".join(changed), total.parts)
 
 
-# --- the table in docs/hypercube.md: python -m dpstream.hypercube.privacy_loss ----------------------
+# --- the table in docs/hypercube.md: python -m dpstream.audit.hypercube.loss ----------------------
 
 
 def _table() -> None:  # pragma: no cover - documentation output

@@ -4,7 +4,7 @@ The audit engine (``dpstream.audit``) covers linear release models; Algorithm 1'
 not one (the synthetic data discard part of the noisy histograms), so this module adds:
 
 * :func:`fixed_window_exact_output` — exact loss of the *released synthetic data* over all
-  neighbouring pairs (the bracket of :mod:`dpstream.longitudinal.privacy`); fails only when the
+  neighbouring pairs (the bracket of :mod:`dpstream.audit.longitudinal.loss`); fails only when the
   lower end exceeds the claim, passes only when the upper end is within it.
 * :func:`FixedWindowLLR` — the exact log-likelihood ratio of a transcript (black-box score).
 * :func:`fixed_window_calibration` — the first histogram's noise against N_Z(0, sigma^2) and
@@ -28,12 +28,12 @@ import numpy.typing as npt
 from dpstream.audit.accuracy import AccuracyBound, accuracy_check
 from dpstream.audit.calibration import chi_square_pvalue, marginal_pvalue
 from dpstream.audit.exact import DEFAULT_ALPHAS
+from dpstream.audit.linear_model import NoiseLaw
+from dpstream.audit.longitudinal.loss import output_log_likelihood, v_log_pmf, worst_pair_bracket
 from dpstream.audit.protocol import Encoder, Transcript
 from dpstream.audit.registry import CheckKind, CheckResult
 from dpstream.claims import Neighbour, PrivacyClaim
-from dpstream.linear_model import NoiseLaw
 from dpstream.longitudinal.data import window_histogram
-from dpstream.longitudinal.privacy import output_log_likelihood, v_log_pmf, worst_pair_bracket
 
 __all__ = [
     "FixedWindowLLR",

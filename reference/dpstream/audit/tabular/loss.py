@@ -4,7 +4,7 @@ Both algorithms release post-processings of a *transcript*: the selected indices
 and the noisy measurements (003-alg2: m(t, j) = q_j(∇f_t) + Lap; 003-alg3: the counters'
 releases). The density of a transcript is computable: the exponential mechanism's
 selection probabilities (003-def3.8) times the Laplace densities of the measurements
-(for counters, through their :class:`~dpstream.linear_model.LinearReleaseModel`). So for
+(for counters, through their :class:`~dpstream.audit.linear_model.LinearReleaseModel`). So for
 neighbouring streams f, f' (one record added or removed at one time τ, 003-def3.3):
 
 * :func:`transcript_losses` samples transcripts on f and computes, for each,
@@ -33,10 +33,10 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from dpstream.audit.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.counters.base import Counter, CounterStaging
 from dpstream.counters.multidim import MultiDimensionalCounter
-from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import DrawKind, InsecureSeededNoise, InsecureZeroNoise, NoiseSource, site
 from dpstream.tabular.datasets import answer
 from dpstream.tabular.main_algorithm import MainAlgorithm

@@ -1,4 +1,4 @@
-"""Worst-case privacy loss of a counter's :class:`~dpstream.linear_model.LinearReleaseModel`.
+"""Worst-case privacy loss of a counter's :class:`~dpstream.audit.linear_model.LinearReleaseModel`.
 
 For the counter neighbour relation ``Neighbour.STREAM_ENTRY`` (sum_t |f(t) - f'(t)| <= 1)
 and a model r = W (S f + z) with injective W, the releases carry exactly the loss of the
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpstream.audit.linear_model import LinearReleaseModel
 from dpstream.errors import DPStreamInputError
-from dpstream.linear_model import LinearReleaseModel
 from dpstream.noise import DrawKind
 
 __all__ = ["stream_entry_epsilon", "stream_entry_rho"]

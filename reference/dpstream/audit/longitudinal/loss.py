@@ -40,10 +40,10 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import logsumexp
 
+from dpstream.audit.counters.models import tree_aggregation_model
 from dpstream.audit.exact import linear_renyi, renyi_shift
-from dpstream.counters.tree_aggregation import tree_aggregation_model
+from dpstream.audit.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.errors import DPStreamInputError, require_positive_finite
-from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.longitudinal.bounds import validate_horizon_window
 from dpstream.longitudinal.data import pattern_string, window_histogram
 from dpstream.noise import site

@@ -1,6 +1,6 @@
 """Reproduce the numbers quoted in docs/longitudinal.md and docs/errata/longitudinal.md.
 
-``python -m dpstream.longitudinal.report <what>`` with ``<what>`` one of
+``python -m dpstream.audit.longitudinal.report <what>`` with ``<what>`` one of
 
 * ``fixed-window-privacy`` — exact effective rho (max_alpha D_alpha/alpha) of 002-alg1, noisy
   histograms and released synthetic data, worst pairs, per calibration and relation (E-longitudinal-1);
@@ -27,11 +27,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from dpstream.audit.exact import DEFAULT_ALPHAS, linear_renyi
+from dpstream.audit.longitudinal.loss import cumulative_model, cumulative_worst_pair, worst_pair_bracket, z_vector
 from dpstream.longitudinal.bounds import fixed_window_sigma2, rho_b_allocation, theorem_3_2_lambda
 from dpstream.longitudinal.data import pattern_string, window_histogram
 from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer
 from dpstream.longitudinal.generators import random_matrix
-from dpstream.longitudinal.privacy import cumulative_model, cumulative_worst_pair, worst_pair_bracket, z_vector
 from dpstream.noise import InsecureSeededNoise
 from dpstream.tape import TapeRecorder
 
@@ -207,7 +207,7 @@ def theorem_3_2_study(runs: int = 1500) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dpstream.longitudinal.report", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m dpstream.audit.longitudinal.report", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("what", choices=("fixed-window-privacy", "cumulative-privacy", "rounding",
                                          "small-noise-accuracy", "cumulative-accuracy", "theorem-3-2-from-csv",

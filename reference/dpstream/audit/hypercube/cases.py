@@ -6,12 +6,12 @@ written here from the engine's primitives:
 
 * **exact loss** (white-box, no randomness): the sup over *views* (segment ends + A_sub's noisy
   nodes; the releases are a function of the view) of the log-likelihood ratio, computed by
-  :mod:`dpstream.hypercube.privacy_loss` with threshold sums truncated at |lambda| <= L and the
+  :mod:`dpstream.audit.hypercube.loss` with threshold sums truncated at |lambda| <= L and the
   omitted mass bounded. 004-alg2: every neighbouring pair of Boolean streams of length 8.
   004-alg3: every single-entry change of a 12-step stream, each against its level's eps_r
   (004-lem3.3). 004-alg1: point-replace pairs on tiny streams, with each region counter's
   parameters and input stream *read from a run of the implementation*
-  (:func:`~dpstream.hypercube.privacy_loss.online_view_loss`).
+  (:func:`~dpstream.audit.hypercube.loss.online_view_loss`).
 * **calibration**: 004-alg2 — the segment ends are read from the implementation's noise tape
   (the sites of the failing tests) over many runs and compared with their exact law
   (chi-square, :func:`~dpstream.audit.calibration.calibration_finite`), and every draw's scale
@@ -39,16 +39,7 @@ import numpy as np
 from dpstream.audit.blackbox import black_box
 from dpstream.audit.calibration import calibration_finite
 from dpstream.audit.exact import LossFigures
-from dpstream.audit.neighbours import NeighbourPair, point_replace_pairs
-from dpstream.audit.protocol import MechanismFactory, Transcript, derive_seed, sample_transcripts
-from dpstream.audit.registry import FAMILY_BUDGETS, AuditCase, AuditContext, CheckKind, CheckResult, Profile
-from dpstream.audit.scores import histogram_score
-from dpstream.claims import Neighbour, PrivacyClaim
-from dpstream.counters.binary_tree import binary_tree_scale
-from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter, level_start
-from dpstream.hypercube.online import OnlineSyntheticData
-from dpstream.hypercube.partition import BinaryPartition, Region
-from dpstream.hypercube.privacy_loss import (
+from dpstream.audit.hypercube.loss import (
     Alg1Maker,
     SparseLaw,
     boolean_pairs,
@@ -58,6 +49,15 @@ from dpstream.hypercube.privacy_loss import (
     segments_of,
     sparse_view_loss,
 )
+from dpstream.audit.neighbours import NeighbourPair, point_replace_pairs
+from dpstream.audit.protocol import MechanismFactory, Transcript, derive_seed, sample_transcripts
+from dpstream.audit.registry import FAMILY_BUDGETS, AuditCase, AuditContext, CheckKind, CheckResult, Profile
+from dpstream.audit.scores import histogram_score
+from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.counters.binary_tree import binary_tree_scale
+from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter, level_start
+from dpstream.hypercube.online import OnlineSyntheticData
+from dpstream.hypercube.partition import BinaryPartition, Region
 from dpstream.hypercube.schedule import PrivacySchedule
 from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise
 from dpstream.tape import Tape, TapeRecorder

@@ -37,13 +37,22 @@ from dpstream.audit.bounds import (
     tree_aggregation_printed_bound,
 )
 from dpstream.audit.cases import Effort, finite_case, linear_case
-from dpstream.audit.models import (
+from dpstream.audit.counters.mechanisms import (
     DiscreteGaussianMechanismStream,
     ExponentialMechanismStream,
     LaplaceMechanismStream,
     discrete_gaussian_mechanism_model,
     exponential_mechanism_law,
     laplace_mechanism_model,
+)
+from dpstream.audit.counters.models import (
+    binary_tree_counter_model,
+    block_counter_model,
+    hybrid_counter_model,
+    multidimensional_model,
+    simple_counter_model,
+    tree_aggregation_model,
+    unbounded_block_model,
 )
 from dpstream.audit.neighbours import NeighbourPair, counter_positions, stream_entry_pairs, vector_entry_pairs
 from dpstream.audit.profiles import profile_spec
@@ -62,13 +71,6 @@ from dpstream.counters import (
     SimpleCounter,
     TreeAggregationCounter,
     UnboundedBlockCounter,
-    binary_tree_counter_model,
-    block_counter_model,
-    hybrid_counter_model,
-    multidimensional_model,
-    simple_counter_model,
-    tree_aggregation_model,
-    unbounded_block_model,
 )
 from dpstream.mechanisms import DiscreteGaussianMechanism, ExponentialMechanism, LaplaceMechanism
 from dpstream.noise import InsecureZeroNoise, NoiseSource, data_rng

@@ -11,9 +11,9 @@ Checks (docs/audits.md):
   enumerated (26 subtrees for D = 3); PHDStream: the exact sup of the transcript's privacy loss.
   Only the step tau where the neighbours differ contributes (the transcript density factorises,
   proofs/proof_phdstream.py); its sup over outputs given a past transcript is computed exactly by
-  :func:`dpstream.phdstream.exact_loss.phdstream_step_sup_loss`. Past transcripts: three sampled
+  :func:`dpstream.audit.phdstream.loss.phdstream_step_sup_loss`. Past transcripts: three sampled
   from the implementation and the *adversarial past* of
-  :func:`dpstream.phdstream.exact_loss.adversarial_past` (a reachable G(., tau-1) that is not
+  :func:`dpstream.audit.phdstream.loss.adversarial_past` (a reachable G(., tau-1) that is not
   path-monotone), which attains the worst case;
 * black-box -- the exact log-likelihood ratio of the paper's model as the score;
 * calibration -- the recovered leaf noise d(v, t) - nabla F(v, t) against Lap(2/eps) (KS) and the
@@ -37,23 +37,23 @@ from dpstream.audit.blackbox import black_box
 from dpstream.audit.calibration import calibration_finite, marginal_pvalue
 from dpstream.audit.cases import Effort, finite_case
 from dpstream.audit.exact import LossFigures, exact_loss_finite
+from dpstream.audit.linear_model import NoiseLaw
 from dpstream.audit.neighbours import NeighbourPair, event_pairs
-from dpstream.audit.protocol import MechanismFactory, Transcript, derive_seed, run_once, sample_transcripts
-from dpstream.audit.registry import FAMILY_BUDGETS, AuditCase, AuditContext, CheckKind, CheckResult
-from dpstream.audit.scores import feature_score
-from dpstream.claims import Neighbour, PrivacyClaim
-from dpstream.linear_model import NoiseLaw
-from dpstream.noise import InsecureSeededNoise, NoiseSource
-from dpstream.phdstream.baselines import OfflinePrivTreeOnDifferential, OfflinePrivTreeOnStream
-from dpstream.phdstream.counters_tree import PHDStreamTreeWithCounters
-from dpstream.phdstream.efficient import EfficientPHDStream
-from dpstream.phdstream.exact_loss import (
+from dpstream.audit.phdstream.loss import (
     adversarial_past,
     enumerate_subtrees,
     laplace_log_pdf,
     phdstream_step_sup_loss,
     privtree_log_probability,
 )
+from dpstream.audit.protocol import MechanismFactory, Transcript, derive_seed, run_once, sample_transcripts
+from dpstream.audit.registry import FAMILY_BUDGETS, AuditCase, AuditContext, CheckKind, CheckResult
+from dpstream.audit.scores import feature_score
+from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.noise import InsecureSeededNoise, NoiseSource
+from dpstream.phdstream.baselines import OfflinePrivTreeOnDifferential, OfflinePrivTreeOnStream
+from dpstream.phdstream.counters_tree import PHDStreamTreeWithCounters
+from dpstream.phdstream.efficient import EfficientPHDStream
 from dpstream.phdstream.partition import HypercubePartition, Node, Partition
 from dpstream.phdstream.phdstream_tree import PHDStreamTree
 from dpstream.phdstream.privtree import LambdaRule, PrivTree, Subtree, privtree, privtree_scales

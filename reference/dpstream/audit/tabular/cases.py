@@ -9,7 +9,7 @@ add any record at any time, drop one addition or one removal, or remove one more
 Checks (docs/audits.md, docs/tabular.md):
 
 * exact loss, k = 1 -- the exact sup over outputs of the privacy loss at the differing time tau
-  (:func:`dpstream.tabular.exact_loss.step_sup_loss`): the exponential mechanism's log-ratio for
+  (:func:`dpstream.audit.tabular.loss.step_sup_loss`): the exponential mechanism's log-ratio for
   every selectable query plus the Laplace loss of its measurement, with the scale the
   implementation actually draws with. Only tau contributes;
 * exact loss, sampled transcripts -- log p(o|f) - log p(o|f') of transcripts sampled on f, by
@@ -37,20 +37,20 @@ import numpy as np
 from dpstream.audit.accuracy import AccuracyBound, accuracy_check
 from dpstream.audit.blackbox import black_box
 from dpstream.audit.calibration import calibration_finite, marginal_pvalue
+from dpstream.audit.counters.models import simple_counter_model
 from dpstream.audit.exact import LossFigures
+from dpstream.audit.linear_model import NoiseLaw
 from dpstream.audit.neighbours import NeighbourPair
 from dpstream.audit.protocol import derive_seed
 from dpstream.audit.registry import FAMILY_BUDGETS, AuditCase, AuditContext, CheckKind, CheckResult, Profile
 from dpstream.audit.scores import histogram_score
 from dpstream.audit.stats import split_level
+from dpstream.audit.tabular.loss import step_sup_loss, transcript_losses
 from dpstream.claims import Neighbour, PrivacyClaim
-from dpstream.counters import simple_counter_model
-from dpstream.linear_model import NoiseLaw
 from dpstream.noise import InsecureSeededNoise, NoiseSource
 from dpstream.tabular.accuracy import streaming_mwem_differential_bound
 from dpstream.tabular.datasets import SyntheticDataset, answer
 from dpstream.tabular.domain import Domain
-from dpstream.tabular.exact_loss import step_sup_loss, transcript_losses
 from dpstream.tabular.main_algorithm import MainAlgorithm
 from dpstream.tabular.queries import MarginalQuery, Query, all_marginal_queries, all_workloads
 from dpstream.tabular.selection import SelectionLaw

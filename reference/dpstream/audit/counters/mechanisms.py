@@ -20,8 +20,8 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from dpstream.audit.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.errors import require_int_at_least, require_positive_finite
-from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.mechanisms import DiscreteGaussianMechanism, ExponentialMechanism, LaplaceMechanism
 from dpstream.noise import NoiseSource, site
 

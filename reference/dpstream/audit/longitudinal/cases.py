@@ -4,7 +4,7 @@ Cases (concrete parameters below; inputs from ``random_matrix(n, T, seed=20240)`
 
 * ``fixed-window synthesizer`` (default, claim rho under substitution): exact loss of the noisy
   histograms (engine, linear model) and of the released synthetic data (chain-rule bracket over
-  all pairs, :func:`dpstream.longitudinal.checks.fixed_window_exact_output`); black-box with the
+  all pairs, :func:`dpstream.audit.longitudinal.checks.fixed_window_exact_output`); black-box with the
   exact transcript log-likelihood ratio on the worst pair; calibration of the first histogram's
   noise and of the later residuals V - mu; accuracy of Theorem 3.2's joint event.
 * ``fixed-window synthesizer as printed, Theorem 3.1 under substitution`` (expect_failure):
@@ -31,6 +31,21 @@ from dpstream.audit.blackbox import black_box
 from dpstream.audit.calibration import calibration_linear
 from dpstream.audit.cases import Effort
 from dpstream.audit.exact import exact_loss_linear
+from dpstream.audit.longitudinal.checks import (
+    FixedWindowLLR,
+    cumulative_accuracy,
+    fixed_window_calibration,
+    fixed_window_exact_output,
+    theorem_3_2_accuracy,
+)
+from dpstream.audit.longitudinal.loss import (
+    cumulative_model,
+    cumulative_worst_pair,
+    fixed_window_histogram_model,
+    histogram_vector,
+    worst_pair_bracket,
+    z_vector,
+)
 from dpstream.audit.neighbours import NeighbourPair, individual_add_remove_pairs, individual_substitute_pairs
 from dpstream.audit.protocol import derive_seed, flatten, sample_transcripts
 from dpstream.audit.registry import FAMILY_BUDGETS, AuditCase, AuditContext, CheckResult
@@ -44,24 +59,9 @@ from dpstream.longitudinal.bounds import (
     n_pad_corollary_3_3,
     theorem_3_2_lambda,
 )
-from dpstream.longitudinal.checks import (
-    FixedWindowLLR,
-    cumulative_accuracy,
-    fixed_window_calibration,
-    fixed_window_exact_output,
-    theorem_3_2_accuracy,
-)
 from dpstream.longitudinal.cumulative import CumulativeSynthesizer
 from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer
 from dpstream.longitudinal.generators import random_matrix
-from dpstream.longitudinal.privacy import (
-    cumulative_model,
-    cumulative_worst_pair,
-    fixed_window_histogram_model,
-    histogram_vector,
-    worst_pair_bracket,
-    z_vector,
-)
 from dpstream.noise import NoiseSource
 
 FAMILY = "longitudinal"
