@@ -186,11 +186,11 @@ def test_implementation_nodes_covers_and_loss() -> None:
         in_nodes = np.rint(np.abs(model.statistics).sum(axis=0)).astype(int)
         assert list(in_nodes) == [len(_path(tau, T)) for tau in range(1, T + 1)]
         assert in_nodes.max() == in_nodes[0] == sp.floor(sp.log(T, 2)) + 1
-        assert np.isclose(stream_entry_epsilon(model), float(eps), rtol=1e-12)
+        assert np.isclose(stream_entry_epsilon(model).value, float(eps), rtol=1e-12)
         b = float((sp.floor(sp.log(T, 2)) + 1) / eps)
         assert np.allclose(model.error_variance(), [bin(t).count("1") * 2 * b**2 for t in range(1, T + 1)], rtol=1e-12)
         if T >= 2:
             printed = measured_linear_model(with_noise(BinaryTreeCounter, float(eps), T, as_printed=True), T)
             ratio = (sp.floor(sp.log(T, 2)) + 1) / sp.log(T, 2)  # the erratum's loss ratio, > 1
             assert ratio > 1
-            assert np.isclose(stream_entry_epsilon(printed), float(eps * ratio), rtol=1e-12)
+            assert np.isclose(stream_entry_epsilon(printed).value, float(eps * ratio), rtol=1e-12)

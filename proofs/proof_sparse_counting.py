@@ -215,7 +215,7 @@ def test_exact_view_loss_with_the_implementations_parameters() -> None:
     for x, y in boolean_pairs(T):
         loss = sparse_view_loss(law, x, y)
         worst_partition = max(worst_partition, loss.parts["partition_only_max"])
-        worst = max(worst, loss.hi)
+        worst = max(worst, loss.upper)
     assert worst_partition <= eps / 2 * (1 + 1e-9) and worst <= eps * (1 + 1e-9)
     assert worst > eps / 2  # both parts contribute: the bound is not vacuous
 

@@ -211,7 +211,7 @@ def test_zero_loss_away_from_tau_on_exact_transcripts() -> None:
 
     losses = transcript_losses(build, base, neighbour, seeds=[0, 1, 2], counter_model=simple_counter_model)
     for loss in losses:
-        assert loss.postprocessing
-        assert np.allclose(loss.per_time[[0, 2]], 0.0, atol=1e-9)
+        assert loss.parts["postprocessing"] == 1.0
+        assert np.allclose(np.asarray(loss.per_time)[[0, 2]], 0.0, atol=1e-9)
         assert abs(loss.per_time[1]) <= 1.0 + 1e-9
     assert max(abs(loss.per_time[1]) for loss in losses) > 0.1  # the change at τ is visible

@@ -472,9 +472,9 @@ def test_generated_counter_pairs_are_legal_neighbours(base: list[int], data: st.
 def test_binary_tree_scale_meets_eps_and_the_printed_scale_loses_more(T: int, eps: float) -> None:
     """The default's exact loss is eps for every T; the printed log2(T)/eps loses eps (floor(log2 T)+1)/log2 T,
     more than eps for every T >= 2 (1.25 eps at T = 16: an input enters 5 nodes of scale 4/eps)."""
-    assert stream_entry_epsilon(binary_tree_counter_model(eps, T)) == pytest.approx(eps, rel=1e-9)
+    assert stream_entry_epsilon(binary_tree_counter_model(eps, T)).value == pytest.approx(eps, rel=1e-9)
     if T >= 2:
-        printed = stream_entry_epsilon(binary_tree_counter_model(eps, T, as_printed=True))
+        printed = stream_entry_epsilon(binary_tree_counter_model(eps, T, as_printed=True)).value
         assert printed == pytest.approx(eps * (math.floor(math.log2(T)) + 1) / math.log2(T), rel=1e-9)
         assert printed > eps
 
@@ -486,9 +486,9 @@ def test_binary_tree_scale_meets_eps_and_the_printed_scale_loses_more(T: int, ep
 def test_tree_aggregation_variance_meets_rho_and_the_printed_one_costs_more(T: int, rho: float) -> None:
     """sigma^2 = (floor(log2 T)+1)/(2 rho) costs exactly rho; the printed log2(T)/(2 rho) costs
     rho (floor(log2 T)+1)/log2 T (0.625 at rho = 0.5, T = 16)."""
-    assert stream_entry_rho(tree_aggregation_model(rho, T)) == pytest.approx(rho, rel=1e-9)
+    assert stream_entry_rho(tree_aggregation_model(rho, T)).value == pytest.approx(rho, rel=1e-9)
     if T >= 2:
-        printed = stream_entry_rho(tree_aggregation_model(rho, T, as_printed=True))
+        printed = stream_entry_rho(tree_aggregation_model(rho, T, as_printed=True)).value
         assert printed == pytest.approx(rho * (math.floor(math.log2(T)) + 1) / math.log2(T), rel=1e-9)
 
 
@@ -517,7 +517,7 @@ def test_multidimensional_counter_claims_the_max_when_losses_scale_with_l1(eps: 
     """001-sec4.3 states no parameter: for Laplace-linear components the exact loss under sum_t ||f(t)-f'(t)||_1 <= 1
     is at most max_i eps_i (not the sum), and that is the claim."""
     models = [(simple_counter_model(e, T) if i % 2 == 0 else block_counter_model(e, B, T)) for i, e in enumerate(eps)]
-    exact = stream_entry_epsilon(multidimensional_model(models))
+    exact = stream_entry_epsilon(multidimensional_model(models)).value
     assert exact <= max(eps) * (1 + 1e-9)
     if eps == [0.3, 0.7, 0.5] and (T, B) == (6, 2):
         assert exact == pytest.approx(0.7, rel=1e-12)  # the max, not the sum 1.5

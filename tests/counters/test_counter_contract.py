@@ -119,7 +119,7 @@ def _loss_with_scale(model: LinearReleaseModel, factor: float) -> float:
     from dpstream.audit.linear_model import NoiseLaw
 
     laws = tuple(NoiseLaw(law.kind, law.parameter * factor) for law in model.laws)
-    return stream_entry_epsilon(LinearReleaseModel(model.sites, laws, model.statistics, model.combination))
+    return stream_entry_epsilon(LinearReleaseModel(model.sites, laws, model.statistics, model.combination)).value
 
 
 @pytest.mark.parametrize("T", [8, 100])
@@ -128,10 +128,10 @@ def test_calibration_check_catches_broken_variants(T: int) -> None:
     caught by the exact loss; the margins are stated in the report."""
     eps = 1.0
     good = binary_tree_counter_model(eps, T)
-    assert stream_entry_epsilon(good) == pytest.approx(eps)
+    assert stream_entry_epsilon(good).value == pytest.approx(eps)
     assert _loss_with_scale(good, 0.5) == pytest.approx(2 * eps)  # wrong scale
     doubled = LinearReleaseModel(good.sites, good.laws, 2 * good.statistics, good.combination)
-    assert stream_entry_epsilon(doubled) == pytest.approx(2 * eps)  # wrong sensitivity
+    assert stream_entry_epsilon(doubled).value == pytest.approx(2 * eps)  # wrong sensitivity
     assert _loss_with_scale(good, 1e-9) == pytest.approx(1e9 * eps)  # (almost) missing noise: scale -> 0
     block = block_counter_model(eps, 4, 20)
     assert _loss_with_scale(block, 0.5) == pytest.approx(2 * eps)  # e.g. Lap(1/eps) instead of Lap(2/eps)

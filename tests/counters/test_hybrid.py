@@ -60,7 +60,7 @@ def test_exact_error_variance() -> None:
 @pytest.mark.parametrize(("T", "expected"), [(1, 0.5), (3, 0.5), (4, 1.0), (64, 1.0), (300, 1.0)])
 def test_calibration(T: int, expected: float) -> None:
     """eps/2 for L + eps/2 for the B_k an input enters; eps/2 when no input has both within T."""
-    assert stream_entry_epsilon(hybrid_counter_model(1.0, T)) == pytest.approx(expected, rel=1e-12)
+    assert stream_entry_epsilon(hybrid_counter_model(1.0, T)).value == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=[v.id for v in VECTORS])

@@ -60,7 +60,7 @@ def test_exact_error_law() -> None:
 def test_l1_claim_is_max_for_linear_laplace_counters() -> None:
     """Changes split across coordinates: exact loss = max_i eps_i (each counter's loss scales with l1)."""
     models = [simple_counter_model(0.3, 6), block_counter_model(0.7, 2, 6), simple_counter_model(0.5, 6)]
-    assert stream_entry_epsilon(multidimensional_model(models)) == pytest.approx(0.7, rel=1e-12)
+    assert stream_entry_epsilon(multidimensional_model(models)).value == pytest.approx(0.7, rel=1e-12)
     counter = MultiDimensionalCounter([SimpleCounter(0.3, noise=InsecureSeededNoise(0)),
                                        BlockCounter(0.7, 2, noise=InsecureSeededNoise(1)),
                                        SimpleCounter(0.5, noise=InsecureSeededNoise(2))])

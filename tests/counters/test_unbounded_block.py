@@ -91,7 +91,7 @@ def test_variance_at_partition_ends_grows_like_t_to_two_thirds() -> None:
 
 def test_calibration_printed_algorithm_meets_claim() -> None:
     """003-thm8.1 holds as printed: worst loss eps (in-block value + block sum, each Lap(2/eps))."""
-    assert stream_entry_epsilon(unbounded_block_model(1.0, 200)) == pytest.approx(1.0, rel=1e-12)
+    assert stream_entry_epsilon(unbounded_block_model(1.0, 200)).value == pytest.approx(1.0, rel=1e-12)
     a = record_run(lambda n: UnboundedBlockCounter(1.0, noise=n), [1, 2, 3, 4, 5], seed=1)
     b = record_run(lambda n: UnboundedBlockCounter(1.0, noise=n, as_printed=True), [1, 2, 3, 4, 5], seed=1)
     assert a[0] == b[0] and a[1].dumps() == b[1].dumps()

@@ -93,9 +93,9 @@ def sparse_exact_check(claim: PrivacyClaim, law: SparseLaw, T: int) -> CheckResu
     partition = width = 0.0
     for x, y in boolean_pairs(T):
         loss = sparse_view_loss(law, x, y)
-        figures.add(f"{''.join(map(str, x))} vs {''.join(map(str, y))}", loss.hi)
+        figures.add(f"{''.join(map(str, x))} vs {''.join(map(str, y))}", loss)
         partition = max(partition, loss.parts.get("partition_only_max", 0.0))
-        width = max(width, loss.hi - loss.lo)
+        width = max(width, loss.width)
     return figures.result("view of 004-alg2 (segment ends + A_sub nodes), all pairs",
                           f"segment-ends part <= {partition:.6g} (eps/2 = {claim.parameter / 2:g}); "
                           f"truncation width <= {width:.1g}")
@@ -251,9 +251,9 @@ def inhomogeneous_exact_check(epsilon: float, r0: int, eps_levels: Callable[[int
         y = list(x)
         y[i] = 1 - y[i]
         loss = inhomogeneous_view_loss(epsilon, r0, eps_levels, x, y)
-        figures.add(f"t={i + 1}", loss.hi)
+        figures.add(f"t={i + 1}", loss)
         if "eps_r" in loss.parts:
-            worst_ratio = max(worst_ratio, loss.hi / loss.parts["eps_r"])
+            worst_ratio = max(worst_ratio, loss.upper / loss.parts["eps_r"])
     result = figures.result("view of 004-alg3, every entry changed",
                             f"max loss / eps_r of the changed level = {worst_ratio:.6g} (004-lem3.3: <= 1)")
     passed = result.passed and worst_ratio <= 1.0 + 1e-9
@@ -288,7 +288,7 @@ def _tiny_streams(d: int, n: int) -> list[NeighbourPair]:
 def online_exact_check(make: Alg1Maker, claim: PrivacyClaim, pairs: Sequence[NeighbourPair]) -> CheckResult:
     figures = LossFigures(claim, ())
     for pair in pairs:
-        figures.add(pair.label, online_view_loss(make, list(pair.f), list(pair.f_prime)).hi)
+        figures.add(pair.label, online_view_loss(make, list(pair.f), list(pair.f_prime)))
     return figures.result("view of 004-alg1 (all region counters, wiring read from the implementation)",
                           f"{len(pairs)} point-replace pairs")
 

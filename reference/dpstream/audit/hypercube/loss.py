@@ -25,8 +25,8 @@ A_sub's outputs of the log ratio is sum over the Binary Mechanism nodes containi
     sup_view log P_X(view)/P_X'(view) = max_pi [ log P_X(seg_tau(pi)) - log P_X'(seg_tau(pi)) + sub_k,m(pi) ].
 
 The threshold sum is truncated to |lambda| <= L; the omitted mass delta = 2 p^{L+1}/(1+p) gives
-rigorous bounds P_trunc <= P <= P_trunc + delta, so every loss is reported as an interval
-[lo, hi] (hi - lo is ~1e-14 or less with the default L).
+rigorous bounds P_trunc <= P <= P_trunc + delta, so every loss is reported as an interval, an
+:class:`~dpstream.audit.exact.ExactLoss` [lower, upper] (upper - lower is ~1e-14 or less with the default L).
 
 **004-alg3** adds the level of tau: loss = (view loss of that level's 004-alg2 instance with
 eps_r/2, observed steps only) + eps_r/2 if the level has ended (the S~ update adds
@@ -44,7 +44,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any, Protocol
 
@@ -52,6 +52,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dpstream.audit.counters.models import binary_tree_counter_model
+from dpstream.audit.exact import ExactLoss
 from dpstream.counters.base import Counter
 from dpstream.counters.sparse import InhomogeneousSparseCounter, level_start, sparse_threshold
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
@@ -63,7 +64,6 @@ from dpstream.staged import Staged, Staging
 __all__ = [
     "Alg1",
     "Alg1Maker",
-    "LossInterval",
     "RecordingRegionCounter",
     "SparseLaw",
     "binary_mechanism_losses",
@@ -117,30 +117,6 @@ def dlap_tail_mass(L: int, scale: float) -> float:
     """P(|Z| > L) = 2 p^{L+1} / (1+p)."""
     p = _p(scale)
     return 2.0 * p ** (L + 1) / (1.0 + p)
-
-
-# --- results ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LossInterval:
-    """A privacy loss known to lie in [lo, hi] (truncation of the threshold sums)."""
-
-    lo: float
-    hi: float
-    where: str = ""
-    parts: dict[str, float] = field(default_factory=dict)
-
-    def __add__(self, other: LossInterval) -> LossInterval:
-        parts = dict(self.parts)
-        for k, v in other.parts.items():
-            parts[k] = parts.get(k, 0.0) + v
-        where = "; ".join(w for w in (self.where, other.where) if w)
-        return LossInterval(self.lo + other.lo, self.hi + other.hi, where, parts)
-
-    @staticmethod
-    def zero(where: str = "") -> LossInterval:
-        return LossInterval(0.0, 0.0, where)
 
 
 # --- 004-alg2 --------------------------------------------------------------------------------------
@@ -263,14 +239,14 @@ def _check_pair(x: Sequence[int], x_prime: Sequence[int]) -> int:
     return diff[0] + 1 if diff else 0
 
 
-def sparse_view_loss(law: SparseLaw, x: Sequence[int], x_prime: Sequence[int]) -> LossInterval:
+def sparse_view_loss(law: SparseLaw, x: Sequence[int], x_prime: Sequence[int]) -> ExactLoss:
     """Exact sup |log P_x(view) - log P_x'(view)| of 004-alg2 after n = len(x) <= T steps (both orders)."""
     tau = _check_pair(x, x_prime)
     n = len(x)
     if n > law.T:
         raise DPStreamInputError("x", f"length must be <= T = {law.T}", n)
     if tau == 0:
-        return LossInterval.zero("identical streams")
+        return ExactLoss.zero("identical streams")
     delta = law.delta
     cache: dict[tuple[int, int | None], tuple[float, float]] = {}
 
@@ -304,7 +280,7 @@ def sparse_view_loss(law: SparseLaw, x: Sequence[int], x_prime: Sequence[int]) -
                 where = f"segment ends {list(ends)}, changed t={tau} in segment {k + 1}"
                 best_parts = {"partition": direction_hi, "A_sub": sub}
     best_parts["partition_only_max"] = partition_only
-    return LossInterval(max(best_lo, 0.0), best_hi, where, best_parts)
+    return ExactLoss(max(best_lo, 0.0), best_hi, where, best_parts)
 
 
 def boolean_pairs(n: int) -> Iterator[tuple[tuple[int, ...], tuple[int, ...]]]:
@@ -329,16 +305,16 @@ def inhomogeneous_view_loss(
     *,
     first_time: int = 1,
     law: Callable[[float, int], SparseLaw] = SparseLaw.printed,
-) -> LossInterval:
+) -> ExactLoss:
     """Exact view loss of 004-alg3 on streams x, x' given from global time ``first_time`` on."""
     tau_local = _check_pair(x, x_prime)
     if tau_local == 0:
-        return LossInterval.zero("identical streams")
+        return ExactLoss.zero("identical streams")
     tau = first_time + tau_local - 1
     t_max = first_time + len(x) - 1
     t_r0 = level_start(r0, epsilon)
     if tau < t_r0:
-        return LossInterval.zero(f"t={tau} before t_r0={t_r0}: not used")
+        return ExactLoss.zero(f"t={tau} before t_r0={t_r0}: not used")
     r = r0
     while level_start(r + 1, epsilon) <= tau:
         r += 1
@@ -347,9 +323,9 @@ def inhomogeneous_view_loss(
     lo_i, hi_i = t_r - first_time, min(t_next, t_max + 1) - first_time
     alg2 = sparse_view_loss(law(eps_r / 2.0, t_next - t_r), x[lo_i:hi_i], x_prime[lo_i:hi_i])
     s_term = eps_r / 2.0 if t_max >= t_next else 0.0
-    return LossInterval(alg2.lo + s_term, alg2.hi + s_term,
-                        f"level r={r} (eps_r={eps_r:.4g}): 004-alg2 {alg2.where}",
-                        {"alg2": alg2.hi, "S_tilde": s_term, "eps_r": eps_r})
+    return ExactLoss(alg2.lower + s_term, alg2.upper + s_term,
+                     f"level r={r} (eps_r={eps_r:.4g}): 004-alg2 {alg2.where}",
+                     {"alg2": alg2.upper, "S_tilde": s_term, "eps_r": eps_r})
 
 
 # --- 004-alg1 --------------------------------------------------------------------------------------
@@ -410,7 +386,7 @@ def online_view_loss(
     make: Alg1Maker,
     points: Sequence[object],
     points_prime: Sequence[object],
-) -> LossInterval:
+) -> ExactLoss:
     """Exact view loss of 004-alg1 (as built by ``make(region_counter)``) on point-replace neighbours.
 
     ``make`` builds the algorithm with the given region-counter factory; the wiring (which region
@@ -421,7 +397,7 @@ def online_view_loss(
     if set(a) != set(b):
         raise DPStreamInputError("points_prime", "the partition must not depend on the data", sorted(set(a) ^ set(b),
                                  key=lambda r: (r.depth, r.index)))
-    total = LossInterval.zero()
+    total = ExactLoss.zero()
     changed: list[str] = []
     for region in sorted(a, key=lambda r: (r.depth, r.index)):
         ca, cb = a[region], b[region]
@@ -431,10 +407,11 @@ def online_view_loss(
             continue
         loss = inhomogeneous_view_loss(ca.epsilon, ca.r0, ca.eps_levels, ca.inputs, cb.inputs,
                                        first_time=ca.first_time)
-        changed.append(f"theta={region.label}: {loss.hi:.4g}")
-        total = total + LossInterval(loss.lo, loss.hi, "", {"S_tilde": loss.parts.get("S_tilde", 0.0),
+        changed.append(f"theta={region.label}: {loss.upper:.4g}")
+        total = total + ExactLoss(loss.lower, loss.upper, "", {"S_tilde": loss.parts.get("S_tilde", 0.0),
                                                              "alg2": loss.parts.get("alg2", 0.0)})
-    return LossInterval(total.lo, total.hi, f"{len(changed)} region(s) changed: " + ", ".join(changed), total.parts)
+    return ExactLoss(total.lower, total.upper, f"{len(changed)} region(s) changed: " + ", ".join(changed),
+                     total.parts)
 
 
 # --- the table in docs/hypercube.md: python -m dpstream.audit.hypercube.loss ----------------------
@@ -458,11 +435,11 @@ def _table() -> None:  # pragma: no cover - documentation output
                 for x, y in boolean_pairs(T):
                     loss = sparse_view_loss(law, x, y)
                     seg = max(seg, loss.parts["partition_only_max"])
-                    if worst is None or loss.hi > worst[0].hi:
+                    if worst is None or loss.upper > worst[0].upper:
                         worst = (loss, x, y)
                 assert worst is not None
                 loss, x, y = worst
-                print(f"{eps:<5g} {T:>2}  {'printed' if printed else 'default':<10} {loss.hi / eps:8.6f}  "
+                print(f"{eps:<5g} {T:>2}  {'printed' if printed else 'default':<10} {loss.upper / eps:8.6f}  "
                       f"{seg / eps:8.6f}    {loss.parts['A_sub'] / eps:6.4f}  {''.join(map(str, x))}->"
                       f"{''.join(map(str, y))} ({loss.where})")
     law = SparseLaw.printed(1.0, 6)
@@ -471,7 +448,7 @@ def _table() -> None:  # pragma: no cover - documentation output
                 "A_sub = 001-alg10 printed scale": SparseLaw.printed(1.0, 6, sub_as_printed=True)}
     print("\nbroken variants of 004-alg2 (eps = 1, T = 6): max total loss")
     for name, v in variants.items():
-        print(f"  {name:<34} {max(sparse_view_loss(v, x, y).hi for x, y in boolean_pairs(6)):.6f}")
+        print(f"  {name:<34} {max(sparse_view_loss(v, x, y).upper for x, y in boolean_pairs(6)):.6f}")
     print("\n004-alg1, exact view loss over every stream of 5 points from two cells, each point replaced (eps = 1)")
     for d in (1, 2, 3):
         schedule = PrivacySchedule(1.0, d)
@@ -486,7 +463,7 @@ def _table() -> None:  # pragma: no cover - documentation output
             for tau in range(5):
                 other = list(points)
                 other[tau] = cells[2]
-                best = max(best, online_view_loss(make, points, other).hi)
+                best = max(best, online_view_loss(make, points, other).upper)
         print(f"  d={d}: max loss {best:.6f} (proof bound 2 sup_s path = {schedule.total_budget_bound():.6f})")
 
 

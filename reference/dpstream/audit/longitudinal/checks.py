@@ -70,7 +70,7 @@ def fixed_window_exact_output(T: int, k: int, sigma2: float, claim: PrivacyClaim
         bracket, x, y = worst_pair_bracket(T, k, sigma2, a, substitute=substitute)
         lows.append(bracket.lower / a)
         highs.append(bracket.upper / a)
-        hists.append(bracket.histograms / a)
+        hists.append(bracket.parts["histograms"] / a)
         if bracket.lower / a > best:
             best, worst = bracket.lower / a, (x, y)
     lo, hi, hist = max(lows), max(highs), max(hists)

@@ -33,7 +33,6 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -41,15 +40,15 @@ import numpy.typing as npt
 from scipy.special import logsumexp
 
 from dpstream.audit.counters.models import tree_aggregation_model
-from dpstream.audit.exact import linear_renyi, renyi_shift
+from dpstream.audit.exact import ExactLoss, linear_renyi, renyi_shift
 from dpstream.audit.linear_model import LinearReleaseModel, NoiseLaw
+from dpstream.claims import Measure
 from dpstream.errors import DPStreamInputError, require_positive_finite
 from dpstream.longitudinal.bounds import validate_horizon_window
 from dpstream.longitudinal.data import pattern_string, window_histogram
 from dpstream.noise import site
 
 __all__ = [
-    "Bracket",
     "cumulative_model",
     "cumulative_worst_pair",
     "difference_log_pmf",
@@ -137,14 +136,10 @@ def v_divergence(sigma2: float, delta: int, parity: int, alpha: float) -> float:
     return float(logsumexp(alpha * lp[keep] + (1.0 - alpha) * lq[keep])) / (alpha - 1.0)
 
 
-@dataclass(frozen=True)
-class Bracket:
-    """D_alpha of the released synthetic data lies in [lower, upper]; ``histograms`` is the noisy-histogram level."""
-
-    alpha: float
-    lower: float
-    upper: float
-    histograms: float
+def _bracket(alpha: float, lower: float, upper: float, histograms: float) -> ExactLoss:
+    """D_alpha of the released synthetic data lies in [lower, upper]; ``parts["histograms"]``: the noisy-histogram
+    level."""
+    return ExactLoss(lower, upper, "released synthetic data", {"histograms": histograms}, Measure.ZCDP, alpha)
 
 
 @lru_cache(maxsize=4096)
@@ -169,7 +164,7 @@ def _step_terms(sigma2: float, mu_shift: Sequence[int], alpha: float) -> tuple[f
 
 def output_renyi_bracket(
     f: npt.ArrayLike, f_prime: npt.ArrayLike, T: int, k: int, sigma2: float, alpha: float
-) -> Bracket:
+) -> ExactLoss:
     """D_alpha(release | f || release | f') for two n x T (or n' x T) matrices: bracket and histogram level."""
     T, k = validate_horizon_window(T, k)
     if not alpha > 1.0:
@@ -186,12 +181,12 @@ def output_renyi_bracket(
         a, b = _step_terms(sigma2, mu_shift, alpha)
         lo += a
         hi += b
-    return Bracket(alpha, lo, hi, level)
+    return _bracket(alpha, lo, hi, level)
 
 
 def worst_pair_bracket(
     T: int, k: int, sigma2: float, alpha: float, *, substitute: bool = True
-) -> tuple[Bracket, tuple[int, ...], tuple[int, ...] | None]:
+) -> tuple[ExactLoss, tuple[int, ...], tuple[int, ...] | None]:
     """Largest bracket over all neighbouring pairs, by dynamic programming over windows.
 
     Substitution: one individual's sequence x (in f) replaced by x' (in f'), over all ordered
@@ -203,13 +198,14 @@ def worst_pair_bracket(
     T, k = validate_horizon_window(T, k)
     results = [_worst_pair_dp(T, k, sigma2, alpha, substitute, sign) for sign in ((1,) if substitute else (1, -1))]
     lower = max(results, key=lambda r: r[0].lower)
-    bracket = Bracket(alpha, lower[0].lower, max(r[0].upper for r in results), max(r[0].histograms for r in results))
+    bracket = _bracket(alpha, lower[0].lower, max(r[0].upper for r in results),
+                       max(r[0].parts["histograms"] for r in results))
     return bracket, lower[1], lower[2]
 
 
 def _worst_pair_dp(
     T: int, k: int, sigma2: float, alpha: float, substitute: bool, sign: int
-) -> tuple[Bracket, tuple[int, ...], tuple[int, ...] | None]:
+) -> tuple[ExactLoss, tuple[int, ...], tuple[int, ...] | None]:
     r1 = _renyi_dg(sigma2, 1, alpha)
     W = 2**k
     dv = {(d, c): v_divergence(sigma2, d, c, alpha) for d in (-2, -1, 1, 2) for c in (0, 1)}
@@ -262,7 +258,7 @@ def _worst_pair_dp(
         best, up, hist = nbest, nup, nhist
     key = max(best, key=lambda s: best[s][0])
     lo, x, x2 = best[key]
-    return Bracket(alpha, lo, max(up.values()), max(hist.values())), x, (x2 if substitute else None)
+    return _bracket(alpha, lo, max(up.values()), max(hist.values())), x, (x2 if substitute else None)
 
 
 def output_log_likelihood(p_history: Sequence[npt.ArrayLike], C_history: Sequence[npt.ArrayLike],

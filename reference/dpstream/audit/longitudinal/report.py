@@ -51,7 +51,7 @@ def fixed_window_privacy() -> None:
                 b = [worst_pair_bracket(T, k, s2, a, substitute=sub) for a in A]
                 lo = max(x[0].lower / a for x, a in zip(b, A, strict=True)) / rho
                 hi = max(x[0].upper / a for x, a in zip(b, A, strict=True)) / rho
-                h = max(x[0].histograms / a for x, a in zip(b, A, strict=True)) / rho
+                h = max(x[0].parts["histograms"] / a for x, a in zip(b, A, strict=True)) / rho
                 print(f"T={T} k={k} rho={rho:g} {'printed' if printed else 'default'} "
                       f"{'substitution' if sub else 'add/remove  '}: histograms {h:.4f} rho, synthetic data "
                       f"[{lo:.4f}, {hi:.4f}] rho, worst x={_bits(b[0][1])} x'={_bits(b[0][2])}")

@@ -36,7 +36,7 @@ import numpy as np
 from dpstream.audit.blackbox import black_box
 from dpstream.audit.calibration import calibration_finite, marginal_pvalue
 from dpstream.audit.cases import Effort, finite_case
-from dpstream.audit.exact import LossFigures, exact_loss_finite
+from dpstream.audit.exact import ExactLoss, LossFigures, exact_loss_finite
 from dpstream.audit.linear_model import NoiseLaw
 from dpstream.audit.neighbours import NeighbourPair, event_pairs
 from dpstream.audit.phdstream.loss import (
@@ -215,7 +215,7 @@ def phdstream_exact_loss(model: PHDStreamModel, pairs: Sequence[NeighbourPair], 
             inputs2 = {v: G.get(v, 0.0) + dF2.get(v, 0.0) for v in nodes}
             loss = phdstream_step_sup_loss(P, inputs, inputs2, dF, dF2, model.lam, model.delta, model.theta,
                                            model.count_scale)
-            figures.add(f"{pair.label}, {label}", loss.value)
+            figures.add(f"{pair.label}, {label}", loss)
     return figures.result("exact sup of the step-tau loss (PrivTree tails x Laplace densities)")
 
 
@@ -333,10 +333,11 @@ def baseline1_exact_loss(pair: NeighbourPair, claim: PrivacyClaim) -> CheckResul
             for v, x in _differential(P3, events).items():
                 target[v] = target.get(v, 0.0) + x
         loss = phdstream_step_sup_loss(P3, F, F2, F, F2, lam, delta, THETA, 2.0 / EPS)
-        forward += loss.forward
-        backward += loss.backward
+        forward += loss.parts["forward"]
+        backward += loss.parts["backward"]
     figures = LossFigures(claim, ())
-    figures.add(f"{pair.label}, over {len(pair.f)} releases", max(forward, backward))
+    total = ExactLoss.exact(max(forward, backward), "sum over the releases", {"forward": forward, "backward": backward})
+    figures.add(f"{pair.label}, over {len(pair.f)} releases", total)
     return figures.result("sum over the releases of the exact PrivTree+Counting sup losses")
 
 

@@ -20,14 +20,13 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 
+from dpstream.audit.exact import ExactLoss
 from dpstream.phdstream.partition import Node, Partition
 from dpstream.phdstream.privtree import Subtree
 from dpstream.phdstream.tree_function import TreeFunction
 
 __all__ = [
-    "StepLoss",
     "adversarial_past",
     "enumerate_subtrees",
     "laplace_log_cdf",
@@ -134,33 +133,21 @@ def privtree_sup_loss(partition: Partition, F: Mapping[Node, float], F2: Mapping
     return best(partition.root)
 
 
-@dataclass(frozen=True)
-class StepLoss:
-    """The exact sup of the privacy loss of one PHDStream step, in both directions."""
-
-    forward: float
-    """sup over outputs of log p(o | f) - log p(o | f')."""
-    backward: float
-    """sup over outputs of log p(o | f') - log p(o | f)."""
-
-    @property
-    def value(self) -> float:
-        return max(self.forward, self.backward)
-
-
 def phdstream_step_sup_loss(partition: Partition, inputs: Mapping[Node, float], inputs2: Mapping[Node, float],
                             dF: Mapping[Node, float], dF2: Mapping[Node, float], lam: float, delta: float,
-                            theta: float, count_scale: float) -> StepLoss:
+                            theta: float, count_scale: float) -> ExactLoss:
     """Exact sup loss of one step: PrivTree on ``inputs`` vs ``inputs2`` and Lap(count_scale) leaf counts.
 
     For a fixed S the count part's sup is sum_{v in leaves(S)} |dF(v) - dF2(v)| / count_scale
-    (independent Laplace coordinates), so it enters the programme as a leaf bonus.
+    (independent Laplace coordinates), so it enters the programme as a leaf bonus. The loss is the larger of
+    the two directions, ``parts["forward"]`` (sup_o log p(o | f) - log p(o | f')) and ``parts["backward"]``.
     """
     bonus = {v: abs(dF.get(v, 0.0) - dF2.get(v, 0.0)) / count_scale
              for v in set(dF) | set(dF2) if dF.get(v, 0.0) != dF2.get(v, 0.0)}
     forward = privtree_sup_loss(partition, inputs, inputs2, lam, delta, theta, bonus)
     backward = privtree_sup_loss(partition, inputs2, inputs, lam, delta, theta, bonus)
-    return StepLoss(forward, backward)
+    return ExactLoss.exact(max(forward, backward), "forward" if forward >= backward else "backward",
+                           {"forward": forward, "backward": backward})
 
 
 def adversarial_past(partition: Partition, leaf: Node, dF: Mapping[Node, float], delta: float,

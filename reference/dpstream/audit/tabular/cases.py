@@ -160,11 +160,11 @@ def transcript_check(build: Callable[[NoiseSource], StreamingMWEM | MainAlgorith
         tau = _tau(pair)
         losses = transcript_losses(build, list(pair.f), list(pair.f_prime), seeds, simple_counter_model)
         for i, loss in enumerate(losses):
-            if not loss.postprocessing:
+            if loss.parts["postprocessing"] == 0.0:
                 broken.append(pair.label)
-            away = np.delete(loss.per_time, tau - 1)
+            away = np.delete(np.asarray(loss.per_time), tau - 1)
             leak = max(leak, float(np.abs(away).max(initial=0.0)))
-            figures.add(f"{pair.label}, transcript {i}", abs(loss.total))
+            figures.add(f"{pair.label}, transcript {i}", loss)
     extra = f"max |loss| at t != tau: {leak:.3g}"
     if broken:
         extra += f"; releases are NOT post-processing of the transcript for {broken[0]} (infinite loss)"

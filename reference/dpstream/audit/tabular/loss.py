@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from dpstream.audit.exact import ExactLoss
 from dpstream.audit.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.counters.base import Counter, CounterStaging
@@ -46,7 +47,7 @@ from dpstream.tabular.stream import DifferentialDataset, StreamStep, coerce_step
 from dpstream.tabular.streaming_mwem import LaplaceMeasurer, StreamingMWEM
 from dpstream.tape import TapeRecorder
 
-__all__ = ["ForcedSelector", "Transcript", "TranscriptLoss", "record_transcript", "step_sup_loss",
+__all__ = ["ForcedSelector", "Transcript", "record_transcript", "step_sup_loss",
            "transcript_losses"]
 
 Algorithm = StreamingMWEM | MainAlgorithm
@@ -178,18 +179,6 @@ def record_transcript(build: Builder, stream: Sequence[object], seed: int) -> tu
     return Transcript(selections, dict(meas.values) if meas else {}, tuple(releases)), answers
 
 
-@dataclass(frozen=True)
-class TranscriptLoss:
-    """log p(o|f) - log p(o|f') of one transcript, per time step (index t-1), and the post-processing check."""
-
-    per_time: FloatArray
-    postprocessing: bool
-
-    @property
-    def total(self) -> float:
-        return float(self.per_time.sum()) if self.postprocessing else math.inf
-
-
 def _forced_log_likelihood(build: Builder, stream: Sequence[object], transcript: Transcript, T: int,
                            counter_model: CounterModel | None) -> tuple[FloatArray, list[FloatArray]]:
     alg = build(InsecureZeroNoise())
@@ -239,8 +228,13 @@ def _forced_log_likelihood(build: Builder, stream: Sequence[object], transcript:
 
 
 def transcript_losses(build: Builder, f: Sequence[object], f_prime: Sequence[object], seeds: Sequence[int],
-                      counter_model: CounterModel | None = None, atol: float = 1e-7) -> list[TranscriptLoss]:
-    """Exact log p(o|f) - log p(o|f') of transcripts o sampled on f (one per seed), per time step."""
+                      counter_model: CounterModel | None = None, atol: float = 1e-7) -> list[ExactLoss]:
+    """Exact loss |log p(o|f) - log p(o|f')| of transcripts o sampled on f (one per seed).
+
+    ``per_time`` holds the signed log-ratio per time step (index t-1), ``parts["signed"]`` its sum;
+    ``parts["postprocessing"]`` is 1.0 when the releases are the same function of the transcript under f
+    and f' (the post-processing step of the proof), else 0.0 and the loss is infinite.
+    """
     if len(f) != len(f_prime):
         raise ValueError("f and f' must have the same length")
     out = []
@@ -250,11 +244,18 @@ def transcript_losses(build: Builder, f: Sequence[object], f_prime: Sequence[obj
         lg, ans_g = _forced_log_likelihood(build, f_prime, transcript, len(f), counter_model)
         same = all(np.allclose(a, b, rtol=0.0, atol=atol * max(1.0, float(np.abs(a).max(initial=0.0))))
                    for a, b in zip(ans_f, ans_g, strict=True))
-        out.append(TranscriptLoss(lf - lg, same))
+        diff = lf - lg
+        if same:
+            total = float(diff.sum())
+            out.append(ExactLoss.exact(abs(total), f"transcript of seed {seed}",
+                                       {"postprocessing": 1.0, "signed": total}, per_time=diff.tolist()))
+        else:
+            out.append(ExactLoss.exact(math.inf, f"transcript of seed {seed}: releases are not a post-processing "
+                                       "of the transcript", {"postprocessing": 0.0}, per_time=diff.tolist()))
     return out
 
 
-def step_sup_loss(build: Builder, prefix: Sequence[object], x: object, x_prime: object, seed: int) -> float:
+def step_sup_loss(build: Builder, prefix: Sequence[object], x: object, x_prime: object, seed: int) -> ExactLoss:
     """Exact sup over outputs of |log p(o_τ | prefix, x) - log p(o_τ | prefix, x')| at one time τ, for k = 1."""
     alg = build(TapeRecorder(InsecureSeededNoise(seed)))
     if alg.k != 1:
@@ -279,7 +280,7 @@ def step_sup_loss(build: Builder, prefix: Sequence[object], x: object, x_prime: 
         lap = float(shift.sum()) / scale if scale > 0 else (0.0 if not shift.any() else math.inf)
         em = float(logs[0][index] - logs[1][index])
         worst = max(worst, em + lap, -em + lap)
-    return worst
+    return ExactLoss.exact(worst, f"outputs at t={tau}")
 
 
 def _measurement_scale(alg: Algorithm, i: int, tau: int, em_site: str, index: int, step: StreamStep) -> float:
