@@ -93,12 +93,12 @@ import numpy as np
 import sympy as sp
 
 from dpstream.claims import Neighbour
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
 from dpstream.longitudinal.bounds import fixed_window_sigma2, n_pad_section_3_1, theorem_3_2_lambda
 from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer
 from dpstream.longitudinal.generators import random_matrix
 from dpstream.longitudinal.propagation import error_propagation, rounding_sup, window_error_bound
-from dpstream.noise import DrawKind, InsecureSeededNoise
-from dpstream.tape import TapeRecorder
+from dpstream.noise import DrawKind
 
 
 def test_discrete_gaussian_square_completion() -> None:

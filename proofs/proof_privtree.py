@@ -77,11 +77,11 @@ import numpy as np
 import sympy as sp
 
 from dpstream.audit.phdstream.loss import privtree_sup_loss
-from dpstream.noise import InsecureSeededNoise, data_rng
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
+from dpstream.noise import data_rng
 from dpstream.phdstream.partition import HypercubePartition, Node
 from dpstream.phdstream.privtree import LambdaRule, privtree, privtree_scales, privtree_site
 from dpstream.phdstream.tree_function import tree_function
-from dpstream.tape import TapeRecorder
 
 lam, eps, delta = sp.symbols("lambda epsilon delta", positive=True)
 beta = sp.symbols("beta", positive=True)

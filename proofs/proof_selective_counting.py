@@ -64,11 +64,11 @@ import sympy as sp
 
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.counters.simple import SimpleCounter
-from dpstream.noise import InsecureSeededNoise, NoiseSource, scoped
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
+from dpstream.noise import NoiseSource, scoped
 from dpstream.phdstream import HypercubePartition
 from dpstream.phdstream.privtree import Subtree
 from dpstream.phdstream.selective_counting import SelectiveCounting, SelectiveRelease
-from dpstream.tape import TapeRecorder
 
 
 def _laplace_logpdf(z: float, b: float) -> float:

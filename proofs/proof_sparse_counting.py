@@ -93,8 +93,9 @@ import sympy as sp
 
 from dpstream.audit.hypercube.loss import SparseLaw, boolean_pairs, sparse_view_loss
 from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter, binary_mechanism, level_start
-from dpstream.noise import DrawKind, InsecureZeroNoise
-from dpstream.tape import Tape, TapeRecorder
+from dpstream.insecure import InsecureZeroNoise, TapeRecorder
+from dpstream.noise import DrawKind
+from dpstream.tape import Tape
 from dpstream.testing.linear import measured_linear_model
 
 q = sp.symbols("p", positive=True)  # p = e^{-1/b} in (0, 1)

@@ -70,7 +70,8 @@ import sympy as sp
 from dpstream.audit.counters.models import simple_counter_model
 from dpstream.audit.tabular.loss import transcript_losses
 from dpstream.claims import Measure
-from dpstream.noise import DrawKind, InsecureSeededNoise, NoiseSource
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
+from dpstream.noise import DrawKind, NoiseSource
 from dpstream.tabular.datasets import ExplicitDataset
 from dpstream.tabular.domain import Domain
 from dpstream.tabular.fitting import MultiplicativeWeights
@@ -81,7 +82,7 @@ from dpstream.tabular.selection import SelectionLaw
 from dpstream.tabular.stream import StreamStep, generate_stream
 from dpstream.tabular.streaming_mwem import StreamingMWEM
 from dpstream.tabular.totals import TotalRule
-from dpstream.tape import Draw, TapeRecorder
+from dpstream.tape import Draw
 
 DOMAIN = Domain(("a", "b", "c"), (2, 3, 2))
 QUERIES = all_marginal_queries(DOMAIN, 2)

@@ -57,7 +57,8 @@ from dpstream.audit.counters.loss import stream_entry_rho
 from dpstream.convention import with_noise
 from dpstream.counters.tree_aggregation import TreeAggregationCounter
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import DrawKind, InsecureZeroNoise
+from dpstream.insecure import InsecureZeroNoise
+from dpstream.noise import DrawKind
 from dpstream.testing.linear import measured_linear_model
 
 

@@ -48,17 +48,10 @@ from dpstream.counters import (
     UnboundedBlockCounter,
 )
 from dpstream.errors import DPStreamInputError, HorizonExceededError
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder, TapeReplay
 from dpstream.mechanisms import DiscreteGaussianMechanism, ExponentialMechanism, LaplaceMechanism
-from dpstream.noise import (
-    ADDITIVE_KINDS,
-    BaseNoiseSource,
-    DrawKind,
-    InsecureSeededNoise,
-    InsecureZeroNoise,
-    NoiseSource,
-    scoped,
-)
-from dpstream.tape import Tape, TapeMismatchError, TapeRecorder, TapeReplay, TapeUnusedSitesError
+from dpstream.noise import ADDITIVE_KINDS, BaseNoiseSource, DrawKind, NoiseSource, scoped
+from dpstream.tape import Tape, TapeMismatchError, TapeUnusedSitesError
 from dpstream.testing import pins, record_run, replay_run
 from dpstream.testing.strategies import block_sizes, counter_streams, epsilons, horizons, rhos
 

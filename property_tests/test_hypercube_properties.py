@@ -18,8 +18,8 @@ from dpstream.hypercube.efficient import EfficientOnlineSyntheticData, SparseFor
 from dpstream.hypercube.online import OnlineSyntheticData
 from dpstream.hypercube.partition import BinaryPartition, Region, depth_as_printed, depth_at
 from dpstream.hypercube.schedule import PrivacySchedule
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise, NoiseSource
-from dpstream.tape import TapeRecorder
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder
+from dpstream.noise import NoiseSource
 from dpstream.testing import pins, record_run, replay_run
 from dpstream.testing.strategies import counter_streams, cube_points, epsilons, point_streams
 

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from dpstream.audit.phdstream.loss import adversarial_past, privtree_sup_loss
 from dpstream.claims import Measure, Neighbour, PrivacyClaim
 from dpstream.counters import BinaryTreeCounter, BlockCounter, CounterFactory, SimpleCounter
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise, data_rng, scoped
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder, TapeReplay
+from dpstream.noise import data_rng, scoped
 from dpstream.phdstream import (
     EfficientPHDStream,
     HypercubePartition,
@@ -33,7 +34,6 @@ from dpstream.phdstream.baselines import OfflinePrivTreeOnDifferential
 from dpstream.phdstream.metric import RangeQueries, relative_error
 from dpstream.phdstream.partition import Node, Partition
 from dpstream.phdstream.stream import TrueStream, sample_rule5, synthetic_count
-from dpstream.tape import TapeRecorder, TapeReplay
 from dpstream.testing import pins
 from dpstream.testing.strategies import (
     GRID,

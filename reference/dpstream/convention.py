@@ -53,8 +53,8 @@ def check_noise(noise: object) -> None:
     if noise is not None and not isinstance(noise, BaseNoiseSource) and not isinstance(noise, NoiseSource):
         kind = type(noise)
         name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
-        raise TypeError("noise must be a NoiseSource (dpstream.noise: SecureNoise, InsecureSeededNoise, "
-                        f"TapeRecorder, ...) or None for the secure default, got {name}")
+        raise TypeError("noise must be a NoiseSource (dpstream.noise.SecureNoise; for tests dpstream.insecure: "
+                        f"InsecureSeededNoise, TapeRecorder, ...) or None for the secure default, got {name}")
 
 
 @dataclass(frozen=True)

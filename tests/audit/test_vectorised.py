@@ -8,9 +8,9 @@ import pytest
 
 from dpstream.audit.sampler import FactorySampler, SeededFactorySampler
 from dpstream.audit.vectorised import COUNTERS, LinearModelSampler, counter_sampler
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
 from dpstream.insecure.batch import BulkNoise
-from dpstream.noise import InsecureSeededNoise, data_rng
-from dpstream.tape import TapeRecorder
+from dpstream.noise import data_rng
 
 T = 16
 

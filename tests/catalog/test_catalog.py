@@ -28,7 +28,7 @@ import pytest
 
 from dpstream.catalog import Entry, entries, entry
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise
 from dpstream.papers import algorithms
 from dpstream.vectors.corpus import corpus_dir, known_answer, load_manifest, must_reject
 from dpstream.vectors.generate import generate, run_inputs

@@ -26,8 +26,9 @@ from dpstream.counters import (
 )
 from dpstream.counters.base import CounterStaging
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import InsecureSeededNoise, NoiseSource
-from dpstream.tape import TapeMismatchError, TapeRecorder
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
+from dpstream.noise import NoiseSource
+from dpstream.tape import TapeMismatchError
 from dpstream.testing import record_run, replay_run
 
 FACTORIES: dict[str, Callable[[NoiseSource], Counter]] = {

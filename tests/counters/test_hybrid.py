@@ -12,8 +12,8 @@ from dpstream.audit.counters.models import hybrid_counter_model
 from dpstream.claims import Measure, Neighbour
 from dpstream.counters import HybridCounter
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import InsecureSeededNoise
-from dpstream.tape import TapeMismatchError, TapeRecorder, TapeReplay, TapeSiteMissingError
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
+from dpstream.tape import TapeMismatchError, TapeSiteMissingError
 from dpstream.testing import record_run, replay_vector
 from dpstream.vectors import KnownAnswerVector
 from dpstream.vectors.corpus import known_answer

@@ -26,8 +26,9 @@ from dpstream.counters import (
     TreeAggregationCounter,
 )
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import InsecureSeededNoise, NoiseSource, scoped
-from dpstream.tape import TapeRecorder, TapeReplay, TapeSiteMissingError
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
+from dpstream.noise import NoiseSource, scoped
+from dpstream.tape import TapeSiteMissingError
 from dpstream.testing import record_run, replay_vector
 from dpstream.vectors import KnownAnswerVector
 from dpstream.vectors.corpus import known_answer

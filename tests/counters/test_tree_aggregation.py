@@ -13,8 +13,7 @@ from dpstream.audit.counters.models import tree_aggregation_model
 from dpstream.claims import Measure, Neighbour
 from dpstream.counters import TreeAggregationCounter
 from dpstream.errors import DPStreamInputError, HorizonExceededError
-from dpstream.noise import InsecureSeededNoise
-from dpstream.tape import TapeRecorder
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
 from dpstream.testing import record_run, replay_vector
 from dpstream.vectors import KnownAnswerVector
 from dpstream.vectors.corpus import known_answer

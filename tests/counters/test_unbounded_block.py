@@ -12,8 +12,8 @@ from dpstream.audit.counters.models import unbounded_block_model, unbounded_bloc
 from dpstream.claims import Measure, Neighbour
 from dpstream.counters import UnboundedBlockCounter
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import InsecureSeededNoise
-from dpstream.tape import TapeMismatchError, TapeRecorder, TapeReplay
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
+from dpstream.tape import TapeMismatchError
 from dpstream.testing import record_run, replay_vector
 from dpstream.vectors import KnownAnswerVector
 from dpstream.vectors.corpus import known_answer

@@ -24,7 +24,7 @@ def test_errata_md_is_assembled_from_fragments() -> None:
 def test_counters_page_quotes_the_claims_the_code_states() -> None:
     """docs/counters.md quotes claim.describe() verbatim; a changed claim text must change the page too."""
     from dpstream.counters import BinaryTreeCounter, SimpleCounter
-    from dpstream.noise import InsecureZeroNoise
+    from dpstream.insecure import InsecureZeroNoise
 
     text = (ROOT / "docs" / "counters.md").read_text(encoding="utf-8")
     assert SimpleCounter(1.0, noise=InsecureZeroNoise()).claim.describe() in text

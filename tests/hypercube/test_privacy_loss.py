@@ -28,7 +28,7 @@ from dpstream.audit.hypercube.loss import (
 )
 from dpstream.hypercube.online import OnlineSyntheticData
 from dpstream.hypercube.schedule import PrivacySchedule
-from dpstream.noise import InsecureZeroNoise
+from dpstream.insecure import InsecureZeroNoise
 
 
 def test_integer_laplace_helpers_against_direct_sums() -> None:

@@ -20,8 +20,8 @@ from dpstream.audit.hypercube.loss import dlap_cdf, dlap_sf
 from dpstream.counters.sparse import sparse_threshold
 from dpstream.counters.sparse_geometric import GeometricSparseCounter, bernoulli, first_failure, log_test_pass
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import BaseNoiseSource, DrawKind, InsecureSeededNoise, Params, data_rng
-from dpstream.tape import TapeRecorder, TapeReplay
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
+from dpstream.noise import BaseNoiseSource, DrawKind, Params, data_rng
 
 
 class BranchNeededError(Exception):

@@ -22,12 +22,11 @@ from dpstream.audit.longitudinal.loss import (
     worst_pair_bracket,
     z_vector,
 )
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
 from dpstream.longitudinal.bounds import fixed_window_sigma2, rho_b_allocation
 from dpstream.longitudinal.cumulative import CumulativeSynthesizer
 from dpstream.longitudinal.data import window_histogram
 from dpstream.longitudinal.generators import random_matrix
-from dpstream.noise import InsecureSeededNoise
-from dpstream.tape import TapeRecorder
 
 
 def _release_law_k1(X: np.ndarray, T: int, sigma2: float, radius: int) -> dict[tuple[int, ...], float]:

@@ -31,7 +31,8 @@ from dpstream.audit.phdstream.cases import (
 from dpstream.audit.protocol import MechanismFactory, derive_seed, sample_transcripts
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.counters import SimpleCounter
-from dpstream.noise import InsecureZeroNoise, NoiseSource
+from dpstream.insecure import InsecureZeroNoise
+from dpstream.noise import NoiseSource
 from dpstream.phdstream import HypercubePartition, LambdaRule
 from dpstream.phdstream.counters_tree import PHDStreamTreeWithCounters
 from dpstream.phdstream.stream import TrueStream

@@ -19,7 +19,8 @@ from dpstream.audit.tabular.cases import DOMAIN, EPS, Q1, _public, exact_sup_che
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.counters import SimpleCounter
 from dpstream.counters.base import Counter
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise, NoiseSource
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise
+from dpstream.noise import NoiseSource
 from dpstream.tabular.datasets import SyntheticDataset, answer
 from dpstream.tabular.domain import Domain
 from dpstream.tabular.main_algorithm import MainAlgorithm

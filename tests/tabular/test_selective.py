@@ -17,7 +17,8 @@ import pytest
 from dpstream.counters import BlockCounter, UnboundedBlockCounter
 from dpstream.counters.base import Counter, CounterFactory
 from dpstream.counters.multidim import MultiDimensionalCounter
-from dpstream.noise import InsecureSeededNoise, NoiseSource
+from dpstream.insecure import InsecureSeededNoise, TapeReplay
+from dpstream.noise import NoiseSource
 from dpstream.phdstream.selective_counting import SelectiveCounting
 from dpstream.tabular.datasets import answer
 from dpstream.tabular.domain import Domain
@@ -27,7 +28,7 @@ from dpstream.tabular.selection import SelectionLaw
 from dpstream.tabular.selective import SelectiveMainAlgorithm
 from dpstream.tabular.stream import StreamStep, generate_stream
 from dpstream.tabular.totals import TotalRule
-from dpstream.tape import Tape, TapeReplay, TapeSiteMissingError
+from dpstream.tape import Tape, TapeSiteMissingError
 from dpstream.testing import record_run, replay_run
 
 DOM = Domain(("a", "b", "c"), (2, 3, 2))

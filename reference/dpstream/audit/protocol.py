@@ -22,7 +22,8 @@ import numpy.typing as npt
 
 from dpstream.convention import Streaming
 from dpstream.errors import require_int_at_least
-from dpstream.noise import InsecureSeededNoise, NoiseSource, derived_seed
+from dpstream.insecure import InsecureSeededNoise
+from dpstream.noise import NoiseSource, derived_seed
 
 __all__ = [
     "Encoder",

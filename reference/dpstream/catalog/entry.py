@@ -17,7 +17,8 @@ from typing import Any
 from dpstream.catalog.codecs import Codec
 from dpstream.catalog.params import ParamSchema
 from dpstream.claims import Neighbour, PrivacyClaim
-from dpstream.noise import InsecureZeroNoise, NoiseSource
+from dpstream.insecure import InsecureZeroNoise
+from dpstream.noise import NoiseSource
 
 __all__ = ["Builder", "Entry", "RejectSpec", "StatisticalSpec", "VectorSpec"]
 

@@ -79,7 +79,8 @@ from dpstream.hypercube.wasserstein import (
     wasserstein1,
     wasserstein1_sorted,
 )
-from dpstream.noise import InsecureSeededNoise, derived_seed
+from dpstream.insecure import InsecureSeededNoise
+from dpstream.noise import derived_seed
 
 __all__ = [
     "EXPERIMENT",

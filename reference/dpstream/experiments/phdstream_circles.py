@@ -51,7 +51,8 @@ from dpstream.errors import DataRowError, DPStreamInputError
 from dpstream.experiments import Experiment, command_line, noise_mode
 from dpstream.experiments.data import DataFile, check_files, materialized
 from dpstream.experiments.progress import progress
-from dpstream.noise import InsecureSeededNoise, NoiseSource, SecureNoise
+from dpstream.insecure import InsecureSeededNoise
+from dpstream.noise import NoiseSource, SecureNoise
 from dpstream.phdstream.baselines import (
     InitPrivTreeThenCounters,
     OfflinePrivTreeOnDifferential,

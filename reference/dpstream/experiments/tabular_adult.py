@@ -41,7 +41,8 @@ from dpstream.errors import DataRowError, DPStreamInputError
 from dpstream.experiments import Experiment, command_line, noise_mode
 from dpstream.experiments.data import DataFile, check_files, materialized, verified_bytes
 from dpstream.experiments.progress import Progress, progress
-from dpstream.noise import InsecureSeededNoise, NoiseSource
+from dpstream.insecure import InsecureSeededNoise
+from dpstream.noise import NoiseSource
 from dpstream.tabular.domain import Domain, IntArray
 from dpstream.tabular.fitting import DatasetFitter, MultiplicativeWeights
 from dpstream.tabular.main_algorithm import MainAlgorithm

@@ -5,7 +5,7 @@ shape from the three additive laws of the noise door (:class:`dpstream.noise.Dra
 
 * ``laplace_array(scale, shape)``: density exp(-|x|/scale) / (2 scale);
 * ``discrete_laplace_array(scale, shape)``: pmf proportional to exp(-|z|/scale) on Z, as the
-  difference of two i.i.d. geometric variables (the law :class:`~dpstream.noise.InsecureSeededNoise`
+  difference of two i.i.d. geometric variables (the law :class:`~dpstream.insecure.InsecureSeededNoise`
   draws one value at a time);
 * ``discrete_gaussian_array(sigma2, shape)``: pmf proportional to exp(-z^2/(2 sigma2)) on Z, by
   Canonne, Kamath & Steinke (2020), Algorithm 3 (rejection from a discrete Laplace with scale

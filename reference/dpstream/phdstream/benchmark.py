@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dpstream.noise import InsecureSeededNoise
+from dpstream.insecure import InsecureSeededNoise
 from dpstream.phdstream.counters_tree import simple_counter_factory
 from dpstream.phdstream.data import concentric_circles_stream
 from dpstream.phdstream.efficient import EfficientPHDStream

@@ -21,8 +21,9 @@ from types import ModuleType
 from typing import Any, TypeVar
 
 from dpstream.convention import Streaming
-from dpstream.noise import InsecureSeededNoise, NoiseSource
-from dpstream.tape import Tape, TapeRecorder, TapeReplay
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
+from dpstream.noise import NoiseSource
+from dpstream.tape import Tape
 from dpstream.vectors import KnownAnswerVector
 
 __all__ = ["ERRATUM_ID", "load_script", "pins", "record_run", "replay_run", "replay_vector"]

@@ -72,8 +72,9 @@ from dpstream.counters import (
     TreeAggregationCounter,
     UnboundedBlockCounter,
 )
+from dpstream.insecure import InsecureZeroNoise
 from dpstream.mechanisms import DiscreteGaussianMechanism, ExponentialMechanism, LaplaceMechanism
-from dpstream.noise import InsecureZeroNoise, NoiseSource, data_rng
+from dpstream.noise import NoiseSource, data_rng
 
 __all__ = ["BETA", "EPSILON", "RHO", "T", "cases"]
 

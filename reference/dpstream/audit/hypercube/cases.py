@@ -59,8 +59,8 @@ from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter, 
 from dpstream.hypercube.online import OnlineSyntheticData
 from dpstream.hypercube.partition import BinaryPartition, Region
 from dpstream.hypercube.schedule import PrivacySchedule
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise
-from dpstream.tape import Tape, TapeRecorder
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder
+from dpstream.tape import Tape
 
 __all__ = [
     "cases",

@@ -58,7 +58,8 @@ from dpstream.counters.sparse import InhomogeneousSparseCounter, level_start, sp
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
 from dpstream.hypercube.online import RegionCounterFactory
 from dpstream.hypercube.partition import Region
-from dpstream.noise import InsecureZeroNoise, NoiseSource
+from dpstream.insecure import InsecureZeroNoise
+from dpstream.noise import NoiseSource
 from dpstream.staged import Staged, Staging
 
 __all__ = [

@@ -138,7 +138,7 @@ def _run_fixed_window(ctx: AuditContext) -> list[CheckResult]:
 
 
 def _no_noise() -> NoiseSource:
-    from dpstream.noise import InsecureZeroNoise
+    from dpstream.insecure import InsecureZeroNoise
 
     return InsecureZeroNoise()
 

@@ -28,12 +28,11 @@ import numpy as np
 
 from dpstream.audit.exact import DEFAULT_ALPHAS, linear_renyi
 from dpstream.audit.longitudinal.loss import cumulative_model, cumulative_worst_pair, worst_pair_bracket, z_vector
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
 from dpstream.longitudinal.bounds import fixed_window_sigma2, rho_b_allocation, theorem_3_2_lambda
 from dpstream.longitudinal.data import pattern_string, window_histogram
 from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer
 from dpstream.longitudinal.generators import random_matrix
-from dpstream.noise import InsecureSeededNoise
-from dpstream.tape import TapeRecorder
 
 __all__ = ["main"]
 

@@ -50,7 +50,8 @@ from dpstream.audit.protocol import MechanismFactory, Transcript, derive_seed, r
 from dpstream.audit.registry import FAMILY_BUDGETS, AuditCase, AuditContext, CheckKind, CheckResult
 from dpstream.audit.scores import feature_score
 from dpstream.claims import Neighbour, PrivacyClaim
-from dpstream.noise import InsecureSeededNoise, NoiseSource
+from dpstream.insecure import InsecureSeededNoise
+from dpstream.noise import NoiseSource
 from dpstream.phdstream.baselines import OfflinePrivTreeOnDifferential, OfflinePrivTreeOnStream
 from dpstream.phdstream.counters_tree import PHDStreamTreeWithCounters
 from dpstream.phdstream.efficient import EfficientPHDStream

@@ -47,7 +47,8 @@ from dpstream.audit.scores import histogram_score
 from dpstream.audit.stats import split_level
 from dpstream.audit.tabular.loss import step_sup_loss, transcript_losses
 from dpstream.claims import Neighbour, PrivacyClaim
-from dpstream.noise import InsecureSeededNoise, NoiseSource
+from dpstream.insecure import InsecureSeededNoise
+from dpstream.noise import NoiseSource
 from dpstream.tabular.accuracy import streaming_mwem_differential_bound
 from dpstream.tabular.datasets import SyntheticDataset, answer
 from dpstream.tabular.domain import Domain

@@ -38,14 +38,14 @@ from dpstream.audit.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.counters.base import Counter, CounterStaging
 from dpstream.counters.multidim import MultiDimensionalCounter
-from dpstream.noise import DrawKind, InsecureSeededNoise, InsecureZeroNoise, NoiseSource, site
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder
+from dpstream.noise import DrawKind, NoiseSource, site
 from dpstream.tabular.datasets import answer
 from dpstream.tabular.main_algorithm import MainAlgorithm
 from dpstream.tabular.queries import FloatArray
 from dpstream.tabular.selection import Selector
 from dpstream.tabular.stream import DifferentialDataset, StreamStep, coerce_step
 from dpstream.tabular.streaming_mwem import LaplaceMeasurer, StreamingMWEM
-from dpstream.tape import TapeRecorder
 
 __all__ = ["ForcedSelector", "Transcript", "record_transcript", "step_sup_loss",
            "transcript_losses"]

@@ -1,11 +1,15 @@
-"""Test helpers for the longitudinal family (public: other implementations may reuse them)."""
+"""INSECURE, tests only: :class:`ScriptedNoise` serves scripted values at chosen sites, seeded draws elsewhere.
+
+Used to force rare events deterministically (e.g. noise that exhausts the longitudinal padding).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from dpstream.noise import BaseNoiseSource, DrawKind, InsecureSeededNoise, Params
+from dpstream.insecure.seeded import InsecureSeededNoise
+from dpstream.noise import BaseNoiseSource, DrawKind, Params, dispatch
 
 __all__ = ["ScriptedNoise"]
 
@@ -26,4 +30,4 @@ class ScriptedNoise(BaseNoiseSource):
         self.sites.append(site)
         if site in self.script:
             return self.script[site]
-        return self.inner._draw(site, kind, params)
+        return dispatch(self.inner, site, kind, params)
