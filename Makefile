@@ -24,10 +24,10 @@ demo: $(VENV)/.demo-installed
 	$(BIN)/dpstream audit --out $(OUT)
 
 lint: $(VENV)/.test-installed
-	$(BIN)/ruff check reference tests property_tests proofs examples tools
+	$(BIN)/ruff check reference tests property_tests proofs examples tools benchmarks
 
 typecheck: $(VENV)/.test-installed
-	$(BIN)/mypy --strict reference tests property_tests proofs examples tools
+	$(BIN)/mypy --strict reference tests property_tests proofs examples tools benchmarks
 
 test: lint typecheck
 	$(BIN)/python -m pytest -n $(JOBS) -p no:cacheprovider

@@ -32,7 +32,7 @@ T = 16
 
 
 def simple_counter(noise: NoiseSource) -> SimpleCounter:
-    return SimpleCounter(1.0, noise)
+    return SimpleCounter(1.0, noise=noise)
 
 
 def _timed(sampler: Sampler, runs: int, executor: Executor | None) -> tuple[float, np.ndarray]:

@@ -5,7 +5,7 @@ Claim
 ``BlockCounter(eps, B)`` is eps-DP (pure) under STREAM_ENTRY (001-def4.1), for every block
 size B >= 1, with Lap(2/eps) at both levels as printed (L7, L10). No erratum.
 
-Code (reference/dpstream/counters/block.py, ``BlockCounter._prepare``; ``scale = 2.0 / self.epsilon``)
+Code (reference/dpstream/counters/block.py, ``BlockCounter._staging``; ``scale = 2.0 / self.epsilon``)
 ----------------------------------------------------------------------------------------------------
 * ``[001-alg9 L5]`` ``beta = beta + x``;
 * ``[001-alg9 L6]`` ``if t % self.B == 0``;

@@ -22,7 +22,7 @@ Code (reference/dpstream/phdstream/efficient.py, ``EfficientPHDStream._algorithm
 * ``[001-alg7 L11]`` ``C_a[v] = (C_a(p) + C_n(p)) / part.beta`` (p the parent, top-down in BFS order): (10);
 * ``[001-alg7 L12]`` ``s = C_a(v) + C_n(v) + C_d(v)``; ``[001-alg7 L13]``-``[001-alg7 L14]`` b(v) on s + H(v);
 * ``[001-alg7 L15]`` the draw at ``privtree_site(v, t)``, the site of 001-alg5 L11;
-* ``[001-alg7 L20]`` ``C_n[v] = self.counters.get(v).prepare(H).release`` for the leaves of T(t);
+* ``[001-alg7 L20]`` ``C_n[v] = self.counters.get(v).stage(H).release`` for the leaves of T(t);
 * ``[001-alg7 L25]`` ``C_d[v] = sum(C_d(w) + C_n(w) for w in part.children(v))`` popping the stack: (11);
 * ``[001-alg6 L7]`` the released G(v) = C_a(v) + C_n(v) + C_d(v).
 

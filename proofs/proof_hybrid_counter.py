@@ -7,12 +7,12 @@ Logarithmic Mechanism L with eps/2 at powers of two, and for each k >= 1 a Binar
 counter B_k with eps/2 and horizon 2^k - 1 on the times 2^k < t < 2^(k+1)) is eps-DP (pure)
 under STREAM_ENTRY, with no horizon.
 
-Code (reference/dpstream/counters/hybrid.py, ``HybridCounter._prepare``; no printed box, so no line tags)
+Code (reference/dpstream/counters/hybrid.py, ``HybridCounter._staging``; no printed box, so no line tags)
 --------------------------------------------------------------------------------------------------------
 * at a power of two t = 2^k: ``beta = self.beta + self.pending + x + <draw at "CSS11-hybrid L t=<t>",
   scale 2.0 / self.epsilon>`` and a fresh ``BinaryTreeCounter(self.epsilon / 2.0, t - 1, ...)`` scoped
   ``"CSS11-hybrid B k=<k>"`` (B_k, horizon 2^k - 1; none for k = 0);
-* otherwise: ``step = self.binary.prepare(x)``, release ``self.beta + step.release``; ``pending += x``.
+* otherwise: ``step = yield from self.binary.staging(x)``, release ``self.beta + step.release``; ``pending += x``.
 
 Proof
 -----

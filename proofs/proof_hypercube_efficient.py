@@ -16,8 +16,8 @@ holds the state of ``InhomogeneousSparseCounter`` (S~, r, t_{r+1}, the level sum
 instance) and performs the same transitions: the level change (``[004-alg3 u3]`` S~ update per ended level,
 ``[004-alg3 u1]``, ``[004-alg3 u2]`` a new instance with eps_r / 2 and horizon t_{r+1} - t_r) at the first
 step at or after t_{r+1}, and one 004-alg2 step per global time: for the printed tests the printed step
-itself (``SparseCounter._prepare``), for the first-failure form ``GeometricSparseCounter.skip_zeros``, which
-performs the transitions of k calls of its own ``_prepare`` with input 0 (one by one: threshold draw at the
+itself (``SparseCounter``'s staged step), for the first-failure form ``GeometricSparseCounter.skip_zeros``, which
+performs the transitions of k of its own staged steps with input 0 (one by one: threshold draw at the
 first step, the run's first-failure draw at its first test, a segment end at the failing test, the next
 segment reading 0). The efficient 004-alg1 feeds input 1 exactly to the regions containing x_t
 (``[004-alg1 u6]``: 1{x_t in Omega_theta}; ``_input`` as printed for ``as_printed``) and, before any read of

@@ -21,7 +21,7 @@ Argument (Appendix B, made precise)
    their parent) and nabla F(., tau) carries removals. proofs/proof_privtree.py: on such inputs
    the exact loss of PrivTree reaches D/lambda (D = max depth of T).
 
-Code (reference/dpstream/phdstream/phdstream_tree.py, ``PHDStreamTree.prepare``)
+Code (reference/dpstream/phdstream/phdstream_tree.py, ``PHDStreamTree.stage``)
 -------------------------------------------------------------------------------
 * ``[001-alg1 L5]`` ``T_t = privtree(self.partition, inputs, eps / 2.0, self.theta, self.noise, t=t, lambda_rule=...)``
   with ``inputs = G(., t-1) + nabla F(., t)``: PrivTree at eps/2, lambda from ``privtree_scales(P, eps/2, rule)``;

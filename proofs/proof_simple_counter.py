@@ -6,7 +6,7 @@ Claim
 neighbour relation STREAM_ENTRY: input streams f, f' with sum_t |f(t) - f'(t)| <= 1
 (001-def4.1 uses the norm ||f|| = sum_t |f(t)|).
 
-Code (reference/dpstream/counters/simple.py, ``SimpleCounter._prepare``)
+Code (reference/dpstream/counters/simple.py, ``SimpleCounter._staging``)
 ------------------------------------------------------------------------
 * ``[001-alg8 L3]`` ``self.g = 0.0``: g(0) = 0;
 * ``[001-alg8 L4]`` ``g = self.g + x + z``, z one draw of scale ``1.0 / self.epsilon`` at site

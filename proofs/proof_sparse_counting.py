@@ -16,7 +16,7 @@ Code (reference/dpstream/counters/sparse.py; the boxes print ``u`` labels)
 * ``[004-alg2 u8]``: ``N_tilde = sub.step(N)``, A_sub = ``binary_mechanism(T)(self.epsilon / 2.0, scoped(noise,
   "004-alg2 u8"))``, the Binary Mechanism (001-alg10, ``discrete=True``, horizon T);
 * ``[004-alg2 u5]``: ``g = N_tilde``;
-* ``InhomogeneousSparseCounter._prepare``, ``[004-alg3 u2]``: level r's counter ``SparseCounter(eps_r / 2.0,
+* ``InhomogeneousSparseCounter._staging``, ``[004-alg3 u2]``: level r's counter ``SparseCounter(eps_r / 2.0,
   t_{r+1} - t_r, scoped(noise, "004-alg3 u2 r=<r>"))``; ``[004-alg3 u3]``: ``S = S + level_sum + <draw at
   "004-alg3 u3 r=<r>", scale 2.0 / eps_r>``; ``if tg < self.t_r0: return 0.0`` (X_t before t_r0 unused).
 

@@ -32,7 +32,7 @@ Code (reference/dpstream/tabular/main_algorithm.py, ``MainAlgorithm``)
 * ``[003-alg3 L11]`` ``e = query_scores(self.Q, J, target, current, self.biases)``, target = q_i(∇f_t + g_{t-1});
 * ``[003-alg3 L12]`` ``self.selector.select(self.noise, site("003-alg3 L12", t=t, l=l), e)``, the selector at
   ε/(2k) with Δ_u = ``score_sensitivity(Q)``;
-* ``[003-alg3 L15]`` ``prepare_counter(self.counters[j], state.q_diff[j])``: C_j consumes q_j(∇f_t);
+* ``[003-alg3 L15]`` ``stage_counter(self.counters[j], state.q_diff[j])``: C_j consumes q_j(∇f_t);
 * ``[003-alg3 L16]``-``[003-alg3 L21]`` and ``[003-alg3 L18]`` (A_Dataset): functions of C, r, m and earlier g only.
 StreamingMWEM (``streaming_mwem.py``): ``[003-alg2 L11]`` the selector, ``self.lap_scale = 2.0 * self.k / self.epsilon``
 for the measurements. Offline (``offline.py``, ``select_measure_fit``): ``[003-alg1 L7]`` selector and ``[003-alg1 L8]``

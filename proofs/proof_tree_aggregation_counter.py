@@ -9,7 +9,7 @@ log(T)/(2 rho) does not give rho (erratum E-counters-3); real inputs are not pri
 (E-counters-4); 002-def2.2's sigma^2 = Delta q/(2 rho) is right only for Delta q <= 1
 (E-counters-5).
 
-Code (reference/dpstream/counters/tree_aggregation.py, ``TreeAggregationCounter._prepare``)
+Code (reference/dpstream/counters/tree_aggregation.py, ``TreeAggregationCounter._staging``)
 ----------------------------------------------------------------------------------------
 * ``[002-alg3 u3]`` ``i = min(j for j in range(n + 1) if Bin[j] != 0)``;
 * ``[002-alg3 u4]`` ``alpha[i] = sum(alpha[j] for j in range(i)) + x``; ``[002-alg3 u5]``-``[002-alg3 u6]`` reset j < i;

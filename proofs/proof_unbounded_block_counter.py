@@ -5,7 +5,7 @@ Claim
 ``UnboundedBlockCounter(eps)`` is eps-DP (pure) under STREAM_ENTRY (003-thm8.1, 000-thm4.2),
 as printed. No erratum; 003 and 000 print the same algorithm (line numbers differ).
 
-Code (reference/dpstream/counters/unbounded_block.py, ``UnboundedBlockCounter._prepare``)
+Code (reference/dpstream/counters/unbounded_block.py, ``UnboundedBlockCounter._staging``)
 ------------------------------------------------------------------------------------------
 ``scale = 2.0 / self.epsilon``;
 * ``[003-alg4 L11]`` ``delta = t - t_atPartition``; ``[003-alg4 L12]`` ``alpha_trueInBlock = s.alpha_trueInBlock + x``;

@@ -87,10 +87,10 @@ def test_insert_then_delete_leaves_the_true_tree_counts_unchanged(
         base: list[tuple[float, float]], extra: list[tuple[float, float]]) -> None:
     P = HypercubePartition(2, 3)
     s = TrueStream(P, track_counts=True)
-    s.commit(s.prepare(PointEvents.of(np.asarray(base, dtype=float).reshape(-1, 2))))
+    s.stage(PointEvents.of(np.asarray(base, dtype=float).reshape(-1, 2))).commit()
     before = dict(s.F)
-    s.commit(s.prepare(PointEvents.of(extra)))
-    s.commit(s.prepare(PointEvents.of(extra, [-1] * len(extra))))
+    s.stage(PointEvents.of(extra)).commit()
+    s.stage(PointEvents.of(extra, [-1] * len(extra))).commit()
     after = dict(s.F)
     assert after == before
     assert sum(s.present.values()) == len(base)
@@ -242,7 +242,7 @@ def test_algorithm_3_adds_counter_increments(batches: list[PointEvents], counter
     truth = TrueStream(P)
     for batch in batches:
         release = alg.step(batch)
-        truth.commit(truth.prepare(batch))
+        truth.stage(batch).commit()
         assert release.leaf_values[()] == pytest.approx(truth.size, abs=1e-9)
     if batches is TEN_THEN_NOTHING:
         printed = PHDStream(P, 1.0, 1e6, noise=InsecureZeroNoise(), counter=COUNTERS[counter], as_printed=True)
@@ -341,7 +341,7 @@ def test_baseline_2_size_is_estimated_not_the_true_size(batches: list[PointEvent
     printed = OfflinePrivTreeOnDifferential(P, 1.0, 0.0, noise=InsecureSeededNoise(seed), as_printed=True)
     truth = TrueStream(P)
     for batch in batches:
-        truth.commit(truth.prepare(batch))
+        truth.stage(batch).commit()
         assert default.step(batch).size == round(max(default.N_hat, 0.0))
         assert printed.step(batch).size == truth.size
     assert default.claim.measure is Measure.PURE_DP and printed.claim.measure is Measure.NOT_PRIVATE

@@ -88,6 +88,7 @@ __all__ = [
     "derived_seed",
     "scoped",
     "site",
+    "unscoped",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -286,6 +287,11 @@ class BaseNoiseSource(ABC):
     before any randomness is consumed.
     """
 
+    order_free: bool = False
+    """True when the value of a draw does not depend on the order in which draws are requested (fresh
+    independent draws, or draws keyed by site): then algorithms may batch draws out of their printed order
+    (``dpstream.staged``). False for sources whose draws come from one seeded sequence."""
+
     @abstractmethod
     def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
         """Produce one draw with already validated parameters (for additive kinds: the bare sample)."""
@@ -404,12 +410,16 @@ class SecureNoise(BaseNoiseSource):
       index i with probability proportional to exp(eps*u_i/(2*Delta)), exactly the
       papers' law. (Under ``max_divergence`` OpenDP adds exponential noise: a
       different selection law, not used here.)
-    * Post-processing (coin, choice, uniform_box): :class:`secrets.SystemRandom`.
+    * Post-processing (coin, choice, uniform_box): the operating system's CSPRNG (:class:`secrets.SystemRandom`
+      for coins; uniform_box and choice read all their bits in one ``secrets.token_bytes`` call).
 
+    Draws are fresh and independent, so their order is free (:attr:`order_free`): algorithms batch them.
     Built measurements are cached by (kind, parameter, vector), since building one is slow.
     The source pickles and deep-copies without its cache (nothing random is stored; the
     measurements are rebuilt on first use).
     """
+
+    order_free = True
 
     def __init__(self) -> None:
         self._cache: dict[tuple[DrawKind, float, bool], Any] = {}
@@ -486,6 +496,34 @@ class SecureNoise(BaseNoiseSource):
             raise AssertionError("vector measurement changed the length")
         return releases, [r - v for r, v in zip(releases, values, strict=True)]
 
+    @staticmethod
+    def _below(bounds: npt.NDArray[np.int64]) -> list[int]:
+        """One uniform integer in [0, m) for every m >= 1 of ``bounds``, from the OS CSPRNG read in bulk; unbiased:
+        a 64-bit word w is used as w mod m only when w >= 2^64 mod m (then every residue has the same number of
+        preimages), otherwise it is drawn again (probability < m / 2^64)."""
+        m = bounds.astype(np.uint64)
+        out = np.zeros(m.size, dtype=np.uint64)
+        todo = np.arange(m.size)
+        while todo.size:
+            words = np.frombuffer(secrets.token_bytes(8 * todo.size), dtype=np.uint64)
+            mm = m[todo]
+            ok = words >= (np.uint64(0) - mm) % mm  # (2^64 - m) mod m = 2^64 mod m
+            out[todo[ok]] = words[ok] % mm[ok]
+            todo = todo[~ok]
+        return [int(v) for v in out]
+
+    def _choice(self, n: int, k: int) -> tuple[int, ...]:
+        """A uniform k-subset of range(n), sorted: the first k positions of a Fisher-Yates shuffle (position i swaps
+        with i + r_i, r_i uniform in [0, n - i)), kept sparse so that the work is O(k) for any n."""
+        offsets = self._below(np.arange(n, n - k, -1, dtype=np.int64))
+        moved: dict[int, int] = {}
+        chosen = []
+        for i, r in enumerate(offsets):
+            j = i + r
+            chosen.append(moved.get(j, j))
+            moved[j] = moved.get(i, i)
+        return tuple(sorted(chosen))
+
     def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
         if kind in ADDITIVE_KINDS:
             raise TypeError(f"SecureNoise draws {kind.value} only value-in (_add): no bare noise sample exists")
@@ -495,14 +533,16 @@ class SecureNoise(BaseNoiseSource):
         if kind is DrawKind.COIN:
             return bool(self._system.getrandbits(1))
         if kind is DrawKind.CHOICE:
-            return tuple(sorted(self._system.sample(range(params["n"]), params["k"])))
+            return self._choice(params["n"], params["k"])
         if kind is DrawKind.UNIFORM_BOX:
-            low, high = params["low"], params["high"]
-            return np.array(
-                [[lo + (hi - lo) * self._system.random() for lo, hi in zip(low, high, strict=True)]
-                 for _ in range(params["count"])],
-                dtype=np.float64,
-            ).reshape(params["count"], len(low))
+            low = np.asarray(params["low"], dtype=np.float64)
+            high = np.asarray(params["high"], dtype=np.float64)
+            count = params["count"]
+            # random.SystemRandom().random() for every coordinate, in bulk: 53 of 64 bits of the OS CSPRNG
+            # scaled to [0, 1) (the same grid of 2^53 values as SystemRandom.random), one read for all of them
+            words = np.frombuffer(secrets.token_bytes(8 * count * low.size), dtype=np.uint64)
+            u = (words >> np.uint64(11)).astype(np.float64) * (1.0 / 2.0**53)
+            return np.asarray(low + (high - low) * u.reshape(count, low.size), dtype=np.float64)
         raise AssertionError(kind)  # pragma: no cover
 
 
@@ -615,6 +655,10 @@ class ScopedNoise(BaseNoiseSource):
         self.inner = inner
         self.prefix = prefix
 
+    @property
+    def order_free(self) -> bool:  # type: ignore[override]
+        return bool(getattr(self.inner, "order_free", False))
+
     def _full(self, site: str) -> str:
         return f"{self.prefix}{self.SEPARATOR}{site}"
 
@@ -683,6 +727,14 @@ def dispatch(source: NoiseSource, site_name: str, kind: DrawKind, params: Params
     if kind is DrawKind.UNIFORM_BOX:
         return source.uniform_box(site_name, params["low"], params["high"], params["count"])
     raise AssertionError(kind)  # pragma: no cover
+
+
+def unscoped(noise: NoiseSource, site_name: str) -> tuple[NoiseSource, str]:
+    """The innermost source under the :func:`scoped` views of ``noise`` and the full site of ``site_name`` there."""
+    while isinstance(noise, ScopedNoise):
+        site_name = f"{noise.prefix}{ScopedNoise.SEPARATOR}{site_name}"
+        noise = noise.inner
+    return noise, site_name
 
 
 def scoped(noise: NoiseSource, prefix: str) -> NoiseSource:

@@ -253,6 +253,10 @@ class TapeRecorder(BaseNoiseSource):
         self._draws: list[Draw] = []
         self._sites: set[str] = set()
 
+    @property
+    def order_free(self) -> bool:  # type: ignore[override]
+        return bool(getattr(self.inner, "order_free", False))
+
     def _check_new(self, sites: list[str]) -> None:
         if len(set(sites)) != len(sites):
             raise DuplicateSiteError(f"a site appears twice in one batch: {sites!r}")
@@ -321,7 +325,10 @@ class TapeReplay(BaseNoiseSource):
     units in the last place, so that an implementation computing ``2/eps`` in a
     different but equivalent order still matches); ``0.0`` demands bit equality.
     Use as a context manager, or call :meth:`assert_exhausted` at the end of a run.
+    Draws are keyed by site, so their order is free (algorithms may batch them: ``dpstream.staged``).
     """
+
+    order_free = True
 
     def __init__(self, tape: Tape, param_rtol: float = 1e-12) -> None:
         self.tape = tape

@@ -23,6 +23,7 @@ from dpstream.counters import (
     binary_tree_counter_model,
     block_counter_model,
 )
+from dpstream.counters.base import CounterStaging
 from dpstream.counters.loss import stream_entry_epsilon
 from dpstream.errors import DPStreamInputError
 from dpstream.linear_model import LinearReleaseModel
@@ -68,11 +69,11 @@ def test_two_phase_step_equals_step(name: str) -> None:
     f = [1, 0, 1, 1, 1, 0, 1] if name in BOOLEAN_FACTORIES else [1, 0, 2, 1, 1, 0, 3]
     direct, tape = record_run(ALL_FACTORIES[name], f, seed=3)
     counter = ALL_FACTORIES[name](InsecureSeededNoise(3))
-    assert counter.supports_prepare
-    two_phase = []
+    assert counter.supports_staging
+    two_phase: list[float] = []
     for x in f:
-        prepared = counter.prepare(x)
-        assert counter.t == prepared.t - 1  # nothing committed yet
+        prepared = counter.stage(x)
+        assert counter.t == len(two_phase)  # nothing committed yet
         two_phase.append(prepared.commit())
     assert two_phase == direct == counter.releases
     with pytest.raises(RuntimeError):
@@ -90,7 +91,8 @@ class _ForgetsL9(BinaryTreeCounter):
     the indicator the stale nodes are never read; together, stale nodes leak into g(t).)
     """
 
-    def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
+    def _staging(self, x: float, t: int) -> CounterStaging:
+        yield from ()  # draws at once (a generator that requests nothing)
         n = t.bit_length() - 1
         j = (t & -t).bit_length() - 1
         alpha = self.alpha + [0.0] * (n + 1 - len(self.alpha))
@@ -170,7 +172,7 @@ def test_stage_holds_a_two_phase_step_until_commit(name: str) -> None:
 
 def test_stage_steps_a_one_phase_counter_at_once() -> None:
     counter = _OnePhaseCounter(None, None)
-    assert not counter.supports_prepare
+    assert not counter.supports_staging
     staged = counter.stage(2.0)
     assert (counter.t, counter.releases, staged.release) == (1, [2.0], 2.0)
     staged.commit()  # a no-op: the step already happened

@@ -86,9 +86,9 @@ Factory = Callable[[NoiseSource | None], Any]
 def _tree_inputs(partition: Any, batches: Sequence[Any]) -> list[Any]:
     truth, out = TrueStream(partition), []
     for batch in batches:
-        prepared = truth.prepare(batch)
-        out.append(prepared.dF)
-        truth.commit(prepared)
+        prepared = truth.stage(batch)
+        out.append(prepared.release.dF)
+        prepared.commit()
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -139,3 +140,16 @@ def test_sampler_laws(source_name: str) -> None:
     expected = weights / weights.sum() * n
     observed = np.bincount(em, minlength=3)
     assert stats.chisquare(observed, expected).pvalue > ALPHA
+    box = src.uniform_box("u", [0.0, -1.0], [1.0, 3.0], n)  # uniform_box: every coordinate uniform on its side
+    assert stats.kstest(box[:, 0], stats.uniform(0.0, 1.0).cdf).pvalue > ALPHA
+    assert stats.kstest(box[:, 1], stats.uniform(-1.0, 4.0).cdf).pvalue > ALPHA
+    assert stats.pearsonr(box[:, 0], box[:, 1]).pvalue > ALPHA  # no dependence between the coordinates
+    subsets = [src.choice(f"k{i}", 5, 2) for i in range(n)]  # choice: the 10 2-subsets of range(5) equally likely
+    counts = np.array([subsets.count(c) for c in itertools.combinations(range(5), 2)], dtype=float)
+    assert counts.sum() == n and stats.chisquare(counts).pvalue > ALPHA
+
+
+@pytest.mark.parametrize(("n", "k"), [(0, 0), (1, 1), (7, 0), (7, 7), (50, 3), (100_000, 40)])
+def test_secure_choice_is_a_sorted_subset(n: int, k: int) -> None:
+    picked = SecureNoise().choice("c", n, k)
+    assert len(picked) == k and list(picked) == sorted(set(picked)) and all(0 <= i < n for i in picked)

@@ -274,7 +274,7 @@ def test_privtree_runs_on_the_default_source(monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setattr(privtree_module, "default_noise", spy)
     truth = TrueStream(HYPERCUBE)
-    F = dict(truth.prepare(BATCHES["hypercube"][1][0]).dF.items())
+    F = dict(truth.stage(BATCHES["hypercube"][1][0]).release.dF.items())
     for theta in (0.0, 2.0):
         S = PrivTree(HYPERCUBE, 1.0, theta).run(F)
         assert S.is_valid(HYPERCUBE) and () in S.nodes and set(S.leaves) <= set(S.nodes)
@@ -292,9 +292,9 @@ def test_tree_level_phdstream_runs_on_the_default_source(cls: type[PHDStreamTree
     assert isinstance(alg.noise, SecureNoise)
     truth = TrueStream(partition)
     for t, batch in enumerate(batches, start=1):
-        prepared = truth.prepare(batch)
-        release = alg.step(prepared.dF)
-        truth.commit(prepared)
+        prepared = truth.stage(batch)
+        release = alg.step(prepared.release.dF)
+        prepared.commit()
         assert release.t == alg.t == t
         assert release.tree.is_valid(partition)
         assert set(release.values) == set(partition.nodes())

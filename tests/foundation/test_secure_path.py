@@ -42,6 +42,7 @@ from dpstream.counters import (
     tree_aggregation_model,
     unbounded_block_model,
 )
+from dpstream.counters.base import CounterStaging
 from dpstream.linear_model import LinearReleaseModel
 from dpstream.mechanisms import DiscreteGaussianMechanism, LaplaceMechanism
 from dpstream.noise import (
@@ -197,7 +198,8 @@ def test_counters_hand_the_door_their_models_statistics(name: str) -> None:
 class _AddsInPython(SimpleCounter):
     """The reintroduced defect: a bare sample (the door on 0.0) added to f(t) in Python."""
 
-    def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
+    def _staging(self, x: float, t: int) -> CounterStaging:
+        yield from ()  # draws at once (a generator that requests nothing)
         g = self.g + x + self.noise.add_laplace(site("001-alg8 L4", t=t), 0.0, 1.0 / self.epsilon)
 
         def commit() -> None:

@@ -48,7 +48,7 @@ def test_event_streams_never_delete_an_absent_point(batches: list[tuple[tuple[fl
     assert is_valid_event_stream(batches)
     truth = TrueStream(HypercubePartition(2, 3))
     for batch in batches:  # PHDStream's own check accepts every batch
-        truth.commit(truth.prepare(to_point_events(batch)))
+        truth.stage(to_point_events(batch)).commit()
     assert truth.size == sum(int(e[-1]) for b in batches for e in b)
 
 

@@ -274,8 +274,8 @@ def test_two_phase_equals_step() -> None:
         x = [1, 1, 0, 1] * 7
         direct, _ = record_run(make, x, seed=5)
         counter = make(InsecureSeededNoise(5))
-        assert counter.supports_prepare
-        assert [counter.prepare(v).commit() for v in x] == direct
+        assert counter.supports_staging
+        assert [counter.stage(v).commit() for v in x] == direct
 
 
 # --- known-answer vectors of the corpus (the counters' catalog entries) -----------------------------

@@ -56,23 +56,24 @@ def test_as_printed_passes_only_the_last_release() -> None:
     assert sel.seen_history == [0, 1, 1]
 
 
-def test_prepare_run_draws_several_steps_and_commits_them_together() -> None:
+def test_stage_run_draws_several_steps_and_commits_them_together() -> None:
     """An atomic run of consecutive steps: nothing changes until the commit; each step sees the run's earlier
     releases; ``after`` runs between steps; a counter selected twice in one run is refused before any change."""
     alg, sel = make()
     alg.step(1)
     seen: list[int] = []
-    releases, commit = alg.prepare_run(iter([2, 3]), after=lambda r: seen.append(r.t))
+    run = alg.stage_run(iter([2, 3]), after=lambda r: seen.append(r.t))
+    releases = run.release
     assert [(r.t, r.l, r.output) for r in releases] == [(2, "even", 2.0), (3, "odd", 4.0)]
     assert seen == [2, 3] and sel.seen_history == [0, 1, 2]  # the second step saw the first one's release
     odd = alg.counters["odd"]
     assert isinstance(odd, SimpleCounter)
     assert alg.t == 1 and alg.J == {"odd": [1]} and odd.t == 1  # nothing committed yet
-    commit()
+    run.commit()
     assert alg.t == 3 and alg.J == {"odd": [1, 3], "even": [2]} and len(alg.releases) == 3
     assert alg.step(5).output == 9.0  # odd counter: 1 + 3 + 5
     with pytest.raises(DPStreamInputError):
-        alg.prepare_run([7, 9])  # both odd: one counter twice in one run
+        alg.stage_run([7, 9])  # both odd: one counter twice in one run
     assert alg.t == 4 and odd.t == 3
 
 

@@ -3,7 +3,7 @@
 See docs/counters.md; the sparse counters of 004 are documented in docs/hypercube.md.
 """
 
-from dpstream.counters.base import Counter, CounterFactory, PreparedStep
+from dpstream.counters.base import Counter, CounterFactory
 from dpstream.counters.binary_tree import BinaryTreeCounter, binary_tree_counter_model
 from dpstream.counters.block import BlockCounter, block_counter_model
 from dpstream.counters.hybrid import HybridCounter, hybrid_counter_model
@@ -21,7 +21,6 @@ __all__ = [
     "HybridCounter",
     "InhomogeneousSparseCounter",
     "MultiDimensionalCounter",
-    "PreparedStep",
     "SimpleCounter",
     "SparseCounter",
     "TreeAggregationCounter",

@@ -12,19 +12,20 @@ sum_{t' <= t} f(t'). Contract of :meth:`Counter.step`:
   (a tape mismatch, say) leaves the counter as it was;
 * every draw names its site (``dpstream.noise.site``), ``t`` being the 1-based time.
 
-Two-phase steps (additive, optional): a counter that implements :meth:`Counter._prepare`
-(draw everything into locals, return the release and a ``commit`` closure) can be
-stepped in two phases with :meth:`Counter.prepare`; a wrapper stepping several
-counters at once (:class:`dpstream.counters.multidim.MultiDimensionalCounter`) prepares
-all of them before committing any, so a failing draw in one leaves all unchanged.
+Staged steps (``dpstream.staged``): a counter writes its step as a *staging generator*
+:meth:`Counter._staging` that yields its additive draws as requests (``(yield laplace(...))``) and
+returns g(t) with a closure committing the state. :meth:`Counter.stage` draws them at once and
+returns a :class:`~dpstream.staged.Staged` step (nothing changes until ``.commit()``);
+:meth:`Counter.staging` hands the generator to a driver that steps many counters together
+(:func:`dpstream.staged.run_all`: one batched draw per round; all drawn before any is committed).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import ClassVar, TypeAlias
+from collections.abc import Callable, Generator, Iterable
+from functools import partial
+from typing import Any, ClassVar, TypeAlias
 
 from dpstream.claims import PrivacyClaim
 from dpstream.errors import (
@@ -34,35 +35,12 @@ from dpstream.errors import (
     require_integer_value,
 )
 from dpstream.noise import NoiseSource, default_noise
+from dpstream.staged import DrawRequest, Staged, Staging, run, staged_now
 
-__all__ = ["Counter", "CounterFactory", "PreparedStep", "StagedStep"]
+__all__ = ["Counter", "CounterFactory", "CounterStaging"]
 
-
-@dataclass(frozen=True)
-class PreparedStep:
-    """A drawn but not yet committed step: ``release`` is g(t); :meth:`commit` makes it happen."""
-
-    counter: Counter
-    t: int
-    release: float
-    _commit: Callable[[], None]
-
-    def commit(self) -> float:
-        """Apply the prepared state change (no draws, cannot fail) and return g(t)."""
-        if self.counter.t != self.t - 1:
-            raise RuntimeError(f"stale prepared step for t={self.t} (counter is at t={self.counter.t})")
-        self._commit()
-        self.counter.t = self.t
-        self.counter.releases.append(self.release)
-        return self.release
-
-
-@dataclass(frozen=True)
-class StagedStep:
-    """A step staged by :meth:`Counter.stage`: its release and the call that applies it."""
-
-    release: float
-    commit: Callable[[], object]
+CounterStaging: TypeAlias = Generator[DrawRequest, Any, tuple[float, Callable[[], None]]]
+"""What :meth:`Counter._staging` is: yields draw requests, returns (g(t), commit)."""
 
 
 class Counter(ABC):
@@ -103,38 +81,63 @@ class Counter(ABC):
     def _step(self, x: float, t: int) -> float:
         """Consume f(t) = x at time t (already validated) and return g(t).
 
-        Subclasses implement either this or :meth:`_prepare` (which gives it for free).
+        Subclasses implement either this or :meth:`_staging` (then :meth:`step` stages and commits).
         """
-        g, commit = self._prepare(x, t)
-        commit()
-        return g
+        raise NotImplementedError(f"{type(self).__name__} implements neither _staging nor _step")
 
-    def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
-        """Draw everything for f(t) = x into locals; return g(t) and a closure committing the state.
+    def _staging(self, x: float, t: int) -> CounterStaging:
+        """Generator: request every additive draw for f(t) = x (``(yield request)``), compute into locals,
+        and return g(t) with a closure committing the state.
 
         Must not change any state of the counter. Optional: counters without it cannot be
-        stepped in two phases (:attr:`supports_prepare` is False).
+        staged (:attr:`supports_staging` is False) and are stepped at once by :meth:`stage`.
         """
-        raise NotImplementedError(f"{type(self).__name__} does not implement two-phase steps")
+        raise NotImplementedError(f"{type(self).__name__} does not implement staged steps")
+        yield  # pragma: no cover - makes this a generator
+
+    _has_staging: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._has_staging = cls._staging is not Counter._staging
 
     @property
-    def supports_prepare(self) -> bool:
-        return type(self)._prepare is not Counter._prepare
+    def supports_staging(self) -> bool:
+        """Whether the counter writes its step as a staging generator (then its steps are atomic and batchable)."""
+        return self._has_staging
 
-    def prepare(self, x: float) -> PreparedStep:
-        """Validate f(t) = x and draw its noise without changing state; ``.commit()`` applies it."""
+    def staging(self, x: float) -> Staging[float]:
+        """Validate f(t) = x now; the generator yields the step's draws and returns its :class:`Staged` step.
+
+        Counters without :meth:`_staging` are stepped when the generator is first advanced (not atomic;
+        the staged step's commit is then a no-op).
+        """
         value = self.validate_input(x)
+        if not self._has_staging:
+            return self._stepped(value)
         t = self.t + 1
-        g, commit = self._prepare(value, t)
-        return PreparedStep(self, t, g, commit)
+        return self._staged(self._staging(value, t), t)
 
-    def stage(self, x: float) -> StagedStep:
-        """One step for algorithms that drive several counters: two-phase when :attr:`supports_prepare`
-        (nothing changes until ``.commit()``), otherwise stepped at once (not atomic; ``commit`` is a no-op)."""
-        if self.supports_prepare:
-            p = self.prepare(x)
-            return StagedStep(p.release, p.commit)
-        return StagedStep(self.step(x), lambda: None)
+    def _stepped(self, value: float) -> Staging[float]:
+        return staged_now(self.step(value))
+        yield  # pragma: no cover - makes this a generator
+
+    def _staged(self, inner: CounterStaging, t: int) -> Staging[float]:
+        g, commit = yield from inner
+        return Staged(g, partial(self._apply, commit, g, t))  # (a partial, not a closure: fewer objects per step)
+
+    def _apply(self, commit: Callable[[], None], g: float, t: int) -> None:
+        """Commit a staged step made at time t."""
+        if self.t != t - 1:
+            raise RuntimeError(f"stale staged step for t={t} (counter is at t={self.t})")
+        commit()
+        self.t = t
+        self.releases.append(g)
+
+    def stage(self, x: float) -> Staged[float]:
+        """Validate f(t) = x and draw its noise without changing state; ``.commit()`` applies the step
+        (for counters without :attr:`supports_staging`: stepped at once, commit is a no-op)."""
+        return run(self.staging(x))  # line by line: each request drawn at once
 
     @abstractmethod
     def state_size(self) -> int:
@@ -148,8 +151,17 @@ class Counter(ABC):
             return float(require_integer_value("f(t)", x))
         return require_finite_real("f(t)", x)
 
+    def advance(self, x: float) -> float:
+        """:meth:`step` without keeping the release in :attr:`releases` (for drivers that step a counter many
+        times and keep only its latest output, e.g. the lazy 004-alg1)."""
+        g = self.step(x)
+        self.releases.pop()
+        return g
+
     def step(self, x: float) -> float:
         """Consume the next input value f(t) and release g(t)."""
+        if self.supports_staging:
+            return self.stage(x).commit()
         value = self.validate_input(x)
         g = self._step(value, self.t + 1)
         self.t += 1
@@ -164,3 +176,4 @@ class Counter(ABC):
 CounterFactory: TypeAlias = Callable[[float, NoiseSource], Counter]
 """A counter maker given the privacy parameter and a (scoped) noise source,
 e.g. ``lambda eps, n: BlockCounter(eps, 8, noise=n)``."""
+

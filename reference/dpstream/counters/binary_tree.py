@@ -26,14 +26,14 @@ Proof: proofs/proof_binary_tree_counter.py.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
-from dpstream.counters.base import Counter
+from dpstream.counters.base import Counter, CounterStaging
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
 from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import NoiseSource, site
+from dpstream.staged import DrawRequest, discrete_laplace, laplace
 
 __all__ = [
     "BinaryTreeCounter",
@@ -122,15 +122,15 @@ class BinaryTreeCounter(Counter):
         """001 App. D / Chan et al.: eps-DP (not met by the printed scale, see :attr:`claim`)."""
         return PrivacyClaim.pure(self.epsilon, Neighbour.STREAM_ENTRY, "001-alg10", note="as stated by the paper")
 
-    def _noisy(self, t: int, alpha_j: float) -> float:
-        """alpha_j + Lap(scale) (Lap_Z when ``discrete``) from the noise door: alpha_j is the p-sum whose
-        sensitivity the proof bounds (an integer below 2^53 when ``discrete``: exact in the float)."""
+    def _noisy(self, t: int, alpha_j: float) -> DrawRequest:
+        """The request alpha_j + Lap(scale) (Lap_Z when ``discrete``) to the noise door: alpha_j is the p-sum
+        whose sensitivity the proof bounds (an integer below 2^53 when ``discrete``: exact in the float)."""
         where = site("001-alg10 L8", t=t)
         if self.discrete:
-            return float(self.noise.add_discrete_laplace(where, int(alpha_j), self.scale))
-        return self.noise.add_laplace(where, alpha_j, self.scale)
+            return discrete_laplace(self.noise, where, int(alpha_j), self.scale)
+        return laplace(self.noise, where, alpha_j, self.scale)
 
-    def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
+    def _staging(self, x: float, t: int) -> CounterStaging:
         # [001-alg10 L4] for t = 1, 2, ... (one call per t; the horizon is checked by the base class)
         # [001-alg10 L5] b_n ... b_1 b_0: the (n+1)-bit binary representation of t
         n = t.bit_length() - 1
@@ -139,7 +139,7 @@ class BinaryTreeCounter(Counter):
         alpha = self.alpha + [0.0] * (n + 1 - len(self.alpha))
         alpha_hat = self.alpha_hat + [0.0] * (n + 1 - len(self.alpha_hat))
         alpha[j] = sum(alpha[i] for i in range(j)) + x  # [001-alg10 L7]
-        alpha_hat[j] = self._noisy(t, alpha[j])  # [001-alg10 L8] alpha_hat_j <- alpha_j + Lap(scale)
+        alpha_hat[j] = float((yield self._noisy(t, alpha[j])))  # [001-alg10 L8] alpha_hat_j <- alpha_j + Lap(scale)
         for i in range(j):  # [001-alg10 L9] alpha_i, alpha_hat_i <- 0 for all i < j
             alpha[i] = 0.0
             alpha_hat[i] = 0.0

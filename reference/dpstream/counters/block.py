@@ -23,14 +23,13 @@ Proof: proofs/proof_block_counter.py.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
-from dpstream.counters.base import Counter
+from dpstream.counters.base import Counter, CounterStaging
 from dpstream.errors import require_int_at_least, require_positive_finite
 from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import NoiseSource, site
+from dpstream.staged import laplace
 
 __all__ = ["BlockCounter", "block_counter_model"]
 
@@ -58,7 +57,7 @@ class BlockCounter(Counter):
         return PrivacyClaim.pure(self.epsilon, Neighbour.STREAM_ENTRY, "001-alg9",
                                  note=f"B = {self.B}; Lap(2/eps) at both levels")
 
-    def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
+    def _staging(self, x: float, t: int) -> CounterStaging:
         # [001-alg9 L4] for t = 1, 2, ... (one call per t)
         scale = 2.0 / self.epsilon
         alpha, beta, beta_lastblock = self.alpha, self.beta, self.beta_lastblock
@@ -66,10 +65,10 @@ class BlockCounter(Counter):
         # door noises at L7; the printed beta (the running noisy total) is beta_lastblock + beta here.
         beta = beta + x  # [001-alg9 L5] beta <- beta + f(t)
         if t % self.B == 0:  # [001-alg9 L6] t = k B for some k in N
-            alpha, beta = 0.0, self.noise.add_laplace(site("001-alg9 L7", t=t), beta, scale)  # [001-alg9 L7]
+            alpha, beta = 0.0, (yield laplace(self.noise, site("001-alg9 L7", t=t), beta, scale))  # [001-alg9 L7]
             beta_lastblock, beta = beta_lastblock + beta, 0.0  # [001-alg9 L8] (the next block's sum restarts at 0)
         else:
-            alpha = alpha + self.noise.add_laplace(site("001-alg9 L10", t=t), x, scale)  # [001-alg9 L10]
+            alpha = alpha + (yield laplace(self.noise, site("001-alg9 L10", t=t), x, scale))  # [001-alg9 L10]
         g = beta_lastblock + alpha  # [001-alg9 L12]
 
         def commit() -> None:

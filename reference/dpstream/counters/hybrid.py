@@ -51,15 +51,14 @@ Sites: L draws at ``"CSS11-hybrid L t=<t>"``; B_k draws in the scope
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
-from dpstream.counters.base import Counter
+from dpstream.counters.base import Counter, CounterStaging
 from dpstream.counters.binary_tree import BinaryTreeCounter, dyadic_cover
 from dpstream.errors import require_int_at_least, require_positive_finite
 from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import NoiseSource, scoped, site
+from dpstream.staged import laplace
 
 __all__ = ["HYBRID_ANCHOR", "HybridCounter", "hybrid_counter_model"]
 
@@ -93,12 +92,12 @@ class HybridCounter(Counter):
                                  note="Chan, Shi & Song 2011 Hybrid Mechanism: eps/2 Logarithmic + "
                                       "eps/2 Binary (proofs/proof_hybrid_counter.py)")
 
-    def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
+    def _staging(self, x: float, t: int) -> CounterStaging:
         if _is_power_of_two(t):
             k = t.bit_length() - 1
             # L's statistic (the true sum since the last power of two) through the noise door (value-in)
-            beta = self.beta + self.noise.add_laplace(site(f"{HYBRID_ANCHOR} L", t=t), self.pending + x,
-                                                      2.0 / self.epsilon)
+            beta = self.beta + (yield laplace(self.noise, site(f"{HYBRID_ANCHOR} L", t=t), self.pending + x,
+                                              2.0 / self.epsilon))
             binary = (BinaryTreeCounter(self.epsilon / 2.0, t - 1, noise=scoped(self.noise, site(f"{HYBRID_ANCHOR} B",
                                                                                            k=k)))
                       if k >= 1 else None)
@@ -109,7 +108,7 @@ class HybridCounter(Counter):
             return beta, commit_power
         if self.binary is None:  # pragma: no cover - every non-power t > 2 follows a power t >= 2
             raise AssertionError(f"no binary mechanism at t={t}")
-        step = self.binary.prepare(x)
+        step = yield from self.binary.staging(x)
         pending = self.pending + x
 
         def commit_between() -> None:

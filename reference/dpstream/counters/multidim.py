@@ -21,30 +21,31 @@ The claim below uses max_i when every component declares
 ``Counter.loss_scales_with_l1`` and sum_i otherwise, and says which in its note.
 Components must share the measure (all pure DP or all zCDP).
 
-Steps are atomic across coordinates when every component supports two-phase steps
-(``Counter.prepare``): all coordinates are validated, then all are drawn, then all are
-committed. Sites: build the components with :meth:`MultiDimensionalCounter.build`, which
-scopes coordinate i as ``"001-sec4.3 i=<i>"``; components that would draw through the same
-source and scope (hence at the same sites) are refused.
+Steps are atomic across coordinates when every component supports staged steps
+(``Counter.staging``): all coordinates are validated, then all are drawn, then all are
+committed. With an order-free source (the secure one) the d draws of a step are made in one
+batched call (``dpstream.staged.run_all``); with the seeded source coordinate by coordinate.
+Sites: build the components with :meth:`MultiDimensionalCounter.build`, which scopes
+coordinate i as ``"001-sec4.3 i=<i>"``; components that would draw through the same source
+and scope (hence at the same sites) are refused.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from dpstream.claims import Measure, Neighbour, PrivacyClaim
 from dpstream.convention import convention
-from dpstream.counters.base import Counter, PreparedStep
+from dpstream.counters.base import Counter
 from dpstream.errors import DPStreamInputError, require_int_at_least
 from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import NoiseSource, ScopedNoise, default_noise, scoped, site
+from dpstream.staged import Staged, order_free, run_all, staged_now
 
-__all__ = ["MULTIDIM_ANCHOR", "MultiDimensionalCounter", "PreparedVectorStep", "StagedVectorStep",
-           "multidimensional_model"]
+__all__ = ["MULTIDIM_ANCHOR", "MultiDimensionalCounter", "multidimensional_model"]
 
 MULTIDIM_ANCHOR = "001-sec4.3"
 
@@ -62,34 +63,6 @@ def _site_namespace(noise: NoiseSource) -> tuple[object, ...]:
         prefixes.append(noise.prefix)
         noise = noise.inner
     return (id(noise), *reversed(prefixes))
-
-
-@dataclass(frozen=True)
-class StagedVectorStep:
-    """A step staged by :meth:`MultiDimensionalCounter.stage`: its release and the call that applies it."""
-
-    release: FloatArray
-    commit: Callable[[], object]
-
-
-@dataclass(frozen=True)
-class PreparedVectorStep:
-    """A drawn but not committed step of every coordinate; :meth:`commit` applies all of them."""
-
-    counter: MultiDimensionalCounter
-    t: int
-    release: FloatArray
-    parts: tuple[PreparedStep, ...]
-
-    def commit(self) -> FloatArray:
-        """Apply the prepared coordinate steps (no draws, cannot fail) and return g(t)."""
-        if self.counter.t != self.t - 1:
-            raise RuntimeError(f"stale prepared step for t={self.t} (counter is at t={self.counter.t})")
-        for part in self.parts:
-            part.commit()
-        self.counter.t = self.t
-        self.counter.releases.append(self.release)
-        return self.release
 
 
 class MultiDimensionalCounter:
@@ -120,6 +93,8 @@ class MultiDimensionalCounter:
             raise DPStreamInputError("counters", "components must share one privacy measure (pure DP or zCDP)",
                                      sorted(m.value for m in measures))
         self.counters = counters
+        self.batched = all(order_free(c.noise) for c in counters)
+        """Whether a step's draws are batched across coordinates (every component's source is order free)."""
         self.d = len(counters)
         self.t = 0
         self.releases: list[FloatArray] = []
@@ -159,30 +134,34 @@ class MultiDimensionalCounter:
         return [c.validate_input(v) for c, v in zip(self.counters, arr.tolist(), strict=True)]
 
     @property
-    def supports_prepare(self) -> bool:
-        """Whether every component can be stepped in two phases (then :meth:`step` is atomic)."""
-        return all(c.supports_prepare for c in self.counters)
+    def supports_staging(self) -> bool:
+        """Whether every component supports staged steps (then :meth:`step` is atomic)."""
+        return all(c.supports_staging for c in self.counters)
 
-    def prepare(self, x: Sequence[float] | FloatArray) -> PreparedVectorStep:
-        """Validate f(t) and draw every coordinate's noise without changing state; ``.commit()`` applies it."""
+    def stage(self, x: Sequence[float] | FloatArray) -> Staged[FloatArray]:
+        """Validate f(t) and draw every coordinate's noise without changing state; ``.commit()`` applies it
+        (components without staged steps: stepped at once, as :meth:`Counter.stage`)."""
+        if not self.supports_staging:
+            return staged_now(self.step(x))
         values = self._values(x)
-        if not self.supports_prepare:
-            raise TypeError("some component counter does not implement two-phase steps (_prepare)")
-        parts = tuple(c.prepare(v) for c, v in zip(self.counters, values, strict=True))
+        parts = run_all([c.staging(v) for c, v in zip(self.counters, values, strict=True)], self.batched)
         release = np.array([p.release for p in parts], dtype=np.float64)
-        return PreparedVectorStep(self, self.t + 1, release, parts)
+        t = self.t + 1
 
-    def stage(self, x: Sequence[float] | FloatArray) -> StagedVectorStep:
-        """As :meth:`Counter.stage`: two-phase when every component supports it, else stepped at once."""
-        if self.supports_prepare:
-            p = self.prepare(x)
-            return StagedVectorStep(p.release, p.commit)
-        return StagedVectorStep(self.step(x), lambda: None)
+        def apply() -> None:
+            if self.t != t - 1:
+                raise RuntimeError(f"stale staged step for t={t} (counter is at t={self.t})")
+            for part in parts:
+                part.commit()
+            self.t = t
+            self.releases.append(release)
+
+        return Staged(release, apply)
 
     def step(self, x: Sequence[float] | FloatArray) -> FloatArray:
         """Consume f(t) in R^d and release g(t) in R^d (atomic across coordinates, see module doc)."""
-        if self.supports_prepare:
-            return self.prepare(x).commit()
+        if self.supports_staging:
+            return self.stage(x).commit()
         # components without two-phase steps: sequential (not atomic if a later draw fails)
         values = self._values(x)
         out = np.array([c.step(v) for c, v in zip(self.counters, values, strict=True)], dtype=np.float64)

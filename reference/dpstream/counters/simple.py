@@ -9,14 +9,13 @@ independent Lap(1/eps) terms, variance 2 t / eps^2 (proof: proofs/proof_simple_c
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
-from dpstream.counters.base import Counter
+from dpstream.counters.base import Counter, CounterStaging
 from dpstream.errors import require_int_at_least, require_positive_finite
 from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import NoiseSource, site
+from dpstream.staged import laplace
 
 __all__ = ["SimpleCounter", "simple_counter_model"]
 
@@ -41,10 +40,10 @@ class SimpleCounter(Counter):
     def claim(self) -> PrivacyClaim:
         return PrivacyClaim.pure(self.epsilon, Neighbour.STREAM_ENTRY, "001-alg8")
 
-    def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
+    def _staging(self, x: float, t: int) -> CounterStaging:
         # g(t) <- g(t-1) + f(t) + Lap(1/eps): the door returns the noisy statistic f(t) + Lap(1/eps)
-        # (value-in); adding g(t-1) is post-processing
-        g = self.g + self.noise.add_laplace(site("001-alg8 L4", t=t), x, 1.0 / self.epsilon)  # [001-alg8 L4]
+        # (value-in; requested with ``yield``, dpstream.staged); adding g(t-1) is post-processing
+        g = self.g + (yield laplace(self.noise, site("001-alg8 L4", t=t), x, 1.0 / self.epsilon))  # [001-alg8 L4]
 
         def commit() -> None:
             self.g = g

@@ -47,15 +47,17 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from fractions import Fraction
 from functools import lru_cache
+from typing import Any
 
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
-from dpstream.counters.base import Counter, CounterFactory
+from dpstream.counters.base import Counter, CounterFactory, CounterStaging
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
 from dpstream.noise import NoiseSource, scoped, site
+from dpstream.staged import DrawRequest, discrete_laplace
 
 __all__ = [
     "InhomogeneousSparseCounter",
@@ -154,12 +156,12 @@ class SparseCounter(Counter):
     def validate_input(self, x: object) -> float:
         return _require_boolean_input(self, x)
 
-    def _threshold(self, j: int) -> float:
+    def _threshold(self, j: int) -> Generator[DrawRequest, Any, float]:
         # AboveThreshold's proof noises the PUBLIC threshold: the door gets T_0 (its integer part, as the noise
         # is integer; the fractional part is public, and floor(T_0) + lambda_j + frac(T_0) is the same float as
         # T_0 + lambda_j: both operands are exact and the sum is rounded once)
         base = math.floor(self.T0)
-        noisy = self.noise.add_discrete_laplace(site("004-alg2 u2", j=j), base, 2.0 / self.epsilon)
+        noisy: int = yield discrete_laplace(self.noise, site("004-alg2 u2", j=j), base, 2.0 / self.epsilon)
         return noisy + (self.T0 - base)  # [004-alg2 u2] T~_j = T_0 + lambda_j, lambda_j ~ Lap_Z(2/eps)
 
     def _copy_sub(self) -> Counter:
@@ -168,7 +170,7 @@ class SparseCounter(Counter):
             return self._subroutine(self.epsilon / 2.0, scoped(self.noise, "004-alg2 u8"))
         return copy.deepcopy(self.sub, memo={id(self.noise): self.noise})
 
-    def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
+    def _staging(self, x: float, t: int) -> CounterStaging:
         j, N, T_tilde, read, N_tilde = self.j, self.N, self.T_tilde, self.read, self.N_tilde
         sub: Counter | None = None
         ended = 0
@@ -176,20 +178,20 @@ class SparseCounter(Counter):
         # [004-alg2 u1] while t <= T: the base class refuses steps past the horizon
         if T_tilde is None:
             N, read = 0, 0  # [004-alg2 u2] segment count N_j = 0
-            T_tilde = self._threshold(j)
+            T_tilde = yield from self._threshold(j)
         while self.as_printed or read > 0:
             # [004-alg2 u3] while t <= T and N_j + lambda'_t <= T~_j, lambda'_t ~ Lap_Z(2/eps)
             # the query noise lambda'_t goes on the segment's COUNT N_j (AboveThreshold's proof): value-in
-            if self.noise.add_discrete_laplace(f"004-alg2 u3 j={j} t={u}", N, 2.0 / self.epsilon) <= T_tilde:
+            if (yield discrete_laplace(self.noise, f"004-alg2 u3 j={j} t={u}", N, 2.0 / self.epsilon)) <= T_tilde:
                 break  # (the site is site("004-alg2 u3", j=j, t=u), built inline on this hot path)
             j += 1  # [004-alg2 u7] end the segment j and set j <- j + 1
             ended += 1
             if sub is None:
                 sub = self._copy_sub()
             # [004-alg2 u8] run A_sub on N_{j-1}; N~ <- its latest output
-            N_tilde = sub.step(N)
+            N_tilde = (yield from sub.staging(N)).commit()  # (sub is this step's copy: committed at once)
             N, read = 0, 0  # [004-alg2 u2] next segment: N_j = 0, T~_j = T_0 + lambda_j
-            T_tilde = self._threshold(j)
+            T_tilde = yield from self._threshold(j)
         N, read = N + int(x), read + 1  # [004-alg2 u4] t <- t + 1, N_j <- N_j + X_t
         g = N_tilde  # [004-alg2 u5] output the same N~ for all t in this segment
 
@@ -267,7 +269,7 @@ class InhomogeneousSparseCounter(Counter):
     def global_time(self, t: int) -> int:
         return self.first_time + t - 1
 
-    def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
+    def _staging(self, x: float, t: int) -> CounterStaging:
         tg = self.global_time(t)
         if tg < self.t_r0:  # before the starting level: X_t is not used (004-lem3.3 (2))
             return 0.0, lambda: None
@@ -283,7 +285,7 @@ class InhomogeneousSparseCounter(Counter):
             budgets = {k: self.eps_r(k) for k in [*ending, first_new]}
             for k in ending:
                 # [004-alg3 u3] S~ <- S~ + sum_{t=t_r}^{t_{r+1}-1} X_t + Lap_Z(2/eps_r); r <- r + 1
-                S = S + self.noise.add_discrete_laplace(site("004-alg3 u3", r=k), level_sum, 2.0 / budgets[k])
+                S = S + (yield discrete_laplace(self.noise, site("004-alg3 u3", r=k), level_sum, 2.0 / budgets[k]))
                 level_sum = 0
             # [004-alg3 u1] while r0 <= r < inf: the current level is r
             r, t_next = first_new, level_start(first_new + 1, self.epsilon)
@@ -291,24 +293,14 @@ class InhomogeneousSparseCounter(Counter):
             horizon = t_next - level_start(r, self.epsilon)
             sub = self._sparse(budgets[r] / 2.0, horizon, scoped(self.noise, site("004-alg3 u2", r=r)))
         assert sub is not None
-        if type(sub) is SparseCounter:  # x is already checked: skip the second validation (hot path)
-            sub_t = sub.t + 1
-            c_t, sub_commit = sub._prepare(x, sub_t)
-        else:
-            prepared = sub.prepare(x)
-            c_t, sub_t = prepared.release, -1
-
-            def sub_commit() -> None:
-                prepared.commit()
+        sub_step = yield from sub.staging(x)
+        c_t = sub_step.release
         # [004-alg3 u2] record the output c_t
         g = S + c_t  # [004-alg3 u3] output S~ + c_t (printed "S + c_t")
 
         def commit() -> None:
             self.r, self.t_next, self.S_tilde, self.level_sum, self.sub = r, t_next, S, level_sum + int(x), sub
-            sub_commit()
-            if sub_t > 0:
-                sub.t = sub_t
-                sub.releases.append(c_t)
+            sub_step.commit()
 
         return g, commit
 

@@ -38,14 +38,14 @@ the printed box written again in tests/hypercube/test_sparse_geometric.py. Use i
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
-from dpstream.counters.base import CounterFactory
+from dpstream.counters.base import CounterFactory, CounterStaging
 from dpstream.counters.sparse import SparseCounter
 from dpstream.errors import DPStreamInputError
 from dpstream.noise import NoiseSource, site
+from dpstream.staged import run
 
 __all__ = ["GeometricSparseCounter", "bernoulli", "first_failure", "log_test_pass"]
 
@@ -133,7 +133,7 @@ class GeometricSparseCounter(SparseCounter):
         log_pass, log_fail = log_test_pass(math.floor(T_tilde) - N, self.test_scale)
         return first_failure(self.noise, j, u0, self.T - u0, log_pass, log_fail)
 
-    def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
+    def _staging(self, x: float, t: int) -> CounterStaging:
         j, N, T_tilde, read, N_tilde = self.j, self.N, self.T_tilde, self.read, self.N_tilde
         fail_at, drawn = self.fail_at, self.drawn
         sub = None
@@ -141,7 +141,7 @@ class GeometricSparseCounter(SparseCounter):
         u = t - 1  # the test below sees the segment's count through X_u ("time u")
         if T_tilde is None:
             N, read = 0, 0  # [004-alg2 u2] segment count N_j = 0
-            T_tilde = self._threshold(j)  # [004-alg2 u2] T~_j = T_0 + lambda_j
+            T_tilde = yield from self._threshold(j)  # [004-alg2 u2] T~_j = T_0 + lambda_j
         if read > 0:
             # [004-alg2 u3] the test of time u; its outcome comes from the run's first-failure time
             if not drawn:
@@ -150,9 +150,9 @@ class GeometricSparseCounter(SparseCounter):
                 j += 1  # [004-alg2 u7] end the segment j and set j <- j + 1
                 ended = 1
                 sub = self._copy_sub()
-                N_tilde = sub.step(N)  # [004-alg2 u8] run A_sub on N_{j-1}; N~ <- its latest output
+                N_tilde = (yield from sub.staging(N)).commit()  # [004-alg2 u8] run A_sub on N_{j-1}; N~ <- its output
                 N, read = 0, 0  # [004-alg2 u2] next segment: N_j = 0, T~_j = T_0 + lambda_j
-                T_tilde = self._threshold(j)
+                T_tilde = yield from self._threshold(j)
                 drawn = False
         N, read = N + int(x), read + 1  # [004-alg2 u4] t <- t + 1, N_j <- N_j + X_t
         if x:
@@ -183,7 +183,7 @@ class GeometricSparseCounter(SparseCounter):
             t = self.t + 1
             if self.T_tilde is None:
                 self.N, self.read = 0, 0
-                self.T_tilde = self._threshold(self.j)  # [004-alg2 u2] the first segment's threshold
+                self.T_tilde = run(self._threshold(self.j))  # [004-alg2 u2] the first segment's threshold
             if self.read == 0:  # no test is due before the segment's first input: read X_t = 0
                 self.read, self.t = 1, t
                 continue
@@ -200,7 +200,7 @@ class GeometricSparseCounter(SparseCounter):
                 self.sub = self._copy_sub()
             self.N_tilde = self.sub.step(self.N)
             self.segments_ended += 1
-            self.T_tilde = self._threshold(self.j)
+            self.T_tilde = run(self._threshold(self.j))
             self.N, self.read, self.drawn = 0, 1, False  # [004-alg2 u4] the new segment reads X_t = 0
             operations += 1
         return operations

@@ -9,7 +9,8 @@ The level logic mirrors 004-alg3 u1-u3 line by line; the zero steps inside a lev
 the level's 004-alg2 instance:
 
 * :class:`~dpstream.counters.sparse.SparseCounter` (the printed tests): one step at a time, the
-  printed code itself (its ``_prepare``), so every printed test draw is made at its site;
+  printed code itself (its step, :meth:`~dpstream.counters.base.Counter.advance`), so every printed test draw
+  is made at its site;
   k zeros cost k operations and k draws;
 * :class:`~dpstream.counters.sparse_geometric.GeometricSparseCounter`: ``skip_zeros`` in
   O(1 + segment ends).
@@ -41,10 +42,7 @@ def advance_sparse(sub: SparseCounter, x: int, k: int = 1) -> int:
     if x == 0 and type(sub) is GeometricSparseCounter:  # (type, not isinstance: the hot path)
         return sub.skip_zeros(k)
     for _ in range(k):
-        t = sub.t + 1
-        _, commit = sub._prepare(float(x), t)  # the printed step (all its draws), without the release list
-        commit()
-        sub.t = t
+        sub.advance(float(x))  # the printed step (all its draws), without keeping its release
     return k
 
 
@@ -83,7 +81,7 @@ class LazyInhomogeneousCounter:
         return require_positive_finite(f"eps_levels({r})", self.eps_levels(r))
 
     def _start_level(self, tg: int) -> int:
-        """The level changes at global time tg: mirrors the level block of InhomogeneousSparseCounter._prepare."""
+        """The level changes at global time tg: mirrors the level block of InhomogeneousSparseCounter's step."""
         ending = [] if self.r is None else [self.r]
         first_new = self.r0 if self.r is None else self.r + 1
         while tg >= level_start(first_new + 1, self.epsilon):

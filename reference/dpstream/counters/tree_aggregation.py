@@ -27,15 +27,15 @@ State: O(log t). Proof: proofs/proof_tree_aggregation_counter.py.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
-from dpstream.counters.base import Counter
+from dpstream.counters.base import Counter, CounterStaging
 from dpstream.counters.binary_tree import dyadic_tree_model
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
 from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import NoiseSource, site
+from dpstream.staged import discrete_gaussian
 
 __all__ = ["TreeAggregationCounter", "tree_aggregation_model", "tree_aggregation_sigma2"]
 
@@ -95,7 +95,7 @@ class TreeAggregationCounter(Counter):
         """002 Theorem A.1: rho-zCDP (not met by the printed variance, see :attr:`claim`)."""
         return PrivacyClaim.zcdp(self.rho, Neighbour.STREAM_ENTRY, "002-thmA.1", note="as stated by the paper")
 
-    def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
+    def _staging(self, x: float, t: int) -> CounterStaging:
         # [002-alg3 u1] for t <- 1 to T (one call per t; stepping past T is refused by the base class)
         n = t.bit_length() - 1
         Bin = [(t >> j) & 1 for j in range(n + 1)]  # [002-alg3 u2] t = sum_j Bin_j(t) 2^j
@@ -110,7 +110,7 @@ class TreeAggregationCounter(Counter):
         # integer inputs it is an exact integer. AS PRINTED (real inputs, E-counters-4) the door noises its integer
         # part and the fractional part is added unnoised, as the printed alpha_i + N_Z does (same float result).
         base = int(alpha[i]) if self.integer_input else math.floor(alpha[i])
-        noisy = self.noise.add_discrete_gaussian(site("002-alg3 u8", t=t), base, self.sigma2)
+        noisy = yield discrete_gaussian(self.noise, site("002-alg3 u8", t=t), base, self.sigma2)
         alpha_tilde[i] = noisy + (0.0 if self.integer_input else alpha[i] - base)  # [002-alg3 u8]
         S = sum(alpha_tilde[j] for j in range(n + 1) if Bin[j] == 1)  # [002-alg3 u9] S~^t
 

@@ -28,15 +28,15 @@ end) / eps^2. State: 6 numbers (O(1)). docs/counters.md gives the numbers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
-from dpstream.counters.base import Counter
+from dpstream.counters.base import Counter, CounterStaging
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
 from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import NoiseSource, site
+from dpstream.staged import laplace
 
 __all__ = ["UnboundedBlockCounter", "unbounded_block_model", "unbounded_block_schedule"]
 
@@ -85,7 +85,7 @@ class UnboundedBlockCounter(Counter):
     def B(self) -> int:
         return self.state.B
 
-    def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
+    def _staging(self, x: float, t: int) -> CounterStaging:
         # [003-alg4 L10] [000-alg4 L10] for t = 1, 2, ... (one call per t)
         s = self.state
         T, B, t_atPartition = s.T, s.B, s.t_atPartition
@@ -95,8 +95,8 @@ class UnboundedBlockCounter(Counter):
         alpha_trueInBlock = s.alpha_trueInBlock + x  # [003-alg4 L12] [000-alg4 L12]
         if delta % B == 0:  # [003-alg4 L13] [000-alg4 L13] delta = kB for some k in Z
             # [003-alg4 L14] [000-alg4 L14] (printed "alpha_tueInBlock": a typo for alpha_trueInBlock)
-            alpha_lastBlock = alpha_lastBlock + self.noise.add_laplace(  # the block's true sum, value-in
-                site("003-alg4 L14", t=t), alpha_trueInBlock, scale)
+            alpha_lastBlock = alpha_lastBlock + (yield laplace(  # the block's true sum, value-in
+                self.noise, site("003-alg4 L14", t=t), alpha_trueInBlock, scale))
             alpha_trueInBlock, alpha_synthInBlock = 0.0, 0.0  # [003-alg4 L15] [000-alg4 L15]
             g = alpha_lastBlock  # [003-alg4 L16] [000-alg4 L16]
             if delta == T:  # [003-alg4 L17] [000-alg4 L17]
@@ -104,8 +104,8 @@ class UnboundedBlockCounter(Counter):
                 B = B + 1  # [003-alg4 L19] [000-alg4 L19] B <- B + 1 and T <- B^2 (in this order)
                 T = B * B
         else:  # 003 L20 / 000 L21: else
-            alpha_synthInBlock = alpha_synthInBlock + self.noise.add_laplace(
-                site("003-alg4 L21", t=t), x, scale)  # [003-alg4 L21] [000-alg4 L22]
+            alpha_synthInBlock = alpha_synthInBlock + (yield laplace(
+                self.noise, site("003-alg4 L21", t=t), x, scale))  # [003-alg4 L21] [000-alg4 L22]
             g = alpha_lastBlock + alpha_synthInBlock  # [003-alg4 L22] [000-alg4 L23]
         new = _State(T, B, alpha_lastBlock, alpha_trueInBlock, alpha_synthInBlock, t_atPartition)
 

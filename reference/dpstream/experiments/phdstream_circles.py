@@ -176,7 +176,7 @@ def run_experiment(args: argparse.Namespace) -> list[dict[str, Any]]:
             truth = TrueStream(P)
             true_points: dict[int, Any] = {}
             for t, batch in enumerate(batches, start=1):
-                truth.commit(truth.prepare(batch))
+                truth.stage(batch).commit()
                 if t in when:
                     true_points[t] = truth.points()
             for a_index, name in enumerate(args.algorithms):

@@ -49,13 +49,14 @@ import numpy.typing as npt
 
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
-from dpstream.counters.base import Counter, PreparedStep
+from dpstream.counters.base import Counter
 from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter, SparseFactory
 from dpstream.errors import DPStreamInputError, require_positive_finite
 from dpstream.hypercube.consistency import ConsistencyRule, consistency
 from dpstream.hypercube.partition import BinaryPartition, Region, depth_as_printed, depth_at
 from dpstream.hypercube.schedule import PrivacySchedule, ScheduleKind
 from dpstream.noise import NoiseSource, default_noise, scoped, site
+from dpstream.staged import Staged, order_free, run_all
 
 __all__ = ["HypercubeRelease", "OnlineParameters", "OnlineSyntheticData", "RegionCounterFactory", "as_count"]
 
@@ -217,10 +218,12 @@ class OnlineSyntheticData(OnlineParameters):
             operations += replayed
         # [004-alg1 u6] perturbation: every A_theta, 1 <= |theta| <= r, reads 1_{x_t in Omega_theta}
         leaf = int(self.partition.cell_indices(point, r)[0])
-        prepared: list[list[PreparedStep]] = [[]]
+        prepared: list[list[Staged[float]]] = [[]]
+        batched = order_free(self.noise)  # secure source: one OpenDP vector call per round of the level's draws
         for j in range(1, r + 1):
             mine = leaf >> (r - j)
-            prepared.append([c.prepare(self._input(j, t, index == mine)) for index, c in enumerate(counters[j])])
+            stagings = [c.staging(self._input(j, t, index == mine)) for index, c in enumerate(counters[j])]
+            prepared.append(run_all(stagings, batched))
         noisy = (np.array([t], dtype=np.int64),
                  *(np.array([as_count(p.release) for p in level], dtype=np.int64) for level in prepared[1:]))
         # [004-alg1 u7] consistency (004-alg4) on {N_theta}_{|theta| <= r}, n'_root = t

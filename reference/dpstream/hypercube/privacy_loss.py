@@ -58,6 +58,7 @@ from dpstream.errors import DPStreamInputError, require_int_at_least, require_po
 from dpstream.hypercube.online import RegionCounterFactory
 from dpstream.hypercube.partition import Region
 from dpstream.noise import InsecureZeroNoise, NoiseSource
+from dpstream.staged import Staged, Staging
 
 __all__ = [
     "Alg1",
@@ -363,14 +364,17 @@ class RecordingRegionCounter(InhomogeneousSparseCounter):
         self.region = region
         self.inputs: list[int] = []
 
-    def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
-        g, commit = super()._prepare(x, t)
+    def staging(self, x: float) -> Staging[float]:
+        return self._recorded(super().staging(x), x)  # the public staged step, validated now
+
+    def _recorded(self, step: Staging[float], x: float) -> Staging[float]:
+        staged = yield from step
 
         def commit_and_record() -> None:
-            commit()
+            staged.commit()
             self.inputs.append(int(x))
 
-        return g, commit_and_record
+        return Staged(staged.release, commit_and_record)
 
 
 class Alg1(Protocol):

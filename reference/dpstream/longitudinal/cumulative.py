@@ -62,6 +62,7 @@ from dpstream.errors import (
 from dpstream.longitudinal.bounds import rho_b_allocation
 from dpstream.longitudinal.data import IntArray, frozen, validate_column
 from dpstream.noise import NoiseSource, default_noise, scoped, site
+from dpstream.staged import order_free, run_all
 
 __all__ = [
     "CumulativeRelease",
@@ -227,7 +228,13 @@ class CumulativeSynthesizer:
         S_hat_prev = [*S_hat_prev, 0]  # (u6 initial value) S^_t^{t-1} = 0: nobody has weight t after t-1 rounds
         D_hat_t = np.zeros(n, dtype=np.int64)  # [002-alg2 u2] initialize D^^t = (0, ..., 0)
         reach = np.bincount(weights[x == 1], minlength=t)  # reach[b-1] = #{i : weight b-1, x_i^t = 1}
-        new_counter: Counter | None = None
+        # M_t starts at t = b (its stream is 0 before), horizon T - t + 1 (creating it draws nothing)
+        new_counter = self.counter_factory(self.counter_rho[t - 1], self.T - t + 1,
+                                           scoped(self.noise, site("002-alg2 u5", b=t)))
+        M = [*self.counters[:t - 1], new_counter]
+        # with an order-free source the t counter steps of u5 are independent: drawn in one batch up front
+        staged = (run_all([M[b - 1].staging(int(reach[b - 1])) for b in range(1, t + 1)], True)
+                  if order_free(self.noise) and all(c.supports_staging for c in M) else None)
         commits: list[Callable[[], object]] = []
         restore: list[tuple[int, Counter]] = []
         S_hat = [n]
@@ -235,17 +242,12 @@ class CumulativeSynthesizer:
         try:
             for b in range(1, t + 1):  # [002-alg2 u3] for b <- 1 to t  (b = 0 omitted: E-longitudinal-8)
                 z_b = int(reach[b - 1])  # [002-alg2 u4] z_b^t = #{i | x_i^1 + ... + x_i^{t-1} = b-1 and x_i^t = 1}
-                if b == t:  # M_b starts at t = b (its stream is 0 before), horizon T - b + 1
-                    new_counter = self.counter_factory(self.counter_rho[b - 1], self.T - b + 1,
-                                                       scoped(self.noise, site("002-alg2 u5", b=b)))
-                    counter = new_counter
-                else:
-                    counter = self.counters[b - 1]
-                # [002-alg2 u5] S~_b^t <- M_b(z_b^1, ..., z_b^t)  (two-phase: committed after the loop)
-                if counter.supports_prepare:
-                    prepared = counter.prepare(z_b)
-                    raw = prepared.release
-                    commits.append(prepared.commit)
+                counter = M[b - 1]
+                # [002-alg2 u5] S~_b^t <- M_b(z_b^1, ..., z_b^t)  (staged: committed after the loop)
+                if counter.supports_staging:
+                    step = staged[b - 1] if staged is not None else counter.stage(z_b)
+                    raw = step.release
+                    commits.append(step.apply)
                 else:
                     if counter is not new_counter:
                         restore.append((b - 1, copy.deepcopy(counter, memo={id(counter.noise): counter.noise})))
@@ -269,8 +271,7 @@ class CumulativeSynthesizer:
         # commit (no draws below)
         for commit in commits:
             commit()
-        if new_counter is not None:
-            self.counters.append(new_counter)
+        self.counters.append(new_counter)
         if self.n is None:
             self.n = n
         self._weights = frozen(weights + x)

@@ -50,7 +50,7 @@ from dpstream.noise import NoiseSource, default_noise, scoped, site
 from dpstream.phdstream.counters_tree import CounterFactory, simple_counter_factory
 from dpstream.phdstream.partition import FloatArray, Node, Partition, node_label
 from dpstream.phdstream.phdstream_tree import PHDStreamParameters
-from dpstream.phdstream.privtree import LambdaRule, Subtree, privtree
+from dpstream.phdstream.privtree import LambdaRule, Subtree, privtree_for
 from dpstream.phdstream.stream import (
     RULE5_SITE,
     PointEvents,
@@ -59,6 +59,7 @@ from dpstream.phdstream.stream import (
     sample_rule5,
 )
 from dpstream.phdstream.tree_function import TreeFunction, prefix_sums
+from dpstream.staged import Staged, order_free, run_all
 
 __all__ = [
     "InitPrivTreeThenCounters",
@@ -79,7 +80,8 @@ def privtree_counting(partition: Partition, F: Mapping[Node, float], epsilon: fl
     """PrivTree_T (eps/2) then Lap(2/eps) on every leaf count: (S, noisy leaf counts). Sampling is rule (5)."""
     epsilon = require_positive_finite("epsilon", epsilon)
     noise = default_noise() if noise is None else noise
-    S = privtree(partition, F, epsilon / 2.0, theta, noise=noise, t=t, lambda_rule=lambda_rule, check_input=False)
+    S = privtree_for(noise)(partition, F, epsilon / 2.0, theta, noise=noise, t=t, lambda_rule=lambda_rule,
+                            check_input=False)
     leaves = list(S.leaves)
     names = [site(COUNT_SITE, v=node_label(v)) if t is None else site(COUNT_SITE, t=t, v=node_label(v))
              for v in leaves]
@@ -173,13 +175,13 @@ class OfflinePrivTreeOnStream(_Baseline):
             "present during k releases costs k*eps (no bound independent of t)")
 
     def step(self, batch: PointEvents) -> SyntheticRelease:
-        prepared = self._true.prepare(batch)
+        prepared = self._true.stage(batch)
         t = self.t + 1
-        F_t = _SumView(self._true.F, prepared.dF)  # F(., t) = F(., t-1) + nabla F(., t), without copying
+        F_t = _SumView(self._true.F, prepared.release.dF)  # F(., t) = F(., t-1) + nabla F(., t), without copying
         S, leaf_values = privtree_counting(self.partition, F_t, self.epsilon, self.theta, noise=self.noise, t=t,
                                            lambda_rule=self.lambda_rule)
         release = self._finish(t, S, leaf_values)
-        self._true.commit(prepared)
+        prepared.commit()
         self.t = t
         self.releases.append(release)
         return release
@@ -209,10 +211,10 @@ class OfflinePrivTreeOnDifferential(_Baseline):
                                  + _counts_note(self.lambda_rule))
 
     def step(self, batch: PointEvents) -> SyntheticRelease:
-        prepared = self._true.prepare(batch)
+        prepared = self._true.stage(batch)
         t = self.t + 1
         net: dict[tuple[float, ...], int] = {}
-        for row, m in zip(prepared.points.tolist(), prepared.moves.tolist(), strict=True):
+        for row, m in zip(prepared.release.points.tolist(), prepared.release.moves.tolist(), strict=True):
             net[tuple(row)] = net.get(tuple(row), 0) + int(m)
         added = [k for k, c in net.items() for _ in range(max(c, 0))]
         removed = sum(max(-c, 0) for c in net.values())
@@ -223,7 +225,7 @@ class OfflinePrivTreeOnDifferential(_Baseline):
                                            lambda_rule=self.lambda_rule)
         synthetic_total = sum(leaf_values.values())
         if self.as_printed:
-            N = float(self._true.size + int(prepared.moves.sum()))
+            N = float(self._true.size + int(prepared.release.moves.sum()))
             N_hat = self.N_hat
         else:
             removals = self.noise.add_laplace(site("001-sec5.3 removals", t=t), removed, 1.0 / self.epsilon)
@@ -231,7 +233,7 @@ class OfflinePrivTreeOnDifferential(_Baseline):
             N = N_hat
         counts = apportion(leaf_values, round(max(N, 0.0)))
         release = self._finish(t, S, leaf_values, counts)
-        self._true.commit(prepared)
+        prepared.commit()
         self.N_hat = N_hat
         self.t = t
         self.releases.append(release)
@@ -260,25 +262,25 @@ class InitPrivTreeThenCounters(_Baseline):
                                  + _counts_note(self.lambda_rule))
 
     def step(self, batch: PointEvents) -> SyntheticRelease:
-        prepared = self._true.prepare(batch)
+        prepared = self._true.stage(batch)
         t = self.t + 1
         if self.S is None:
-            S, initial = privtree_counting(self.partition, prepared.dF, self.epsilon, self.theta, noise=self.noise, t=t,
-                                           lambda_rule=self.lambda_rule)
+            S, initial = privtree_counting(self.partition, prepared.release.dF, self.epsilon, self.theta,
+                                           noise=self.noise, t=t, lambda_rule=self.lambda_rule)
             counters = {v: self.factory(self.epsilon, scoped(self.noise, site("001-sec5.3 counter", v=node_label(v))))
                         for v in S.leaves}
             leaf_values = dict(initial)
-            commits = []
+            commits: list[Staged[float]] = []
         else:
             S, initial, counters = self.S, self.initial, self.counters
-            steps = {v: counters[v].prepare(prepared.dF.get(v, 0.0)) for v in S.leaves}
-            leaf_values = {v: initial[v] + steps[v].release for v in S.leaves}
-            commits = list(steps.values())
+            dF = prepared.release.dF
+            commits = run_all([counters[v].staging(dF.get(v, 0.0)) for v in S.leaves], order_free(self.noise))
+            leaf_values = {v: initial[v] + step.release for v, step in zip(S.leaves, commits, strict=True)}
         release = self._finish(t, S, leaf_values)
         for p in commits:
             p.commit()
         self.S, self.initial, self.counters = S, initial, counters
-        self._true.commit(prepared)
+        prepared.commit()
         self.t = t
         self.releases.append(release)
         return release

@@ -205,8 +205,7 @@ class TreeLevelOnPoints:
         return self.tree.paper_claim
 
     def step(self, batch: PointEvents) -> TreeRelease:
-        prepared = self._true.prepare(batch)  # points in Omega, removals of present points: before any draw
-        release, commit = self.tree.prepare(prepared.dF)
-        commit()
-        self._true.commit(prepared)
+        prepared = self._true.stage(batch)  # points in Omega, removals of present points: before any draw
+        release = self.tree.stage(prepared.release.dF).commit()
+        prepared.commit()
         return release

@@ -28,8 +28,7 @@ Sites: PrivTree ``"001-alg5 L11 t=<t> v=<v>"``; C_v draws inside the scope
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dpstream.claims import Neighbour, PrivacyClaim
@@ -40,10 +39,11 @@ from dpstream.noise import NoiseSource, scoped, site
 from dpstream.phdstream.guarantees import phdstream_note
 from dpstream.phdstream.partition import Node, Partition, node_label
 from dpstream.phdstream.phdstream_tree import NaiveTreeStream
-from dpstream.phdstream.privtree import LambdaRule, Subtree, privtree, privtree_claim
+from dpstream.phdstream.privtree import LambdaRule, Subtree, privtree_claim, privtree_for
 from dpstream.phdstream.selective_counting import SelectiveCounting, SelectiveRelease
 from dpstream.phdstream.stream import TreeRelease
 from dpstream.phdstream.tree_function import TreeFunction, consistent_extension
+from dpstream.staged import Staged, order_free, run_all
 
 __all__ = [
     "COUNTER_SCOPE",
@@ -84,23 +84,17 @@ class NodeCounters:
             self.counters[v] = c
         return c
 
-    def prepare_all(self, values: Mapping[Node, float]) -> tuple[dict[Node, float], Callable[[], None]]:
-        """Two-phase step of the counters of ``values``' vertices: all drawn before any is committed."""
-        staged = {v: self.get(v).stage(x) for v, x in values.items()}
+    def stage_all(self, values: Mapping[Node, float]) -> Staged[dict[Node, float]]:
+        """Staged step of the counters of ``values``' vertices: all drawn before any is committed; with an
+        order-free source (the secure one) in one batched call per round (``dpstream.staged.run_all``)."""
+        vertices = list(values)
+        steps = run_all([self.get(v).staging(values[v]) for v in vertices], order_free(self.noise))
 
         def commit() -> None:
-            for step in staged.values():
+            for step in steps:
                 step.commit()
 
-        return {v: step.release for v, step in staged.items()}, commit
-
-
-@dataclass(frozen=True)
-class PreparedVector:
-    """A drawn, uncommitted step of :class:`LeafCounters`."""
-
-    release: tuple[float, ...]
-    commit: Callable[[], None]
+        return Staged({v: step.release for v, step in zip(vertices, steps, strict=True)}, commit)
 
 
 class LeafCounters:
@@ -115,16 +109,14 @@ class LeafCounters:
     def claim(self) -> PrivacyClaim:
         return self._claim
 
-    def prepare(self, values: Sequence[float]) -> PreparedVector:
+    def stage(self, values: Sequence[float]) -> Staged[tuple[float, ...]]:
         if len(values) != len(self.S.leaves):
             raise DPStreamInputError("values", f"must hold one value per leaf of S ({len(self.S.leaves)})", values)
-        outputs, commit = self.pool.prepare_all(dict(zip(self.S.leaves, values, strict=True)))
-        return PreparedVector(tuple(outputs[v] for v in self.S.leaves), commit)
+        step = self.pool.stage_all(dict(zip(self.S.leaves, values, strict=True)))
+        return Staged(tuple(step.release[v] for v in self.S.leaves), step.apply)
 
     def step(self, values: Sequence[float]) -> tuple[float, ...]:
-        p = self.prepare(values)
-        p.commit()
-        return p.release
+        return self.stage(values).commit()
 
 
 class PrivTreeSelector:
@@ -142,8 +134,8 @@ class PrivTreeSelector:
         o = self.owner
         # G(., t-1) is a post-processing of the history g(1..t-1); the owner keeps it up to date.
         inputs = {v: g + x.get(v, 0.0) for v, g in o.G.items()}
-        return privtree(o.partition, inputs, o.epsilon / 2.0, o.theta, noise=o.noise, t=t,  # [001-alg3 L6]
-                        lambda_rule=o.lambda_rule, check_input=False)
+        return privtree_for(o.noise)(o.partition, inputs, o.epsilon / 2.0, o.theta, noise=o.noise, t=t,  # [001-alg3 L6]
+                                     lambda_rule=o.lambda_rule, check_input=False)
 
 
 @convention(("partition", "epsilon", "theta", "noise"))
@@ -184,12 +176,14 @@ class PHDStreamTreeWithCounters(NaiveTreeStream):
         note = f"{composed.note}; {phdstream_note(self.partition, self.epsilon, self.lambda_rule)}"
         return PrivacyClaim(composed.measure, composed.parameter, composed.neighbour, composed.source, note)
 
-    def prepare(self, nabla_F: Mapping[Node, float]) -> tuple[TreeRelease, Callable[[], None]]:
-        """Validate, draw and compute step t into locals; returns the release and its commit."""
-        dF, true_after = self._true.prepare(nabla_F)
+    def stage(self, nabla_F: Mapping[Node, float]) -> Staged[TreeRelease]:
+        """Validate, draw and compute step t into locals; ``.commit()`` applies it."""
+        true_step = self._true.stage(nabla_F)
+        dF = true_step.release
         t = self.t + 1  # [001-alg3 L5] for every time t
         # Algorithm 4 does L6 (the selector M = PrivTree) and L7 (the leaf counters L(T(t))):
-        selected, selective_commit = self.selective.prepare(dF)
+        selective_step = self.selective.stage(dF)
+        selected = selective_step.release
         T_t: Subtree = selected.l
         outputs = dict(zip(T_t.leaves, selected.output, strict=True))
         if self.as_printed:
@@ -201,7 +195,7 @@ class PHDStreamTreeWithCounters(NaiveTreeStream):
         release = TreeRelease(t, T_t, G_new)
 
         def counters_commit() -> None:
-            selective_commit()
+            selective_step.commit()
             self.last_output.update(outputs)
 
-        return release, self._commit(release, G_new, true_after, counters_commit)
+        return self._staged(release, G_new, true_step, counters_commit)

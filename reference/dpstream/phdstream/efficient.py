@@ -39,7 +39,6 @@ from collections.abc import Mapping
 
 from dpstream.claims import PrivacyClaim
 from dpstream.convention import convention
-from dpstream.counters import PreparedStep
 from dpstream.noise import NoiseSource
 from dpstream.phdstream.counters_tree import CounterFactory, NodeCounters, simple_counter_factory
 from dpstream.phdstream.guarantees import phdstream_claim
@@ -47,6 +46,7 @@ from dpstream.phdstream.partition import Node, Partition
 from dpstream.phdstream.phdstream_tree import PHDStreamParameters
 from dpstream.phdstream.privtree import LambdaRule, Subtree, privtree_scales, privtree_site
 from dpstream.phdstream.stream import PointEvents, SyntheticRelease, TrueStream, sample_rule5
+from dpstream.staged import Staged, order_free, run_all
 
 __all__ = ["EfficientPHDStream"]
 
@@ -96,10 +96,11 @@ class EfficientPHDStream(PHDStreamParameters):
 
     def step(self, batch: PointEvents) -> SyntheticRelease:
         """One time step; a bad batch raises before any draw, a failing draw leaves the state unchanged."""
-        prepared = self._true.prepare(batch)
+        prepared = self._true.stage(batch)
         t = self.t + 1  # [001-alg6 L5] for every time t
-        T_t, C_a, C_n, C_d, counter_steps = self._algorithm7(  # [001-alg6 L6] T(t) <- Algorithm 7(nabla f, delta, ...)
-            prepared.dF, self.delta, self.theta, self.lam, self.epsilon_prime, t)
+        algorithm7 = self._algorithm7_by_level if order_free(self.noise) else self._algorithm7
+        T_t, C_a, C_n, C_d, counter_steps = algorithm7(  # [001-alg6 L6] T(t) <- Algorithm 7(nabla f, delta, ...)
+            prepared.release.dF, self.delta, self.theta, self.lam, self.epsilon_prime, t)
 
         def s_new(v: Node) -> float:
             return (C_a.get(v, self.C_a.get(v, 0.0)) + C_n.get(v, self.C_n.get(v, 0.0))
@@ -114,14 +115,14 @@ class EfficientPHDStream(PHDStreamParameters):
         self.C_a.update(C_a)
         self.C_n.update(C_n)
         self.C_d.update(C_d)
-        self._true.commit(prepared)
+        prepared.commit()
         self.t = t
         self.visited_per_step.append(len(T_t))
         self.releases.append(release)
         return release
 
     def _algorithm7(self, h: Mapping[Node, float], delta: float, theta: float, lam: float, eps_prime: float, t: int
-                    ) -> tuple[Subtree, dict[Node, float], dict[Node, float], dict[Node, float], list[PreparedStep]]:
+                    ) -> tuple[Subtree, dict[Node, float], dict[Node, float], dict[Node, float], list[Staged[float]]]:
         """001-alg7 into local overlays of C_a, C_n, C_d (committed by the caller)."""
         # [001-alg7 L1] Input: h (counts in Omega: here nabla f(., t) by (4)), delta, theta, lambda, eps'
         # [001-alg7 L2] Output: a subtree T* of T
@@ -134,7 +135,7 @@ class EfficientPHDStream(PHDStreamParameters):
         def get(local: dict[Node, float], shared: dict[Node, float], v: Node) -> float:
             return local.get(v, shared.get(v, 0.0))
 
-        counter_steps: list[PreparedStep] = []
+        counter_steps: list[Staged[float]] = []
         T_star: list[Node] = []  # [001-alg7 L3]
         Q: deque[Node] = deque()  # [001-alg7 L4] queue (FIFO) of un-visited vertices
         Q.append(part.root)  # [001-alg7 L5]
@@ -156,12 +157,59 @@ class EfficientPHDStream(PHDStreamParameters):
                 Q.extend(children)  # [001-alg7 L17]
                 S.append(v)  # [001-alg7 L18]
             else:
-                step = self.counters.get(v).prepare(H)  # [001-alg7 L20] C_n(v) <- C_n(v) + H(v) + Lap(.)
+                step = self.counters.get(v).stage(H)  # [001-alg7 L20] C_n(v) <- C_n(v) + H(v) + Lap(.)
                 counter_steps.append(step)
                 C_n[v] = step.release
         while S:  # [001-alg7 L23]
             v = S.pop()  # [001-alg7 L24]
             C_d[v] = sum(get(C_d, self.C_d, w) + get(C_n, self.C_n, w)  # [001-alg7 L25] descendant consistency
+                         for w in part.children(v))
+        return Subtree.from_nodes(part, T_star), C_a, C_n, C_d, counter_steps
+
+    def _algorithm7_by_level(self, h: Mapping[Node, float], delta: float, theta: float, lam: float,
+                             eps_prime: float, t: int
+                             ) -> tuple[Subtree, dict[Node, float], dict[Node, float], dict[Node, float],
+                                        list[Staged[float]]]:
+        """:meth:`_algorithm7` with batched draws (for an order-free source): the same subtree, sites and values.
+
+        Q is FIFO, so the loop visits T(t) level by level, and the L15 draws of one level depend only on the
+        levels above (C_a(v) reads its parent, which is split, so its C_n is not changed in this step): they
+        are one ``add_laplace_many`` call per level. The L20 counter steps of the leaves change only C_n of
+        leaves, which no later vertex of this step reads before L23: they are staged together at the end
+        (``dpstream.staged.run_all``, one batched call per round). Checked against :meth:`_algorithm7` under one
+        tape (``tests/test_staged.py``).
+        """
+        part = self.partition
+        C_a: dict[Node, float] = {}
+        C_n: dict[Node, float] = {}
+        C_d: dict[Node, float] = {}
+        T_star: list[Node] = []
+        split: list[Node] = []
+        leaves: list[Node] = []
+        level: list[Node] = [part.root]
+        while level:
+            T_star.extend(level)
+            b = []
+            for v in level:
+                if v:  # ancestor consistency (L11); the root has no parent
+                    p = v[:-1]
+                    C_a[v] = (C_a.get(p, self.C_a.get(p, 0.0)) + C_n.get(p, self.C_n.get(p, 0.0))) / part.beta
+                s = C_a.get(v, self.C_a.get(v, 0.0)) + self.C_n.get(v, 0.0) + self.C_d.get(v, 0.0)  # L12
+                b.append(max(s + h.get(v, 0.0) - part.depth(v) * delta, theta - delta))  # L13-L14
+            b_hat = self.noise.add_laplace_many([privtree_site(v, t) for v in level], b, lam).tolist()  # L15
+            below: list[Node] = []
+            for v, noisy in zip(level, b_hat, strict=True):
+                children = part.children(v)
+                if noisy > theta and children:  # L16-L18
+                    below.extend(children)
+                    split.append(v)
+                else:
+                    leaves.append(v)
+            level = below
+        counter_steps = run_all([self.counters.get(v).staging(h.get(v, 0.0)) for v in leaves], True)  # L20
+        C_n.update((v, step.release) for v, step in zip(leaves, counter_steps, strict=True))
+        for v in reversed(split):  # L23-L25: the stack S pops the split vertices in reverse visiting order
+            C_d[v] = sum(C_d.get(w, self.C_d.get(w, 0.0)) + C_n.get(w, self.C_n.get(w, 0.0))
                          for w in part.children(v))
         return Subtree.from_nodes(part, T_star), C_a, C_n, C_d, counter_steps
 

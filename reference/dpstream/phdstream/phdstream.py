@@ -62,15 +62,16 @@ class PHDStream:
         return self.tree.paper_claim
 
     def step(self, batch: PointEvents) -> SyntheticRelease:
-        prepared = self._true.prepare(batch)
+        prepared = self._true.stage(batch)
         # [001-alg2 L3] F from f by (4), PHDStreamTree on F, G converted into g by (5)
-        tree_release, commit_tree = self.tree.prepare(prepared.dF)
+        tree_step = self.tree.stage(prepared.release.dF)
+        tree_release = tree_step.release
         leaf_values = tree_release.leaf_values
         counts, points = sample_rule5(self.partition, leaf_values, self.noise, tree_release.t)
         node_values = {v: tree_release.values[v] for v in tree_release.tree.nodes}
         release = SyntheticRelease(tree_release.t, tree_release.tree, leaf_values, counts, points, node_values)
-        commit_tree()
-        self._true.commit(prepared)
+        tree_step.commit()
+        prepared.commit()
         self.t = tree_release.t
         self.releases.append(release)
         return release

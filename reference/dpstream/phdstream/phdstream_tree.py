@@ -26,9 +26,10 @@ from dpstream.errors import require_positive_finite
 from dpstream.noise import NoiseSource, default_noise, site
 from dpstream.phdstream.guarantees import phdstream_claim, phdstream_paper_claim
 from dpstream.phdstream.partition import Node, Partition, node_label
-from dpstream.phdstream.privtree import LambdaRule, privtree, require_theta
+from dpstream.phdstream.privtree import LambdaRule, privtree_for, require_theta
 from dpstream.phdstream.stream import TreeRelease, TrueTreeCounts
-from dpstream.phdstream.tree_function import consistent_extension
+from dpstream.phdstream.tree_function import TreeFunction, consistent_extension
+from dpstream.staged import Staged
 
 __all__ = ["NaiveTreeStream", "PHDStreamParameters", "PHDStreamTree"]
 
@@ -66,28 +67,26 @@ class NaiveTreeStream(PHDStreamParameters):
         self.releases: list[TreeRelease] = []
         self._true = TrueTreeCounts(partition)
 
-    def prepare(self, nabla_F: Mapping[Node, float]) -> tuple[TreeRelease, Callable[[], None]]:
-        """Validate, draw and compute step t into locals; returns the release and its commit."""
+    def stage(self, nabla_F: Mapping[Node, float]) -> Staged[TreeRelease]:
+        """Validate, draw and compute step t into locals; ``.commit()`` applies it."""
         raise NotImplementedError  # pragma: no cover
 
-    def _commit(self, release: TreeRelease, G_new: dict[Node, float], true_after: dict[Node, float],
-                before: Callable[[], None] | None = None) -> Callable[[], None]:
-        """The commit of a prepared step: ``before`` (e.g. the counters), then G, the true counts and t."""
+    def _staged(self, release: TreeRelease, G_new: dict[Node, float], true_step: Staged[TreeFunction],
+                before: Callable[[], None] | None = None) -> Staged[TreeRelease]:
+        """The staged step: its commit runs ``before`` (e.g. the counters), then sets G, the true counts and t."""
 
         def commit() -> None:
             if before is not None:
                 before()
             self.G = G_new
-            self._true.commit(true_after)
+            true_step.commit()
             self.t = release.t
             self.releases.append(release)
 
-        return commit
+        return Staged(release, commit)
 
     def step(self, nabla_F: Mapping[Node, float]) -> TreeRelease:
-        release, commit = self.prepare(nabla_F)
-        commit()
-        return release
+        return self.stage(nabla_F).commit()
 
 
 @convention(("partition", "epsilon", "theta", "noise"))
@@ -106,14 +105,15 @@ class PHDStreamTree(NaiveTreeStream):
     def claim(self) -> PrivacyClaim:
         return phdstream_claim(self.partition, self.epsilon, self.lambda_rule)
 
-    def prepare(self, nabla_F: Mapping[Node, float]) -> tuple[TreeRelease, Callable[[], None]]:
-        """Validate, draw and compute step t into locals; returns the release and its commit."""
-        dF, true_after = self._true.prepare(nabla_F)
+    def stage(self, nabla_F: Mapping[Node, float]) -> Staged[TreeRelease]:
+        """Validate, draw and compute step t into locals; ``.commit()`` applies it."""
+        true_step = self._true.stage(nabla_F)
+        dF = true_step.release
         t = self.t + 1  # [001-alg1 L4] for every time t
         eps = self.epsilon
         inputs = {v: g + dF.get(v, 0.0) for v, g in self.G.items()}
-        T_t = privtree(self.partition, inputs, eps / 2.0, self.theta, noise=self.noise, t=t,  # [001-alg1 L5]
-                       lambda_rule=self.lambda_rule, check_input=False)
+        T_t = privtree_for(self.noise)(self.partition, inputs, eps / 2.0, self.theta, noise=self.noise,  # [001-alg1 L5]
+                                       t=t, lambda_rule=self.lambda_rule, check_input=False)
         leaves = list(T_t.leaves)  # the door noises the leaf counts dF(v) (value-in, one batch call)
         noisy = self.noise.add_laplace_many([site(LEAF_NOISE, t=t, v=node_label(v)) for v in leaves],
                                             [dF.get(v, 0.0) for v in leaves], 2.0 / eps)
@@ -121,4 +121,4 @@ class PHDStreamTree(NaiveTreeStream):
         extension = consistent_extension(self.partition, d)
         G_new = {v: g + extension[v] for v, g in self.G.items()}  # [001-alg1 L7] G(., t) = G(., t-1) + Ext_T(d)
         release = TreeRelease(t, T_t, G_new)
-        return release, self._commit(release, G_new, true_after)
+        return self._staged(release, G_new, true_step)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import KW_ONLY, dataclass
 from enum import StrEnum
 
@@ -42,13 +42,16 @@ from dpstream.errors import DPStreamInputError, require_finite_real, require_pos
 from dpstream.noise import NoiseSource, default_noise, site
 from dpstream.phdstream.partition import Node, Partition, node_label
 from dpstream.phdstream.tree_function import consistency_violations, require_tree_function
+from dpstream.staged import order_free
 
 __all__ = [
     "LambdaRule",
     "PrivTree",
     "Subtree",
     "privtree",
+    "privtree_by_level",
     "privtree_claim",
+    "privtree_for",
     "privtree_scales",
     "privtree_site",
     "require_theta",
@@ -181,11 +184,7 @@ def privtree(
     # [001-alg5 L1] Input: F in C(T), the privacy budget eps, the threshold count theta
     # [001-alg5 L2] Output: a subset S of the tree T
     theta = require_theta(theta)
-    if check_input:
-        F = require_tree_function(partition, F)
-        bad = consistency_violations(partition, F)
-        if bad:
-            raise DPStreamInputError("F", "must be consistent (6): F(v) = sum of F over children(v)", bad[0])
+    F = _checked(partition, F, check_input)
     noise = default_noise() if noise is None else noise
     lam, delta = privtree_scales(partition, epsilon, lambda_rule)  # [001-alg5 L3]
     S: list[Node] = []  # [001-alg5 L4]
@@ -201,6 +200,53 @@ def privtree(
         if b_tilde > theta:  # [001-alg5 L12]
             U.extend(partition.children(v))  # [001-alg5 L13] (none at depth D)
     return Subtree.from_nodes(partition, S)
+
+
+def _checked(partition: Partition, F: Mapping[Node, float], check_input: bool) -> Mapping[Node, float]:
+    if check_input:
+        F = require_tree_function(partition, F)
+        bad = consistency_violations(partition, F)
+        if bad:
+            raise DPStreamInputError("F", "must be consistent (6): F(v) = sum of F over children(v)", bad[0])
+    return F
+
+
+def privtree_by_level(
+    partition: Partition,
+    F: Mapping[Node, float],
+    epsilon: float,
+    theta: float,
+    *,
+    noise: NoiseSource | None = None,
+    t: int | None = None,
+    lambda_rule: LambdaRule = LambdaRule.GENERAL,
+    check_input: bool = True,
+) -> Subtree:
+    """:func:`privtree` a level at a time: the same subtree, draws, sites and draw order, one batch call per level.
+
+    U is a FIFO queue and a vertex's children are appended when it is visited, so :func:`privtree` visits
+    depth 0, then all of depth 1, ...; the L11 draws of one level depend only on the previous level's
+    outcomes, so the draws of a level are made in one ``add_laplace_many`` call (one OpenDP vector call in
+    the secure source), in the order the line-by-line loop makes them. A test checks it against
+    :func:`privtree` under one tape (``tests/test_staged.py``).
+    """
+    theta = require_theta(theta)
+    F = _checked(partition, F, check_input)
+    noise = default_noise() if noise is None else noise
+    lam, delta = privtree_scales(partition, epsilon, lambda_rule)
+    S: list[Node] = []
+    level: list[Node] = [partition.root]
+    while level:
+        S.extend(level)
+        b = [max(F.get(v, 0.0) - partition.depth(v) * delta, theta - delta) for v in level]
+        b_tilde = noise.add_laplace_many([privtree_site(v, t) for v in level], b, lam).tolist()
+        level = [c for v, noisy in zip(level, b_tilde, strict=True) if noisy > theta for c in partition.children(v)]
+    return Subtree.from_nodes(partition, S)
+
+
+def privtree_for(noise: NoiseSource) -> Callable[..., Subtree]:
+    """:func:`privtree_by_level` for an order-free source (batched draws), else the line-by-line :func:`privtree`."""
+    return privtree_by_level if order_free(noise) else privtree
 
 
 @convention(("partition", "epsilon", "theta", "lambda_rule"))
@@ -232,4 +278,6 @@ class PrivTree:
 
     @convention(("F", "noise"), ("F", "noise", "t"))
     def run(self, F: Mapping[Node, float], *, noise: NoiseSource | None = None, t: int | None = None) -> Subtree:
-        return privtree(self.partition, F, self.epsilon, self.theta, noise=noise, t=t, lambda_rule=self.lambda_rule)
+        source = default_noise() if noise is None else noise
+        return privtree_for(source)(self.partition, F, self.epsilon, self.theta, noise=source, t=t,
+                                    lambda_rule=self.lambda_rule)

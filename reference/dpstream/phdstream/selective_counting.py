@@ -40,6 +40,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from dpstream.claims import Measure, PrivacyClaim
 from dpstream.errors import DPStreamInputError
+from dpstream.staged import Staged
 
 __all__ = [
     "CounterSelector",
@@ -146,18 +147,18 @@ class SelectiveCounting(Generic[X, L]):
             self.counters[l] = c
         return c
 
-    def prepare(self, x: X) -> tuple[SelectiveRelease[L], Callable[[], None]]:
-        """Two-phase step t: select, draw and compute into locals; the returned closure commits.
+    def stage(self, x: X) -> Staged[SelectiveRelease[L]]:
+        """Staged step t: select, draw and compute into locals; ``.commit()`` applies it.
 
-        The selected counter is prepared too when it offers ``prepare(x)`` (returning an object
-        with ``release`` and ``commit()``, as :class:`dpstream.counters.base.Counter` does);
+        The selected counter is staged too when it offers ``stage(x)`` (returning a
+        :class:`~dpstream.staged.Staged` step, as :class:`dpstream.counters.base.Counter` does);
         otherwise it is stepped at once (then a failure later in the step is not atomic).
         """
-        releases, commit = self.prepare_run([x])
-        return releases[0], commit
+        run = self.stage_run([x])
+        return Staged(run.release[0], run.apply)
 
-    def prepare_run(self, inputs: Iterable[X], after: Callable[[SelectiveRelease[L]], None] | None = None
-                    ) -> tuple[list[SelectiveRelease[L]], Callable[[], None]]:
+    def stage_run(self, inputs: Iterable[X], after: Callable[[SelectiveRelease[L]], None] | None = None
+                  ) -> Staged[list[SelectiveRelease[L]]]:
         """Several consecutive steps t+1, t+2, ... drawn before any is committed (atomic as a whole).
 
         ``inputs`` is consumed lazily: after each step's release, ``after(release)`` runs before the next
@@ -166,7 +167,7 @@ class SelectiveCounting(Generic[X, L]):
         run's earlier releases. A counter is prepared at most once per run (two uncommitted steps of one
         counter would both start from its committed state).
         """
-        pending: list[tuple[SelectiveRelease[L], Callable[[], None]]] = []
+        pending: list[tuple[SelectiveRelease[L], Callable[[], object]]] = []
         for x in inputs:
             t = self.t + len(pending) + 1  # [001-alg4 L4] for t = 1 to infinity
             past = [*self.releases, *(r for r, _ in pending)]
@@ -176,10 +177,10 @@ class SelectiveCounting(Generic[X, L]):
                 raise DPStreamInputError("selector", "selected a counter twice within one atomic run", l_t)
             counter = self.counter(l_t)
             y = x if self.counter_input is None else self.counter_input(x, l_t)
-            prepare = getattr(counter, "prepare", None)
-            if callable(prepare):
-                prepared = prepare(y)
-                output, counter_commit = prepared.release, prepared.commit  # [001-alg4 L7] C_{l_t}(f(t))
+            stage = getattr(counter, "stage", None)
+            if callable(stage):
+                staged = stage(y)
+                output, counter_commit = staged.release, staged.apply  # [001-alg4 L7] C_{l_t}(f(t))
             else:
                 output, counter_commit = counter.step(y), _nothing  # [001-alg4 L7] C_{l_t}(f(t))
             release = SelectiveRelease(t, l_t, output)  # [001-alg4 L7] g(t) <- (l_t, C_{l_t}(f(t)))
@@ -194,13 +195,11 @@ class SelectiveCounting(Generic[X, L]):
                 self.t = release.t
                 self.releases.append(release)
 
-        return [r for r, _ in pending], commit
+        return Staged([r for r, _ in pending], commit)
 
     def step(self, x: X) -> SelectiveRelease[L]:
         """One time step (001-alg4 L4-L7)."""
-        release, commit = self.prepare(x)
-        commit()
-        return release
+        return self.stage(x).commit()
 
 
 def _nothing() -> None:

@@ -34,15 +34,16 @@ from dpstream.phdstream.tree_function import (
     consistency_violations,
     require_tree_function,
 )
+from dpstream.staged import Staged
 
 __all__ = [
     "RULE5_SITE",
     "PointEvents",
-    "PreparedBatch",
     "SyntheticRelease",
     "TreeRelease",
     "TrueStream",
     "TrueTreeCounts",
+    "ValidatedBatch",
     "sample_rule5",
     "synthetic_count",
 ]
@@ -98,14 +99,13 @@ class PointEvents:
 
 
 @dataclass(frozen=True)
-class PreparedBatch:
-    """A validated batch: leaf paths, nabla F(., t) by (4) (absent vertices 0), the new multiset."""
+class ValidatedBatch:
+    """A validated batch: its points, moves, leaf paths and nabla F(., t) by (4) (absent vertices 0)."""
 
     points: FloatArray
     moves: IntArray
     paths: IntArray
     dF: BatchCounts
-    present_after: dict[tuple[float, ...], int]
 
 
 class TrueStream:
@@ -123,8 +123,9 @@ class TrueStream:
         """|f(., t)|: the number of points present."""
         return sum(self.present.values())
 
-    def prepare(self, batch: object) -> PreparedBatch:
-        """Validate ``batch`` (a :class:`PointEvents`) against Omega and the current multiset."""
+    def stage(self, batch: object) -> Staged[ValidatedBatch]:
+        """Validate ``batch`` (a :class:`PointEvents`) against Omega and the current multiset;
+        ``.commit()`` applies it to the multiset."""
         if not isinstance(batch, PointEvents):
             raise DPStreamInputError("batch", "must be a PointEvents (points with moves +1/-1)", type(batch).__name__)
         pts = self.partition.validate_points(batch.points)
@@ -143,11 +144,11 @@ class TrueStream:
                                          list(key))
             after[key] = new
         paths = self.partition.locate(pts)
-        return PreparedBatch(pts, moves, paths, BatchCounts(paths, moves.astype(np.float64), self.partition.beta),
-                             after)
+        validated = ValidatedBatch(pts, moves, paths, BatchCounts(paths, moves.astype(np.float64), self.partition.beta))
+        return Staged(validated, lambda: self._apply(validated, after))
 
-    def commit(self, prepared: PreparedBatch) -> None:
-        for key, count in prepared.present_after.items():
+    def _apply(self, prepared: ValidatedBatch, present_after: Mapping[tuple[float, ...], int]) -> None:
+        for key, count in present_after.items():
             if count:
                 self.present[key] = count
             else:
@@ -225,7 +226,7 @@ class SyntheticRelease:
 class TrueTreeCounts:
     """The true F(., t) on the vertices of T, for the tree-level algorithms (001-alg1, 001-alg3).
 
-    :meth:`prepare` validates one differential nabla F(., t) before anything is drawn: its keys
+    :meth:`stage` validates one differential nabla F(., t) before anything is drawn: its keys
     are vertices of T, its values finite, it is consistent (6) -- as (4) of a point batch
     always is -- and F(., t) = F(., t-1) + nabla F(., t) stays >= 0 on every leaf of T (no
     removal of a point that is not present).
@@ -235,7 +236,8 @@ class TrueTreeCounts:
         self.partition = partition
         self.F: dict[Node, float] = {}
 
-    def prepare(self, dF: object) -> tuple[TreeFunction, dict[Node, float]]:
+    def stage(self, dF: object) -> Staged[TreeFunction]:
+        """Validate nabla F(., t); ``.commit()`` adds it to F."""
         values = require_tree_function(self.partition, dF, field="nabla F")
         bad = consistency_violations(self.partition, values)
         if bad:
@@ -247,9 +249,9 @@ class TrueTreeCounts:
             if len(v) == D and new < -1e-9:
                 raise DPStreamInputError("nabla F", "removes points that are not present (F(leaf, t) < 0)", v)
             updated[v] = new
-        return values, updated
+        return Staged(values, lambda: self._apply(updated))
 
-    def commit(self, updated: Mapping[Node, float]) -> None:
+    def _apply(self, updated: Mapping[Node, float]) -> None:
         for v, x in updated.items():
             if x:
                 self.F[v] = x

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from dpstream.claims import Neighbour, PrivacyClaim
-from dpstream.counters.base import Counter
+from dpstream.counters.base import Counter, CounterStaging
 from dpstream.counters.multidim import MultiDimensionalCounter
 from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import DrawKind, InsecureSeededNoise, InsecureZeroNoise, NoiseSource, site
@@ -96,6 +96,9 @@ class ForcedMeasurer(LaplaceMeasurer):
         self.log.append((site_name, float(NoiseLaw.laplace(self.scale).log_pdf(m - float(value)))))
         return m
 
+    def measure_many(self, noise: NoiseSource, sites: Sequence[str], values: Sequence[float]) -> list[float]:
+        return [self.measure(noise, s, v) for s, v in zip(sites, values, strict=True)]
+
 
 @dataclass(frozen=True)
 class RecordingMeasurer(LaplaceMeasurer):
@@ -107,6 +110,11 @@ class RecordingMeasurer(LaplaceMeasurer):
         m = super().measure(noise, site_name, value)
         self.values[site_name] = m
         return m
+
+    def measure_many(self, noise: NoiseSource, sites: Sequence[str], values: Sequence[float]) -> list[float]:
+        ms = super().measure_many(noise, sites, values)
+        self.values.update(zip(sites, ms, strict=True))
+        return ms
 
 
 class _ForcedCounter(Counter):
@@ -127,8 +135,9 @@ class _ForcedCounter(Counter):
     def claim(self) -> PrivacyClaim:
         return PrivacyClaim.pure(self.epsilon, Neighbour.STREAM_ENTRY, "forced")
 
-    def _prepare(self, x: float, t: int) -> tuple[float, Callable[[], None]]:
+    def _staging(self, x: float, t: int) -> CounterStaging:
         g = self._recorded[t - 1]
+        yield from ()  # draws nothing
 
         def commit() -> None:
             self.inputs.append(x)

@@ -42,10 +42,11 @@ import numpy as np
 from dpstream.claims import Measure, Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterFactory
-from dpstream.counters.multidim import MultiDimensionalCounter, StagedVectorStep
+from dpstream.counters.multidim import MultiDimensionalCounter
 from dpstream.counters.simple import SimpleCounter
 from dpstream.errors import DPStreamInputError, HorizonExceededError
 from dpstream.noise import NoiseSource, default_noise, scoped, site
+from dpstream.staged import Staged
 from dpstream.tabular.datasets import SyntheticDataset, UniformDataset, answer, average, materialize
 from dpstream.tabular.domain import Domain
 from dpstream.tabular.fitting import DatasetFitter, Measurement, MultiplicativeWeights
@@ -67,8 +68,8 @@ __all__ = [
     "MainAlgorithmStep",
     "StepState",
     "counter_site",
-    "prepare_counter",
     "simple_factory",
+    "stage_counter",
 ]
 
 AnyCounter = Counter | MultiDimensionalCounter
@@ -118,15 +119,16 @@ class StepState:
     totals: list[float] = field(default_factory=list)
 
 
-def prepare_counter(counter: AnyCounter, value: FloatArray) -> StagedVectorStep:
-    """Validate, draw and hold back one counter step (scalar counters and 001-sec4.3 vectors).
+def stage_counter(counter: AnyCounter, value: FloatArray) -> Staged[FloatArray]:
+    """Validate, draw and hold back one counter step (scalar counters and 001-sec4.3 vectors, whose
+    coordinates are drawn in one batch with the secure source).
 
-    Atomic for counters with two-phase steps (every dpstream counter); see :meth:`Counter.stage`.
+    Atomic for counters with staged steps (every dpstream counter); see :meth:`Counter.stage`.
     """
     if isinstance(counter, MultiDimensionalCounter):
         return counter.stage(np.asarray(value, dtype=np.float64))
     scalar = counter.stage(float(value[0]))
-    return StagedVectorStep(np.array([scalar.release]), scalar.commit)
+    return Staged(np.array([scalar.release]), scalar.apply)
 
 
 @convention(("domain", "queries", "k", "epsilon", "noise"))
@@ -322,15 +324,15 @@ class MainAlgorithm:
     def step(self, x: object) -> SyntheticDataset:
         """Consume ∇f_t and release g_t (atomic: a failing draw changes nothing)."""
         state = self.begin(x)
-        pending: list[StagedVectorStep] = []
+        pending: list[Staged[FloatArray]] = []
         for l in range(1, self.k + 1):                                       # [003-alg3 L9] [000-alg3 L9] for l
             J = self.candidates(state)
             eta, e = self.select(state.t, l, J, state.target, state.h_prev)
             j = eta                                                          # [003-alg3 L13] [000-alg3 L13] j
             # [003-alg3 L15] [000-alg3 L15] invoke C_j with input ∇f_t, i.e. q_j(∇f_t) (vector for workloads)
-            pending.append(prepare_counter(self.counters[j], state.q_diff[j]))
+            pending.append(stage_counter(self.counters[j], state.q_diff[j]))
             self.iteration(state, j, e, pending[-1].release)
-        return self.finish(state, [p.commit for p in pending])
+        return self.finish(state, [p.apply for p in pending])
 
     def run(self, stream: Sequence[object]) -> list[SyntheticDataset]:
         return [self.step(x) for x in stream]

@@ -32,10 +32,10 @@ from typing import Any
 import numpy as np
 
 from dpstream.claims import Neighbour, PrivacyClaim
-from dpstream.counters.multidim import StagedVectorStep
 from dpstream.phdstream.selective_counting import SelectiveCounting, SelectiveRelease, compose_selective_claim
+from dpstream.staged import Staged
 from dpstream.tabular.datasets import SyntheticDataset
-from dpstream.tabular.main_algorithm import AnyCounter, MainAlgorithm, StepState, prepare_counter
+from dpstream.tabular.main_algorithm import AnyCounter, MainAlgorithm, StepState, stage_counter
 from dpstream.tabular.queries import FloatArray
 
 __all__ = ["Algorithm3Selector", "MetaInput", "SelectiveMainAlgorithm"]
@@ -76,7 +76,7 @@ class Algorithm3Selector:
 
 
 class _CounterAdapter:
-    """C_i with the two-phase ``prepare`` that SelectiveCounting uses (vector counters included)."""
+    """C_i with the staged ``stage`` that SelectiveCounting uses (vector counters included)."""
 
     def __init__(self, counter: AnyCounter) -> None:
         self.counter = counter
@@ -85,13 +85,11 @@ class _CounterAdapter:
     def claim(self) -> PrivacyClaim:
         return self.counter.claim
 
-    def prepare(self, value: FloatArray) -> StagedVectorStep:
-        return prepare_counter(self.counter, value)
+    def stage(self, value: FloatArray) -> Staged[FloatArray]:
+        return stage_counter(self.counter, value)
 
     def step(self, value: FloatArray) -> FloatArray:
-        pending = self.prepare(value)
-        pending.commit()
-        return pending.release
+        return self.stage(value).commit()
 
 
 class SelectiveMainAlgorithm:
@@ -135,7 +133,7 @@ class SelectiveMainAlgorithm:
             self.alg.iteration(state, release.l, self.selector.last_scores, np.asarray(release.output))
 
         try:
-            _, commit = self.meta.prepare_run(inputs(), after)  # k meta-steps drawn, none committed yet
-            return self.alg.finish(state, [commit])             # L19-L21, then the counters and J, atomically
+            run = self.meta.stage_run(inputs(), after)  # k meta-steps drawn, none committed yet
+            return self.alg.finish(state, [run.apply])          # L19-L21, then the counters and J, atomically
         finally:
             self._state = None

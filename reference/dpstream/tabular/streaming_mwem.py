@@ -92,6 +92,11 @@ class LaplaceMeasurer:
     def measure(self, noise: NoiseSource, site_name: str, value: float) -> float:
         return noise.add_laplace(site_name, float(value), self.scale)
 
+    def measure_many(self, noise: NoiseSource, sites: Sequence[str], values: Sequence[float]) -> list[float]:
+        """:meth:`measure` for every (site, value), in order, in one batch call (the cells' draws are independent;
+        one OpenDP vector call in the secure source; element by element, in the same order, in the others)."""
+        return [float(m) for m in noise.add_laplace_many(sites, [float(v) for v in values], self.scale)]
+
 
 @dataclass(frozen=True)
 class StreamingMWEMStep:
@@ -205,8 +210,8 @@ class StreamingMWEM:
             # [003-alg2 L14] (empty line)
             # [003-alg2 L15] // Laplace Mechanism
             # [003-alg2 L16] delta_{t,l} ~ Lap(2k/eps); [003-alg2 L17] m(t, j) <- q_j(∇f_t) + delta_{t,l}
-            m_tj = np.array([self.measurer.measure(noise, site("003-alg2 L16", t=t, l=l, cell=c), q_diff[j][c])
-                             for c in range(Q[j].dim)])
+            m_tj = np.array(self.measurer.measure_many(noise, [site("003-alg2 L16", t=t, l=l, cell=c)
+                                                                for c in range(Q[j].dim)], list(q_diff[j])))
             M.append(Measurement(Q[j], m_tj, self.lap_scale))
             # [003-alg2 L18] (empty line)
             # [003-alg2 L19] // Multiplicative weights

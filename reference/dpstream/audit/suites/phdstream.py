@@ -113,9 +113,9 @@ class NaiveTreeAdapter:
         self.stream = TrueStream(partition)
 
     def step(self, events: Sequence[Event]) -> TreeItem:
-        prepared = self.stream.prepare(to_batch(events))
-        release = self.alg.step(prepared.dF)
-        self.stream.commit(prepared)
+        prepared = self.stream.stage(to_batch(events))
+        release = self.alg.step(prepared.release.dF)
+        prepared.commit()
         return release.tree, release.leaf_values
 
 
