@@ -21,6 +21,7 @@ __all__ = [
     "NUMBER",
     "NUMBER_VECTOR",
     "Codec",
+    "Features",
     "Tolerance",
     "compare",
     "features_of",
@@ -117,6 +118,18 @@ def features_of(release: Any) -> list[float]:
 
     walk(release)
     return out
+
+
+@dataclass(frozen=True)
+class Features:
+    """A fixed-length featurisation of one run: ``of(releases)`` maps the JSON releases of a run (one per step) to
+    ``len(names)`` floats, the same columns for every run of the same parameters and stream length (what the
+    statistical search compares between neighbouring inputs). Any function of the releases will do for privacy
+    (post-processing keeps the claim); a release whose shape it cannot read raises ``KeyError``, ``TypeError``,
+    ``IndexError`` or ``ValueError``."""
+
+    names: tuple[str, ...]
+    of: Callable[[Sequence[Any]], Sequence[float]]
 
 
 def number_input(value: Any, params: Mapping[str, Any]) -> float | int:

@@ -20,15 +20,20 @@ the values: points in Omega, removals of present points, consistency (6)).
 :class:`TreeLevelOnPoints` is the protocol's view of the tree-level boxes 001-alg1 and 001-alg3: their input is
 F in C(T); on the wire it is the point batch, turned into nabla F(., t) by (4) after the batch is checked
 against the true multiset (as PHDStream, 001-alg2 L3, does), and the release is the tree algorithm's.
+
+Features for the statistical checks (:class:`~dpstream.catalog.codecs.Features`, a fixed number of floats per run
+whatever subtree a run releases): :func:`tree_features` (per step, every vertex of T: released or not, G(v, t), and
+for the synthetic releases the synthetic points per leaf cell of T) and :func:`subtree_features` (PrivTree).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from dpstream.catalog.codecs import Features
 from dpstream.claims import PrivacyClaim
 from dpstream.errors import DPStreamInputError
 from dpstream.phdstream.counters_tree import PHDStreamTreeWithCounters
@@ -47,6 +52,8 @@ __all__ = [
     "encode_tree_release",
     "label_key",
     "node_of",
+    "subtree_features",
+    "tree_features",
 ]
 
 
@@ -137,6 +144,49 @@ def encode_synthetic(release: SyntheticRelease) -> dict[str, Any]:
     out["counts"] = {node_label(v): int(release.counts[v]) for v in release.tree.leaves}
     out["points"] = [[float(c) for c in row] for row in release.points.tolist()]
     return out
+
+
+def tree_features(partition: Partition, T: int, *, synthetic: bool = False) -> Features:
+    """Features of a run of T steps of 001-alg1 / 001-alg3 (``synthetic``: 001-alg2 / 001-alg6): at every step t,
+    for every vertex v of T (breadth-first), ``in T(t)`` (1 if v is released, else 0) and ``G(v)`` (its released
+    value, 0 where the release has none); with ``synthetic``, the number of synthetic points in every leaf cell of T
+    (depth D). Only for small trees: 2 |V(T)| (+ beta^D) numbers per step."""
+    vertices = list(partition.nodes())
+    labels = [node_label(v) for v in vertices]
+    cells = [node_label(v) for v in partition.leaves()]
+    per_step = [*(f"in T({v})" for v in labels), *(f"G({v})" for v in labels),
+                *((f"points in {c}" for c in cells) if synthetic else ())]
+    names = tuple(f"t={t} {n}" for t in range(1, T + 1) for n in per_step)
+    beta, D = partition.beta, partition.max_depth
+    weights = np.asarray([beta ** (D - 1 - k) for k in range(D)], dtype=np.int64)
+
+    def of(releases: Sequence[Any]) -> list[float]:
+        out: list[float] = []
+        for release in releases:
+            nodes, values = set(release["nodes"]), release["values"]
+            out += [1.0 if v in nodes else 0.0 for v in labels]
+            out += [float(values.get(v, 0.0)) for v in labels]
+            if synthetic:
+                points = partition.validate_points(release["points"], "points")
+                index = partition.locate(points) @ weights if points.shape[0] else np.zeros(0, dtype=np.int64)
+                out += np.bincount(index, minlength=len(cells)).astype(np.float64).tolist()
+        return out
+
+    return Features(names, of)
+
+
+def subtree_features(partition: Partition) -> Features:
+    """Features of PrivTree's (001-alg5) release: for every vertex v of T (breadth-first), 1 if v is in S, else 0."""
+    labels = [node_label(v) for v in partition.nodes()]
+
+    def of(releases: Sequence[Any]) -> list[float]:
+        out: list[float] = []
+        for release in releases:
+            nodes = set(release["nodes"])
+            out += [1.0 if v in nodes else 0.0 for v in labels]
+        return out
+
+    return Features(tuple(f"in S({v})" for v in labels), of)
 
 
 class TreeLevelOnPoints:

@@ -9,21 +9,27 @@
 * a release: the synthetic dataset g_t as its cell counts, a flat JSON array of |X| numbers in row-major order
   over X (the last attribute varies fastest).
 
+Features for the statistical checks: :func:`dataset_features` (every cell count of every release).
+
 Decoding checks the JSON shapes and raises :class:`~dpstream.errors.DPStreamInputError`; the values (codes
 inside the domain, removals of present records, valid queries) are checked by the constructors and the boxes.
 """
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
 from typing import Any
 
+from dpstream.catalog.codecs import Features
 from dpstream.errors import DPStreamInputError
 from dpstream.tabular.datasets import SyntheticDataset, explicit_counts
 from dpstream.tabular.domain import Domain, IntArray, validate_records
 from dpstream.tabular.queries import MarginalQuery, Query, Workload
 from dpstream.tabular.stream import StreamStep
 
-__all__ = ["RELEASE_LIMIT", "decode_dataset", "decode_step", "domain_of", "encode_dataset", "queries_of"]
+__all__ = ["RELEASE_LIMIT", "dataset_features", "decode_dataset", "decode_step", "domain_of", "encode_dataset",
+           "queries_of"]
 
 RELEASE_LIMIT = 1 << 16
 """The largest |X| served over the protocol: a release lists every cell."""
@@ -93,3 +99,19 @@ def decode_dataset(value: Any, domain: Domain) -> IntArray:
 def encode_dataset(g: SyntheticDataset) -> list[float]:
     """g's cell counts, row-major over X."""
     return [float(v) for v in explicit_counts(g).reshape(-1)]
+
+
+def dataset_features(domain: Domain, T: int) -> Features:
+    """Features of a run of T steps: the cell counts of every release g_t, row-major over X (|X| T numbers)."""
+    cells = [",".join(str(v) for v in x) for x in itertools.product(*(range(n) for n in domain.sizes))]
+    names = tuple(f"t={t} g({x})" for t in range(1, T + 1) for x in cells)
+
+    def of(releases: Sequence[Any]) -> list[float]:
+        out: list[float] = []
+        for release in releases:
+            if not isinstance(release, list) or len(release) != len(cells):
+                raise ValueError(f"a release lists the {len(cells)} cell counts of X")
+            out += [float(v) for v in release]
+        return out
+
+    return Features(names, of)
