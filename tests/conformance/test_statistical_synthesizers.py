@@ -29,7 +29,7 @@ from dpstream.claims import Neighbour
 from dpstream.conformance.outcome import Mode, Verdict
 from dpstream.conformance.runner import ConformConfig, conform
 from dpstream.conformance.statistical import QUICK_FAMILIES, QUICK_PAIRS, StatisticalPlan, plan_for
-from dpstream.noise import InsecureSeededNoise
+from dpstream.insecure import InsecureSeededNoise
 
 LEAKY = Path(__file__).resolve().parent / "leaky_program.py"
 DESIGNED = [e for e in entries() if e.statistical is not None and e.statistical.design is not None]
