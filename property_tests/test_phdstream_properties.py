@@ -22,8 +22,6 @@ from dpstream.phdstream import (
     LambdaRule,
     PHDStream,
     PointEvents,
-    SelectiveCounting,
-    SelectiveRelease,
     consistent_extension,
     is_consistent,
     privtree,
@@ -34,6 +32,7 @@ from dpstream.phdstream.baselines import OfflinePrivTreeOnDifferential
 from dpstream.phdstream.metric import RangeQueries, relative_error
 from dpstream.phdstream.partition import Node, Partition
 from dpstream.phdstream.stream import TrueStream, sample_rule5, synthetic_count
+from dpstream.selective_counting import SelectiveCounting, SelectiveRelease
 from dpstream.testing import pins
 from dpstream.testing.strategies import (
     GRID,

@@ -564,7 +564,7 @@ ENTRIES: tuple[Entry, ...] = (
         proof="proofs/proof_selective_counting.py", doc=DOC, errata=("E-phdstream-7",),
         realised_by=("001-alg3", "003-alg3"),
         notes="a meta-algorithm (counters and a counter-selecting M are its inputs), no standalone instance: "
-              "dpstream.phdstream.selective_counting.SelectiveCounting runs it for 001-alg3 (PrivTree selects the "
+              "dpstream.selective_counting.SelectiveCounting runs it for 001-alg3 (PrivTree selects the "
               "leaf counters) and for 003-alg3 (dpstream.tabular.selective; the exponential mechanism selects a "
               "query's counter); their vectors exercise it",
     ),

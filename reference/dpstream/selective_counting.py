@@ -1,7 +1,8 @@
 """Online selective counting (001-alg4) as a reusable meta-algorithm, with Theorem 4.2's claim.
 
-Reusable: this module depends on nothing PHDStream-specific. The tabular family (003 Alg 3,
-000 Alg 3) imports it; PHDStreamTree with counters (001-alg3) is an instance of it
+Printed in paper 001 but shared: this module depends on nothing PHDStream-specific, so it has a home of
+its own beside the families (docs/architecture.md). The tabular family (003 Alg 3, 000 Alg 3) runs through
+it (:mod:`dpstream.tabular.selective`); PHDStreamTree with counters (001-alg3) is an instance of it
 (:mod:`dpstream.phdstream.counters_tree`).
 
 The algorithm. k counters C_1, ..., C_k (any objects with ``step`` and ``claim``; created
