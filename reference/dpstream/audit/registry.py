@@ -4,8 +4,10 @@ Every algorithm family has a room ``dpstream.audit.<family>`` (its models, exact
 its module ``dpstream.audit.<family>.cases`` defines ``cases() -> list[AuditCase]``, and :func:`discover`
 collects them, family by family (the families of :data:`FAMILY_BUDGETS`, which a test holds equal to
 the catalog's). ``dpstream audit`` (``make demo``) and the test suite (``tests/audit/test_registered_audits.py``)
-run exactly these cases. Every case's ``anchor`` is a catalog anchor (``dpstream.catalog.entry``; a test checks
-it), so the generated index ``docs/catalog.md`` lists each algorithm's cases.
+run exactly these cases. A case's ``anchor`` is a catalog anchor (``dpstream.catalog.entry``), so that the
+generated index ``docs/catalog.md`` lists each algorithm's cases, or, for a mechanism or theorem that is not an
+algorithm box (000-def3.1, 003-def3.8, 001-thm3.2, ...), the paper statement it checks
+(``tests/catalog/test_catalog.py`` checks both).
 
 False alarms: every case declares ``false_alarm``, the probability that its
 statistical checks fail on a *correct* implementation. The total over all registered

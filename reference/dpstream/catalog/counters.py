@@ -15,10 +15,12 @@ from dpstream.audit.counters.models import (
     binary_tree_counter_model,
     block_counter_model,
     hybrid_counter_model,
+    multidimensional_model,
     simple_counter_model,
     tree_aggregation_model,
     unbounded_block_model,
 )
+from dpstream.audit.linear_model import LinearReleaseModel
 from dpstream.catalog.codecs import NUMBER, NUMBER_VECTOR
 from dpstream.catalog.entry import Entry, RejectSpec, StatisticalSpec, VectorSpec
 from dpstream.catalog.params import ParamSchema, integer, positive, string
@@ -230,6 +232,18 @@ def _multidim(p: P, noise: NoiseSource) -> MultiDimensionalCounter:
     return MultiDimensionalCounter.build(MULTIDIM_COMPONENTS[component](p), p["d"], p["epsilon"], noise=noise)
 
 
+MULTIDIM_MODELS: dict[str, Callable[[P], LinearReleaseModel]] = {
+    "001-alg8": lambda p: simple_counter_model(p["epsilon"], p["T"]),
+    "001-alg9": lambda p: block_counter_model(p["epsilon"], p["B"], p["T"]),
+    "001-alg10": lambda p: binary_tree_counter_model(p["epsilon"], p["T"]),
+}
+
+
+def _multidim_model(p: P) -> LinearReleaseModel:
+    """d independent copies of the component's model, sites scoped as by MultiDimensionalCounter.build."""
+    return multidimensional_model([MULTIDIM_MODELS[p["component"]](p)] * p["d"])
+
+
 # ----------------------------------------------------------------------------------------- entries
 UNBOUNDED_BLOCK_SPEC = StatisticalSpec(({"epsilon": 0.5}, {"epsilon": 2.0}), Neighbour.STREAM_ENTRY, horizon=None,
                                        length=29)
@@ -318,6 +332,7 @@ ENTRIES: tuple[Entry, ...] = (
         proof="proofs/proof_binary_tree_counter.py", doc=COUNTER_DOC,
         errata=("E-counters-1", "E-counters-2"), as_printed=_binary_tree_printed,
         model=lambda p: binary_tree_counter_model(p["epsilon"], p["T"]),
+        printed_model=lambda p: binary_tree_counter_model(p["epsilon"], p["T"], as_printed=True),
         vectors=lambda: _streams("001-alg10", lambda T, eps: {"epsilon": eps, "T": T},
                                  ("bits", "reals", "ones", "counts", "alternating")),
         must_reject=lambda: _rejects("001-alg10", {"epsilon": 1.0, "T": 4}, horizon=True),
@@ -343,6 +358,7 @@ ENTRIES: tuple[Entry, ...] = (
         proof="proofs/proof_tree_aggregation_counter.py", doc=COUNTER_DOC,
         errata=("E-counters-3", "E-counters-4"), as_printed=_tree_aggregation_printed,
         model=lambda p: tree_aggregation_model(p["rho"], p["T"]),
+        printed_model=lambda p: tree_aggregation_model(p["rho"], p["T"], as_printed=True),
         vectors=lambda: _streams("002-alg3", lambda T, rho: {"rho": rho, "T": T}, ("counts", "bits", "ones"),
                                  epsilons=(0.1, 0.5, 2.0)),
         must_reject=lambda: _rejects("002-alg3", {"rho": 0.5, "T": 4}, horizon=True, integer_only=True, privacy="rho"),
@@ -394,6 +410,7 @@ ENTRIES: tuple[Entry, ...] = (
                      integer("T", "horizon (required for 001-alg10)", required=False))),
         _multidim, NUMBER_VECTOR, printed=False,
         proof="proofs/proof_multidimensional_counter.py", doc=COUNTER_DOC,
+        model=_multidim_model,
         errata=("E-counters-6",),
         vectors=_multidim_vectors,
         must_reject=lambda: _rejects("001-sec4.3", {"d": 2, "epsilon": 1.0, "component": "001-alg10", "T": 4},

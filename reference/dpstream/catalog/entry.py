@@ -130,6 +130,8 @@ class Entry:
     """The printed variant where the default corrects the paper (same parameters)."""
     model: Callable[[Mapping[str, Any]], Any] | None = None
     """The exact release model for given parameters (e.g. a LinearReleaseModel), where one exists."""
+    printed_model: Callable[[Mapping[str, Any]], Any] | None = None
+    """The exact release model of the ``as_printed`` variant, where it differs from ``model``."""
     vectors: Callable[[], Sequence[VectorSpec]] = field(default=lambda: ())
     must_reject: Callable[[], Sequence[RejectSpec]] = field(default=lambda: ())
     statistical: StatisticalSpec | None = None

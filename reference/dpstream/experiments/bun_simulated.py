@@ -285,5 +285,6 @@ EXPERIMENT = Experiment(
     help="002 Appendix C.1 / Figures 3-4: Algorithm 1 on all-ones data (n=25000, T=12, k=3, rho=0.005)",
     add_arguments=add_arguments,
     run=run,
+    anchors=("002-alg1", "002-alg3"),
     check=check,
 )

@@ -528,5 +528,6 @@ EXPERIMENT = Experiment(
     help="E W1 of online synthetic data (004-alg1) against t in d = 1, 2, 3 (uniform and clustered streams)",
     add_arguments=add_arguments,
     run=run,
+    anchors=("004-alg1", "004-alg2"),
     check=check,
 )

@@ -272,6 +272,7 @@ EXPERIMENT = Experiment(
     help="001 Figure 1(d): PHDStream (Simple, Block 8) and baselines 1-3 on concentric circles with deletion",
     add_arguments=add_arguments,
     run=run,
+    anchors=("001-alg2", "001-alg6", "001-alg8", "001-alg9"),
     data=DATA,
     check=check,
 )

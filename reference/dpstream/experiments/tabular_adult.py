@@ -595,6 +595,7 @@ EXPERIMENT = Experiment(
     help="003 Tables 1-3: StreamingMWEM vs Algorithm 3 (Simple/block counters) on Adult streams, MW and PGM",
     add_arguments=add_arguments,
     run=run,
+    anchors=("003-alg2", "003-alg3", "003-alg4"),
     data=DATA,
     check=check,
 )
