@@ -202,11 +202,11 @@ def test_codecs_refuse_wrong_json_shapes_with_input_errors(e: Entry) -> None:
 
 
 def test_the_docs_index_is_what_the_catalog_renders() -> None:
-    """docs/catalog.md is generated (``python -m dpstream.catalog.docs > docs/catalog.md``): never stale."""
-    from dpstream.catalog.docs import render
+    """docs/catalog.md is generated (``python -m dpstream.docs_index > docs/catalog.md``): never stale."""
+    from dpstream.docs_index import render
 
     committed = (ROOT / "docs" / "catalog.md").read_text(encoding="utf-8")
-    assert committed == render(), "docs/catalog.md is stale: python -m dpstream.catalog.docs > docs/catalog.md"
+    assert committed == render(), "docs/catalog.md is stale: python -m dpstream.docs_index > docs/catalog.md"
 
 
 def test_every_experiment_and_audit_case_names_catalog_entries() -> None:

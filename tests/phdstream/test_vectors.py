@@ -35,6 +35,7 @@ from typing import Any
 import pytest
 
 from dpstream.catalog import entry
+from dpstream.catalog.codecs.phdstream import encode_subtree, encode_synthetic, encode_tree_release, node_of
 from dpstream.catalog.phdstream import counter_factory, lambda_rule, partition
 from dpstream.insecure import InsecureSeededNoise, TapeReplay
 from dpstream.noise import BaseNoiseSource, DrawKind, Params
@@ -47,7 +48,6 @@ from dpstream.phdstream import (
     privtree,
     tree_function,
 )
-from dpstream.phdstream.codec import encode_subtree, encode_synthetic, encode_tree_release, node_of
 from dpstream.tape import Draw, Tape, TapeError
 from dpstream.testing import replay_run
 from dpstream.vectors import KnownAnswerVector

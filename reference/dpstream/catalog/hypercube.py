@@ -3,7 +3,7 @@
 Protocol parameters: 004-alg1 takes ``epsilon`` and the dimension ``d`` (schedule (4.1) for d >= 2, (5.1) for
 d = 1); 004-alg4 takes the splitting ``rule`` (``"equal-shift"``, the default, or ``"proportional"``: the two
 deterministic readings of "transform ... into any vector", docs/hypercube.md). INPUT and RELEASE:
-:mod:`dpstream.hypercube.codec`.
+:mod:`dpstream.catalog.codecs.hypercube`.
 """
 
 from __future__ import annotations
@@ -14,10 +14,16 @@ from typing import Any
 from dpstream.audit.neighbours import point_replace_pairs
 from dpstream.catalog.adapters import Stateless
 from dpstream.catalog.codecs import Codec
+from dpstream.catalog.codecs.hypercube import (
+    decode_counts,
+    decode_point,
+    encode_counts,
+    encode_release,
+    online_features,
+)
 from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec
 from dpstream.catalog.params import ParamSchema, integer, positive, string
 from dpstream.claims import Neighbour, PrivacyClaim
-from dpstream.hypercube.codec import decode_counts, decode_point, encode_counts, encode_release, online_features
 from dpstream.hypercube.consistency import ConsistencyRule, consistency
 from dpstream.hypercube.online import OnlineSyntheticData
 from dpstream.noise import NoiseSource, data_rng, derived_seed

@@ -3,7 +3,7 @@
 Protocol parameters (the papers' symbols): 002-alg1 takes the horizon ``T``, the window ``k`` (1 <= k <= T), the
 zCDP budget ``rho`` and the padding ``n_pad`` per bin; 002-alg2 takes ``T``, ``rho`` and optionally the per-counter
 budgets ``rho_b`` (b = 1..T, summing to rho; default Corollary B.1's allocation). INPUT and RELEASE:
-:mod:`dpstream.longitudinal.codec` (one column D^t per step).
+:mod:`dpstream.catalog.codecs.longitudinal` (one column D^t per step).
 """
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ from typing import Any
 
 from dpstream.audit.neighbours import individual_substitute_pairs
 from dpstream.catalog.codecs import Codec
-from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec
-from dpstream.catalog.params import Param, ParamSchema, integer, positive
-from dpstream.claims import Neighbour
-from dpstream.longitudinal.codec import (
+from dpstream.catalog.codecs.longitudinal import (
     cumulative_features,
     decode_column,
     encode_cumulative,
     encode_window,
     window_features,
 )
+from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec
+from dpstream.catalog.params import Param, ParamSchema, integer, positive
+from dpstream.claims import Neighbour
 from dpstream.longitudinal.cumulative import CumulativeSynthesizer
 from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer
 from dpstream.longitudinal.generators import random_matrix

@@ -7,7 +7,7 @@ default; ``"proof"``; ``"printed"``: E-phdstream-3/4). Algorithm 3 and Algorithm
 every vertex as ``"counter"`` (``"simple"``, 001-alg8, default; ``"block"`` with block size ``"B"``, 001-alg9);
 PHDStream (001-alg2) takes ``"tree"``: ``"001-alg1"`` (default) or ``"001-alg3"`` (then ``"counter"``).
 
-INPUT and RELEASE: :mod:`dpstream.phdstream.codec` (a point batch per step; PrivTree: one tree function).
+INPUT and RELEASE: :mod:`dpstream.catalog.codecs.phdstream` (a point batch per step; PrivTree: one tree function).
 """
 
 from __future__ import annotations
@@ -17,6 +17,16 @@ from typing import Any
 
 from dpstream.catalog.adapters import OneShot
 from dpstream.catalog.codecs import Codec
+from dpstream.catalog.codecs.phdstream import (
+    TreeLevelOnPoints,
+    decode_events,
+    decode_tree_function,
+    encode_subtree,
+    encode_synthetic,
+    encode_tree_release,
+    subtree_features,
+    tree_features,
+)
 from dpstream.catalog.designs import Event, event_neighbours
 from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec
 from dpstream.catalog.params import Param, ParamSchema, integer, number, positive, string
@@ -34,16 +44,6 @@ from dpstream.phdstream import (
     PrivTree,
     node_label,
     simple_counter_factory,
-)
-from dpstream.phdstream.codec import (
-    TreeLevelOnPoints,
-    decode_events,
-    decode_tree_function,
-    encode_subtree,
-    encode_synthetic,
-    encode_tree_release,
-    subtree_features,
-    tree_features,
 )
 from dpstream.phdstream.partition import Node
 

@@ -2,7 +2,7 @@
 counters).
 
 Protocol parameters: the ``domain`` ``{"names", "sizes"}``, the ordered queries ``queries`` (marginal queries or
-workloads, :mod:`dpstream.tabular.codec`), ``k`` (selections per time step; iterations of the offline boxes),
+workloads, :mod:`dpstream.catalog.codecs.tabular`), ``k`` (selections per time step; iterations of the offline boxes),
 ``epsilon``, where the mass of a fitted dataset comes from (``total``: ``"public"`` with ``sizes`` = the public
 |nabla f_t| for t = 1..T, which also fixes the horizon T = len(sizes); or ``"measured"`` from the noisy workload
 measurements, workloads only: :mod:`dpstream.tabular.totals`) and A_Dataset (``"mw"``: multiplicative weights on
@@ -21,13 +21,7 @@ import numpy as np
 
 from dpstream.catalog.adapters import OneShot
 from dpstream.catalog.codecs import Codec
-from dpstream.catalog.designs import Event, event_neighbours
-from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec
-from dpstream.catalog.params import Param, ParamSchema, integer, positive, string
-from dpstream.claims import Neighbour, PrivacyClaim
-from dpstream.errors import DPStreamInputError, HorizonExceededError
-from dpstream.noise import NoiseSource, data_rng, derived_seed
-from dpstream.tabular.codec import (
+from dpstream.catalog.codecs.tabular import (
     dataset_features,
     decode_dataset,
     decode_step,
@@ -35,6 +29,12 @@ from dpstream.tabular.codec import (
     encode_dataset,
     queries_of,
 )
+from dpstream.catalog.designs import Event, event_neighbours
+from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec
+from dpstream.catalog.params import Param, ParamSchema, integer, positive, string
+from dpstream.claims import Neighbour, PrivacyClaim
+from dpstream.errors import DPStreamInputError, HorizonExceededError
+from dpstream.noise import NoiseSource, data_rng, derived_seed
 from dpstream.tabular.datasets import SyntheticDataset
 from dpstream.tabular.domain import Domain, IntArray
 from dpstream.tabular.fitting import MultiplicativeWeights

@@ -1,6 +1,6 @@
 """Per-step time of the naive PHDStream (001-alg3, all of V(T)) vs the compute-efficient one (001-alg6/7).
 
-``python -m dpstream.phdstream.benchmark [--depths 4 6 8 10 12] [--n 4000] [--batch-size 200]``
+``python -m benchmarks.phdstream_efficient [--depths 4 6 8 10 12] [--n 4000] [--batch-size 200]``
 runs both on the same concentric-circles stream with deletion (insecure seeded noise: timing only)
 and prints, per maximum depth D: |V(T)|, the mean size of the selected subtree |T(t)|, and the
 median wall-clock time per step of each. The naive algorithm's work grows with |V(T)| = 2^(D+1) - 1;

@@ -2,8 +2,10 @@
 
 A :class:`Codec` turns one protocol INPUT (a JSON value) into what the algorithm's ``step`` takes,
 and one release into JSON; :func:`compare` compares an expected and a received JSON release with
-a numeric tolerance and names the first difference by its path. Family modules of the catalog
-build their codecs from the pieces here.
+a numeric tolerance and names the first difference by its path. Each family's JSON shapes (and its
+featurisation for the statistical checks) are a module of this package (``dpstream.catalog.codecs.phdstream``,
+``.longitudinal``, ``.hypercube``, ``.tabular``), built from the pieces here; the algorithm packages know
+nothing of the wire (docs/architecture.md).
 """
 
 from __future__ import annotations
