@@ -23,8 +23,9 @@ from concurrent.futures import Executor
 
 import numpy as np
 
+from dpstream.audit.counters.models import binary_tree_counter_model
 from dpstream.audit.sampler import FactorySampler, Sampler, run_trials, trial_executor
-from dpstream.audit.vectorised import counter_sampler
+from dpstream.audit.vectorised import LinearModelSampler
 from dpstream.counters import SimpleCounter
 from dpstream.noise import NoiseSource
 
@@ -51,7 +52,7 @@ def main() -> None:
     parser.add_argument("--no-dask", action="store_true")
     args = parser.parse_args()
     samplers: dict[str, tuple[Sampler, int]] = {
-        "binary tree, vectorised": (counter_sampler("binary tree", 1.0, T), args.runs),
+        "binary tree, vectorised": (LinearModelSampler(binary_tree_counter_model(1.0, T)), args.runs),
         "Simple counter, line by line": (FactorySampler(simple_counter), args.line_runs),
     }
     configs: list[tuple[str, Callable[[], contextlib.AbstractContextManager[Executor | None]]]] = [

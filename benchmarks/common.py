@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dpstream.noise import DrawKind, InsecureSeededNoise, NoiseSource, SecureNoise
+from dpstream.insecure import InsecureSeededNoise
+from dpstream.noise import DrawKind, NoiseSource, SecureNoise
 
 __all__ = ["Config", "LoggedSecureNoise", "StepRow", "plot_family", "run_config", "write_csv"]
 

@@ -25,7 +25,8 @@ from collections.abc import Callable, Sequence
 
 from benchmarks import workloads
 from benchmarks.common import Config, LoggedSecureNoise
-from dpstream.noise import InsecureSeededNoise, NoiseSource, SecureNoise
+from dpstream.insecure import InsecureSeededNoise
+from dpstream.noise import NoiseSource, SecureNoise
 
 FAMILIES: dict[str, Callable[[], Config]] = {
     "counters (binary tree)": lambda: workloads.binary_tree(4096),

@@ -7,7 +7,7 @@ b = 1/eps ("each release is one Laplace mechanism"), whose true guarantee is T *
 
 Steps, as a newcomer would follow them:
 
-1. write the counter's model from its pseudocode (:class:`dpstream.linear_model.LinearReleaseModel`:
+1. write the counter's model from its pseudocode (:class:`dpstream.audit.linear_model.LinearReleaseModel`:
    noisy statistic j = S(j) + z_j with z_j ~ Lap(T/eps); release t = statistic t);
 2. audit the counter against that model with :func:`dpstream.audit.linear_case` (exact loss of the
    model, black-box bound, calibration of the implementation's noise);
@@ -27,10 +27,10 @@ import numpy as np
 import numpy.typing as npt
 
 from dpstream.audit import Effort, Profile, black_box_audit, histogram_score, linear_case, run_case
+from dpstream.audit.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.audit.neighbours import counter_positions, stream_entry_pairs
 from dpstream.audit.registry import CheckResult, ComponentReport
 from dpstream.claims import Neighbour, PrivacyClaim
-from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import NoiseSource, site
 
 T, EPS = 8, 1.0

@@ -20,10 +20,10 @@ import numpy.typing as npt
 
 from dpstream.audit import Effort, Profile, linear_case, run_case
 from dpstream.audit.bounds import laplace_sum_bound
+from dpstream.audit.counters.models import simple_counter_model
 from dpstream.audit.neighbours import counter_positions, stream_entry_pairs
 from dpstream.audit.registry import ComponentReport
 from dpstream.claims import Neighbour, PrivacyClaim
-from dpstream.counters import simple_counter_model
 from dpstream.noise import NoiseSource
 
 

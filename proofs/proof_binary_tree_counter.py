@@ -53,9 +53,9 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from dpstream.audit.counters.loss import stream_entry_epsilon
 from dpstream.convention import with_noise
 from dpstream.counters.binary_tree import BinaryTreeCounter
-from dpstream.counters.loss import stream_entry_epsilon
 from dpstream.noise import DrawKind
 from dpstream.testing import record_run
 from dpstream.testing.linear import measured_linear_model
@@ -186,11 +186,11 @@ def test_implementation_nodes_covers_and_loss() -> None:
         in_nodes = np.rint(np.abs(model.statistics).sum(axis=0)).astype(int)
         assert list(in_nodes) == [len(_path(tau, T)) for tau in range(1, T + 1)]
         assert in_nodes.max() == in_nodes[0] == sp.floor(sp.log(T, 2)) + 1
-        assert np.isclose(stream_entry_epsilon(model), float(eps), rtol=1e-12)
+        assert np.isclose(stream_entry_epsilon(model).value, float(eps), rtol=1e-12)
         b = float((sp.floor(sp.log(T, 2)) + 1) / eps)
         assert np.allclose(model.error_variance(), [bin(t).count("1") * 2 * b**2 for t in range(1, T + 1)], rtol=1e-12)
         if T >= 2:
             printed = measured_linear_model(with_noise(BinaryTreeCounter, float(eps), T, as_printed=True), T)
             ratio = (sp.floor(sp.log(T, 2)) + 1) / sp.log(T, 2)  # the erratum's loss ratio, > 1
             assert ratio > 1
-            assert np.isclose(stream_entry_epsilon(printed), float(eps * ratio), rtol=1e-12)
+            assert np.isclose(stream_entry_epsilon(printed).value, float(eps * ratio), rtol=1e-12)

@@ -46,9 +46,9 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from dpstream.audit.counters.loss import stream_entry_epsilon
 from dpstream.convention import with_noise
 from dpstream.counters.block import BlockCounter
-from dpstream.counters.loss import stream_entry_epsilon
 from dpstream.testing.linear import measured_linear_model
 
 
@@ -119,6 +119,6 @@ def test_block_counter_is_the_mechanism_of_the_proof() -> None:
         assert np.allclose(model.combination, np.array(_releases(B, T), dtype=float), atol=1e-9)
         most = int(np.rint(np.abs(model.statistics).sum(axis=0).max()))
         assert most == (1 if B == 1 else 2)
-        assert np.isclose(stream_entry_epsilon(model), float(most / (2 / eps)), rtol=1e-12)
+        assert np.isclose(stream_entry_epsilon(model).value, float(most / (2 / eps)), rtol=1e-12)
         variance = [8 * (t // B + t % B) / eps**2 for t in range(1, T + 1)]
         assert np.allclose(model.error_variance(), [float(v) for v in variance], rtol=1e-12)

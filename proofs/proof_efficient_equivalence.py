@@ -55,10 +55,10 @@ import math
 import numpy as np
 import sympy as sp
 
-from dpstream.noise import InsecureSeededNoise, data_rng
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
+from dpstream.noise import data_rng
 from dpstream.phdstream import EfficientPHDStream, HypercubePartition, PHDStream, PointEvents
 from dpstream.phdstream.partition import Node, Partition
-from dpstream.tape import TapeRecorder, TapeReplay
 
 
 def _check(partition: Partition) -> None:

@@ -42,8 +42,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from dpstream.audit.counters.loss import stream_entry_epsilon
 from dpstream.counters.hybrid import HybridCounter
-from dpstream.counters.loss import stream_entry_epsilon
 from dpstream.testing.linear import measured_linear_model
 
 
@@ -122,7 +122,7 @@ def test_hybrid_counter_is_the_mechanism_of_the_proof() -> None:
         assert all(2**k < u < 2 ** (k + 1) for u in in_binary)  # item 2: only B_k's nodes
         assert (len(in_binary) == 0) == (tau == 2**k)
     assert np.allclose(model.combination, np.array(_release_matrix(T), dtype=float), atol=1e-9)
-    assert np.isclose(stream_entry_epsilon(model), float(eps), rtol=1e-12)  # item 3, attained at tau = 9
+    assert np.isclose(stream_entry_epsilon(model).value, float(eps), rtol=1e-12)  # item 3, attained at tau = 9
     for t in range(1, T + 1):
         k, tau = t.bit_length() - 1, t - 2 ** (t.bit_length() - 1)
         variance = (8 * (k + 1) + 8 * k**2 * bin(tau).count("1")) / eps**2

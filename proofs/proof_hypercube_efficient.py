@@ -60,8 +60,8 @@ import sympy as sp
 from dpstream.counters.sparse import InhomogeneousSparseCounter
 from dpstream.counters.sparse_geometric import GeometricSparseCounter, first_failure
 from dpstream.counters.sparse_lazy import LazyInhomogeneousCounter
-from dpstream.noise import BaseNoiseSource, DrawKind, InsecureSeededNoise, Params
-from dpstream.tape import TapeRecorder, TapeReplay
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
+from dpstream.noise import BaseNoiseSource, DrawKind, Params
 
 
 def test_bernoulli_identity() -> None:

@@ -58,8 +58,8 @@ import sympy as sp
 from dpstream.hypercube.consistency import ConsistencyRule, consistency
 from dpstream.hypercube.online import OnlineSyntheticData
 from dpstream.hypercube.schedule import PrivacySchedule, ScheduleKind
-from dpstream.noise import InsecureZeroNoise, data_rng
-from dpstream.tape import TapeRecorder
+from dpstream.insecure import InsecureZeroNoise, TapeRecorder
+from dpstream.noise import data_rng
 
 eps = sp.symbols("epsilon", positive=True)
 j, s = sp.symbols("j s", integer=True, positive=True)

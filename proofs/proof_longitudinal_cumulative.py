@@ -66,11 +66,11 @@ from fractions import Fraction
 
 import sympy as sp
 
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
 from dpstream.longitudinal.bounds import corollary_b1_alpha, levels, rho_b_allocation
 from dpstream.longitudinal.cumulative import CumulativeSynthesizer
 from dpstream.longitudinal.generators import random_matrix
-from dpstream.noise import DrawKind, InsecureSeededNoise
-from dpstream.tape import TapeRecorder
+from dpstream.noise import DrawKind
 
 
 def _L(T: int, b: int) -> int:

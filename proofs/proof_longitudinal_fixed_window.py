@@ -24,7 +24,7 @@ With the printed sigma^2 = R/(2 rho): rho_AR = rho but rho_SUB = 2 rho. The pape
 sigma^2 = R/rho (rho_SUB = rho); ``as_printed=True`` keeps the printed variance and claims rho under
 add/remove (erratum E-longitudinal-1). Exact values on concrete neighbours, also for the released
 synthetic data (which discards part of the histograms and leaks less, between the two):
-``dpstream.longitudinal.privacy`` and tests/longitudinal/test_privacy.py.
+``dpstream.audit.longitudinal.loss`` and tests/longitudinal/test_privacy.py.
 
 Code (reference/dpstream/longitudinal/fixed_window.py, ``FixedWindowSynthesizer``)
 --------------------------------------------------------------------------------
@@ -93,12 +93,12 @@ import numpy as np
 import sympy as sp
 
 from dpstream.claims import Neighbour
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
 from dpstream.longitudinal.bounds import fixed_window_sigma2, n_pad_section_3_1, theorem_3_2_lambda
 from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer
 from dpstream.longitudinal.generators import random_matrix
 from dpstream.longitudinal.propagation import error_propagation, rounding_sup, window_error_bound
-from dpstream.noise import DrawKind, InsecureSeededNoise
-from dpstream.tape import TapeRecorder
+from dpstream.noise import DrawKind
 
 
 def test_discrete_gaussian_square_completion() -> None:

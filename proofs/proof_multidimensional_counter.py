@@ -47,7 +47,8 @@ import sympy as sp
 from dpstream.counters.multidim import MultiDimensionalCounter
 from dpstream.counters.simple import SimpleCounter
 from dpstream.counters.sparse import SparseCounter
-from dpstream.noise import InsecureZeroNoise, NoiseSource, scoped
+from dpstream.insecure import InsecureZeroNoise
+from dpstream.noise import NoiseSource, scoped
 from dpstream.testing.linear import measured_linear_model
 
 

@@ -69,14 +69,13 @@ Two statistics need care because their noise is integer and their value is not:
 from __future__ import annotations
 
 import math
-import random
 from fractions import Fraction
 
 import sympy as sp
 
 from dpstream.counters import SimpleCounter
-from dpstream.noise import DrawKind, InsecureSeededNoise, SecureNoise
-from dpstream.tape import TapeRecorder
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
+from dpstream.noise import DrawKind, SecureNoise, data_rng
 
 U = Fraction(1, 2**53)
 
@@ -117,11 +116,11 @@ def test_secure_maps_are_the_papers_epsilon() -> None:
 def test_integer_counts_are_exact_below_2_53() -> None:
     """A float sum of integer inputs equals the exact sum while partial sums stay below 2^53, so neighbouring
     sums (one input changed by 1) differ by exactly 1; above 2^53 the difference can be 2."""
-    rng = random.Random(5)
+    rng = data_rng(5)
     for _ in range(200):
-        m = rng.randint(1, 50)
-        xs = [float(rng.randint(-(2**40), 2**40)) for _ in range(m)]
-        i = rng.randrange(m)
+        m = int(rng.integers(1, 51))
+        xs = [float(rng.integers(-(2**40), 2**40 + 1)) for _ in range(m)]
+        i = int(rng.integers(m))
         ys = list(xs)
         ys[i] += 1.0
         assert sum(xs) == sum(Fraction(x) for x in xs) and sum(ys) - sum(xs) == 1.0
@@ -140,12 +139,12 @@ def higham_gamma(n: int) -> Fraction:
 def test_real_valued_sums_stay_within_the_rounding_bound() -> None:
     """|fl-sum(x) - exact sum(x)| <= gamma_{m-1} sum|x_i| (left-to-right summation, as the counters sum), so the
     float sensitivity of a p-sum of m real inputs is at most Delta + 2 gamma_{m-1} (sum|x| + sum|x'|)."""
-    rng = random.Random(7)
+    rng = data_rng(7)
     for _ in range(300):
-        m = rng.randint(1, 64)
-        xs = [rng.uniform(-1.0, 1.0) * 10.0 ** rng.randint(-3, 3) for _ in range(m)]
+        m = int(rng.integers(1, 65))
+        xs = [float(rng.uniform(-1.0, 1.0)) * 10.0 ** int(rng.integers(-3, 4)) for _ in range(m)]
         ys = list(xs)
-        ys[rng.randrange(m)] += rng.uniform(-1.0, 1.0)
+        ys[int(rng.integers(m))] += float(rng.uniform(-1.0, 1.0))
         fx, fy = 0.0, 0.0
         for x, y in zip(xs, ys, strict=True):
             fx, fy = fx + x, fy + y
@@ -162,9 +161,10 @@ def test_real_valued_sums_stay_within_the_rounding_bound() -> None:
 def test_integer_part_splits_are_the_same_float() -> None:
     """(floor(a) + z) + (a - floor(a)) == fl(a + z) for floats a >= 0 and integers z (004-alg2 u2's T_0 and 002-alg3
     as printed): a - floor(a) is exact, floor(a) + z is an exact integer, and both sides round the same real once."""
-    rng = random.Random(11)
+    rng = data_rng(11)
     cases = [(0.0, 0), (0.5, -1), (2.0**52 + 0.5, 3), (2.0**60, -7), (123.456, -124), (0.999, 10**6)]
-    cases += [(rng.uniform(0, 10.0 ** rng.randint(0, 17)), rng.randint(-(10**9), 10**9)) for _ in range(2000)]
+    cases += [(float(rng.uniform(0, 10.0 ** int(rng.integers(0, 18)))), int(rng.integers(-(10**9), 10**9 + 1)))
+              for _ in range(2000)]
     for a, z in cases:
         base = math.floor(a)
         assert Fraction(a) - base == Fraction(a - base)  # the fractional part is computed exactly

@@ -58,14 +58,13 @@ import math
 
 import sympy as sp
 
-from dpstream.noise import InsecureSeededNoise
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
 from dpstream.phdstream.partition import HypercubePartition
 from dpstream.phdstream.phdstream import PHDStream
 from dpstream.phdstream.phdstream_tree import PHDStreamTree
 from dpstream.phdstream.privtree import LambdaRule
 from dpstream.phdstream.stream import PointEvents
 from dpstream.phdstream.tree_function import tree_function
-from dpstream.tape import TapeRecorder
 
 eps = sp.symbols("epsilon", positive=True)
 beta = sp.symbols("beta", positive=True)

@@ -8,7 +8,7 @@ Notation. b(v) = max(F(v) - depth(v) delta, theta - delta) (L9-L10), each visite
 Lap(lambda) and is split iff b(v) + Lap(lambda) > theta. The output S is a subtree; its
 probability is the product over the vertices of S that have children in T of
 P[b(v) + Lap > theta] (v split) or P[b(v) + Lap <= theta] (v a leaf of S): a product of
-Laplace tail probabilities (dpstream.phdstream.exact_loss.privtree_log_probability).
+Laplace tail probabilities (dpstream.audit.phdstream.loss.privtree_log_probability).
 
 Code (reference/dpstream/phdstream/privtree.py, ``privtree``)
 ------------------------------------------------------------
@@ -66,7 +66,7 @@ Checks below: Steps 1-2 and the consequences in sympy; then the code: lambda and
 ``privtree_scales`` for every rule and fanout put into the proof's bounds; a recorded run of
 ``privtree`` is exactly the decision rule of the Notation paragraph (one draw of scale lambda per
 visited vertex, v split iff b(v) + z_v > theta); the exact loss on counts with the code's PROOF scale
-stays within (2b-1)/((b-1) lambda) (:func:`dpstream.phdstream.exact_loss.privtree_sup_loss`).
+stays within (2b-1)/((b-1) lambda) (:func:`dpstream.audit.phdstream.loss.privtree_sup_loss`).
 """
 
 from __future__ import annotations
@@ -76,12 +76,12 @@ import math
 import numpy as np
 import sympy as sp
 
-from dpstream.noise import InsecureSeededNoise, data_rng
-from dpstream.phdstream.exact_loss import privtree_sup_loss
+from dpstream.audit.phdstream.loss import privtree_sup_loss
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
+from dpstream.noise import data_rng
 from dpstream.phdstream.partition import HypercubePartition, Node
 from dpstream.phdstream.privtree import LambdaRule, privtree, privtree_scales, privtree_site
 from dpstream.phdstream.tree_function import tree_function
-from dpstream.tape import TapeRecorder
 
 lam, eps, delta = sp.symbols("lambda epsilon delta", positive=True)
 beta = sp.symbols("beta", positive=True)

@@ -12,7 +12,7 @@ the change at tau would be visible to M at every t >= tau. It may depend on the 
 history g|[t-1] (the text allows it; Algorithm 3 needs it, since G(., t-1) sums all past
 releases), while L5 prints only g(t-1) (E-phdstream-7). dpstream's default: M(f(t), g|[t-1]).
 
-Code (reference/dpstream/phdstream/selective_counting.py, ``SelectiveCounting.stage_run``)
+Code (reference/dpstream/selective_counting.py, ``SelectiveCounting.stage_run``)
 ------------------------------------------------------------------------------------------
 * ``[001-alg4 L5]`` ``l_t = self.selector.select(t, x, tuple(history))``, history = every earlier release
   (as printed: the last one only);
@@ -64,11 +64,11 @@ import sympy as sp
 
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.counters.simple import SimpleCounter
-from dpstream.noise import InsecureSeededNoise, NoiseSource, scoped
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
+from dpstream.noise import NoiseSource, scoped
 from dpstream.phdstream import HypercubePartition
 from dpstream.phdstream.privtree import Subtree
-from dpstream.phdstream.selective_counting import SelectiveCounting, SelectiveRelease
-from dpstream.tape import TapeRecorder
+from dpstream.selective_counting import SelectiveCounting, SelectiveRelease
 
 
 def _laplace_logpdf(z: float, b: float) -> float:

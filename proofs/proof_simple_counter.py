@@ -42,8 +42,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from dpstream.audit.counters.loss import stream_entry_epsilon
 from dpstream.convention import with_noise
-from dpstream.counters.loss import stream_entry_epsilon
 from dpstream.counters.simple import SimpleCounter
 from dpstream.noise import DrawKind
 from dpstream.testing.linear import measured_linear_model
@@ -100,6 +100,6 @@ def test_simple_counter_is_the_mechanism_of_the_proof() -> None:
         assert np.allclose([law.parameter for law in model.laws], float(1 / eps), rtol=1e-15, atol=0)
         assert np.allclose(model.statistics, np.eye(T), atol=1e-12)  # s_t = f(t) + z_t
         assert np.allclose(model.combination, np.tril(np.ones((T, T))), atol=1e-12)  # g(t) = sum_{j<=t} s_j
-        assert np.isclose(stream_entry_epsilon(model), float(eps), rtol=1e-12)
+        assert np.isclose(stream_entry_epsilon(model).value, float(eps), rtol=1e-12)
         variance = [2 * t / eps**2 for t in range(1, T + 1)]
         assert np.allclose(model.error_variance(), [float(v) for v in variance], rtol=1e-12)

@@ -62,7 +62,7 @@ E-counters-1 for the printed scale). In the default streaming form at most T - 1
 (a new segment is tested only after one input), so A_sub never exceeds its horizon; the printed
 loop tests empty segments too and can end several segments at one time (docs/errata/hypercube.md).
 
-Total: eps/2 + eps/2 = eps (004-lem3.2 holds). The exact audit (dpstream.hypercube.privacy_loss)
+Total: eps/2 + eps/2 = eps (004-lem3.2 holds). The exact audit (dpstream.audit.hypercube.loss)
 evaluates sup over views of the log ratio on every neighbouring pair of Boolean streams of length
 <= 8 and finds a partition part approaching but never exceeding eps/2 and a total approaching
 but never exceeding eps (docs/hypercube.md gives the numbers and the command).
@@ -79,7 +79,7 @@ Checks below (sympy): the pmf shift ratio, the survival-function ratio S(a-1)/S(
 for all integers a, the cdf monotonicity, and the budget arithmetic. Then the code: the scales and T_0 on
 the tapes of ``SparseCounter`` and ``InhomogeneousSparseCounter`` give the budgets of Steps 1-2 and
 Lemma 3.3, at most T - 1 segments reach A_sub, and the exact view loss
-(:func:`dpstream.hypercube.privacy_loss.sparse_view_loss`) evaluated with the parameters *read from the
+(:func:`dpstream.audit.hypercube.loss.sparse_view_loss`) evaluated with the parameters *read from the
 implementation* (its T_0, its two scales, A_sub's nodes measured by
 :func:`dpstream.testing.linear.measured_linear_model`) stays within eps/2 (segment ends) and eps (view).
 """
@@ -91,10 +91,11 @@ import math
 import numpy as np
 import sympy as sp
 
+from dpstream.audit.hypercube.loss import SparseLaw, boolean_pairs, sparse_view_loss
 from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter, binary_mechanism, level_start
-from dpstream.hypercube.privacy_loss import SparseLaw, boolean_pairs, sparse_view_loss
-from dpstream.noise import DrawKind, InsecureZeroNoise
-from dpstream.tape import Tape, TapeRecorder
+from dpstream.insecure import InsecureZeroNoise, TapeRecorder
+from dpstream.noise import DrawKind
+from dpstream.tape import Tape
 from dpstream.testing.linear import measured_linear_model
 
 q = sp.symbols("p", positive=True)  # p = e^{-1/b} in (0, 1)
@@ -215,7 +216,7 @@ def test_exact_view_loss_with_the_implementations_parameters() -> None:
     for x, y in boolean_pairs(T):
         loss = sparse_view_loss(law, x, y)
         worst_partition = max(worst_partition, loss.parts["partition_only_max"])
-        worst = max(worst, loss.hi)
+        worst = max(worst, loss.upper)
     assert worst_partition <= eps / 2 * (1 + 1e-9) and worst <= eps * (1 + 1e-9)
     assert worst > eps / 2  # both parts contribute: the bound is not vacuous
 

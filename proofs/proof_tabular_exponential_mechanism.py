@@ -51,10 +51,11 @@ from collections.abc import Sequence
 import numpy as np
 import sympy as sp
 
+from dpstream.insecure import InsecureZeroNoise, TapeRecorder
 from dpstream.mechanisms import ExponentialMechanism
-from dpstream.noise import DrawKind, InsecureZeroNoise, em_log_weights
+from dpstream.noise import DrawKind, em_log_weights
 from dpstream.tabular.selection import SelectionLaw, Selector
-from dpstream.tape import Draw, TapeRecorder
+from dpstream.tape import Draw
 
 
 def _recorded_draw(select: ExponentialMechanism | Selector, scores: Sequence[float]) -> Draw:

@@ -9,7 +9,7 @@ it is post-processing (003-sec6.3 is right, the hypothesis of Theorem 6.1 is unn
 Proof. The randomness-bearing outputs are the selections η_{t,l} and the counter releases. Every
 other quantity (m, r, h_{t,l}, g_t) is a deterministic function of them and of public inputs:
 L16-L21 and A_Dataset only read counter outputs and earlier releases (checked numerically for
-every transcript by :func:`dpstream.tabular.exact_loss.transcript_losses`: the releases under f and
+every transcript by :func:`dpstream.audit.tabular.loss.transcript_losses`: the releases under f and
 f' coincide once the transcript is fixed). So the density of a transcript factorises over the
 k meta-steps (t, l) of 001-alg4 (dpstream.tabular.selective): P[η_{t,l} | past] x density of the
 counter statistic drawn at (t, l).
@@ -55,7 +55,7 @@ Budgets of the other algorithms (sequential composition of the same kind)
 Checks below: the budgets in sympy; then the budgets read from runs of the code (every exponential-mechanism
 draw's recorded ε' and Δ, every Laplace draw's scale, grouped by time step) for MainAlgorithm,
 StreamingMWEM (both laws) and offline MWEM (default and printed), compared with the claims; and the
-zero loss away from τ on exact transcript densities (:func:`dpstream.tabular.exact_loss.transcript_losses`).
+zero loss away from τ on exact transcript densities (:func:`dpstream.audit.tabular.loss.transcript_losses`).
 """
 
 from __future__ import annotations
@@ -67,12 +67,13 @@ from collections.abc import Iterable
 import numpy as np
 import sympy as sp
 
+from dpstream.audit.counters.models import simple_counter_model
+from dpstream.audit.tabular.loss import transcript_losses
 from dpstream.claims import Measure
-from dpstream.counters.simple import simple_counter_model
-from dpstream.noise import DrawKind, InsecureSeededNoise, NoiseSource
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
+from dpstream.noise import DrawKind, NoiseSource
 from dpstream.tabular.datasets import ExplicitDataset
 from dpstream.tabular.domain import Domain
-from dpstream.tabular.exact_loss import transcript_losses
 from dpstream.tabular.fitting import MultiplicativeWeights
 from dpstream.tabular.main_algorithm import MainAlgorithm
 from dpstream.tabular.offline import offline_claim, select_measure_fit
@@ -81,7 +82,7 @@ from dpstream.tabular.selection import SelectionLaw
 from dpstream.tabular.stream import StreamStep, generate_stream
 from dpstream.tabular.streaming_mwem import StreamingMWEM
 from dpstream.tabular.totals import TotalRule
-from dpstream.tape import Draw, TapeRecorder
+from dpstream.tape import Draw
 
 DOMAIN = Domain(("a", "b", "c"), (2, 3, 2))
 QUERIES = all_marginal_queries(DOMAIN, 2)
@@ -211,7 +212,7 @@ def test_zero_loss_away_from_tau_on_exact_transcripts() -> None:
 
     losses = transcript_losses(build, base, neighbour, seeds=[0, 1, 2], counter_model=simple_counter_model)
     for loss in losses:
-        assert loss.postprocessing
-        assert np.allclose(loss.per_time[[0, 2]], 0.0, atol=1e-9)
+        assert loss.parts["postprocessing"] == 1.0
+        assert np.allclose(np.asarray(loss.per_time)[[0, 2]], 0.0, atol=1e-9)
         assert abs(loss.per_time[1]) <= 1.0 + 1e-9
     assert max(abs(loss.per_time[1]) for loss in losses) > 0.1  # the change at τ is visible

@@ -50,7 +50,8 @@ import math
 import numpy as np
 import sympy as sp
 
-from dpstream.noise import InsecureZeroNoise, data_rng
+from dpstream.insecure import InsecureZeroNoise
+from dpstream.noise import data_rng
 from dpstream.tabular.accuracy import streaming_mwem_differential_bound, streaming_mwem_snapshot_bound
 from dpstream.tabular.datasets import ExplicitDataset, answer
 from dpstream.tabular.domain import Domain

@@ -53,11 +53,12 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from dpstream.audit.counters.loss import stream_entry_rho
 from dpstream.convention import with_noise
-from dpstream.counters.loss import stream_entry_rho
 from dpstream.counters.tree_aggregation import TreeAggregationCounter
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import DrawKind, InsecureZeroNoise
+from dpstream.insecure import InsecureZeroNoise
+from dpstream.noise import DrawKind
 from dpstream.testing.linear import measured_linear_model
 
 
@@ -141,11 +142,11 @@ def test_tree_aggregation_counter_is_the_mechanism_of_the_proof() -> None:
         for u in range(1, T + 1):
             assert list(np.flatnonzero(np.rint(model.statistics[u - 1])) + 1) == list(range(u - (u & -u) + 1, u + 1))
         assert int(np.rint(np.abs(model.statistics[:, 0]).sum())) == k
-        assert np.isclose(stream_entry_rho(model), float(rho), rtol=1e-12)
+        assert np.isclose(stream_entry_rho(model).value, float(rho), rtol=1e-12)
         if T >= 2:
             printed = measured_linear_model(with_noise(TreeAggregationCounter, float(rho), T, as_printed=True), T)
             assert np.allclose([law.parameter for law in printed.laws], float(sp.log(T, 2) / (2 * rho)), rtol=1e-14)
-            assert np.isclose(stream_entry_rho(printed), float(rho * k / sp.log(T, 2)), rtol=1e-12)
+            assert np.isclose(stream_entry_rho(printed).value, float(rho * k / sp.log(T, 2)), rtol=1e-12)
     with pytest.raises(DPStreamInputError):
         TreeAggregationCounter(float(rho), 4, noise=InsecureZeroNoise()).step(0.5)
     assert TreeAggregationCounter(float(rho), 4, noise=InsecureZeroNoise(), as_printed=True).step(0.5) == 0.5

@@ -45,7 +45,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from dpstream.counters.loss import stream_entry_epsilon
+from dpstream.audit.counters.loss import stream_entry_epsilon
 from dpstream.counters.unbounded_block import UnboundedBlockCounter
 from dpstream.testing.linear import measured_linear_model
 
@@ -108,7 +108,7 @@ def test_unbounded_block_counter_is_the_mechanism_of_the_proof() -> None:
     assert S.sum(axis=0).max() == 2  # item 3
     W = model.combination
     assert np.allclose(W, np.tril(W), atol=1e-9) and np.allclose(np.diag(W), 1.0, atol=1e-9)  # item 2
-    assert np.isclose(stream_entry_epsilon(model), float(eps), rtol=1e-12)
+    assert np.isclose(stream_entry_epsilon(model).value, float(eps), rtol=1e-12)
     m = sp.symbols("m", positive=True, integer=True)
     for mv in (1, 2, 3, 4):  # t_m = 4, 13, 29, 54 <= T
         t_m = int(sp.summation(sp.Symbol("b") ** 2, (sp.Symbol("b"), 2, m + 1)).subs(m, mv))

@@ -22,8 +22,19 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dpstream.audit.bounds import subgaussian_bound, tree_aggregation_printed_bound
+from dpstream.audit.counters.loss import stream_entry_epsilon, stream_entry_rho
+from dpstream.audit.counters.mechanisms import exponential_mechanism_law
+from dpstream.audit.counters.models import (
+    binary_tree_counter_model,
+    block_counter_model,
+    hybrid_counter_model,
+    multidimensional_model,
+    simple_counter_model,
+    tree_aggregation_model,
+    unbounded_block_model,
+)
 from dpstream.audit.exact import finite_sup_loss
-from dpstream.audit.models import exponential_mechanism_law
+from dpstream.audit.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.audit.neighbours import counter_positions, is_neighbour, stream_entry_pairs
 from dpstream.audit.stats import clopper_pearson_lower, clopper_pearson_upper, eps_lower_bound
 from dpstream.counters import (
@@ -35,28 +46,12 @@ from dpstream.counters import (
     SimpleCounter,
     TreeAggregationCounter,
     UnboundedBlockCounter,
-    binary_tree_counter_model,
-    block_counter_model,
-    hybrid_counter_model,
-    multidimensional_model,
-    simple_counter_model,
-    tree_aggregation_model,
-    unbounded_block_model,
 )
-from dpstream.counters.loss import stream_entry_epsilon, stream_entry_rho
 from dpstream.errors import DPStreamInputError, HorizonExceededError
-from dpstream.linear_model import LinearReleaseModel, NoiseLaw
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder, TapeReplay
 from dpstream.mechanisms import DiscreteGaussianMechanism, ExponentialMechanism, LaplaceMechanism
-from dpstream.noise import (
-    ADDITIVE_KINDS,
-    BaseNoiseSource,
-    DrawKind,
-    InsecureSeededNoise,
-    InsecureZeroNoise,
-    NoiseSource,
-    scoped,
-)
-from dpstream.tape import Tape, TapeMismatchError, TapeRecorder, TapeReplay, TapeUnusedSitesError
+from dpstream.noise import ADDITIVE_KINDS, BaseNoiseSource, DrawKind, NoiseSource, scoped
+from dpstream.tape import Tape, TapeMismatchError, TapeUnusedSitesError
 from dpstream.testing import pins, record_run, replay_run
 from dpstream.testing.strategies import block_sizes, counter_streams, epsilons, horizons, rhos
 
@@ -470,9 +465,9 @@ def test_generated_counter_pairs_are_legal_neighbours(base: list[int], data: st.
 def test_binary_tree_scale_meets_eps_and_the_printed_scale_loses_more(T: int, eps: float) -> None:
     """The default's exact loss is eps for every T; the printed log2(T)/eps loses eps (floor(log2 T)+1)/log2 T,
     more than eps for every T >= 2 (1.25 eps at T = 16: an input enters 5 nodes of scale 4/eps)."""
-    assert stream_entry_epsilon(binary_tree_counter_model(eps, T)) == pytest.approx(eps, rel=1e-9)
+    assert stream_entry_epsilon(binary_tree_counter_model(eps, T)).value == pytest.approx(eps, rel=1e-9)
     if T >= 2:
-        printed = stream_entry_epsilon(binary_tree_counter_model(eps, T, as_printed=True))
+        printed = stream_entry_epsilon(binary_tree_counter_model(eps, T, as_printed=True)).value
         assert printed == pytest.approx(eps * (math.floor(math.log2(T)) + 1) / math.log2(T), rel=1e-9)
         assert printed > eps
 
@@ -484,9 +479,9 @@ def test_binary_tree_scale_meets_eps_and_the_printed_scale_loses_more(T: int, ep
 def test_tree_aggregation_variance_meets_rho_and_the_printed_one_costs_more(T: int, rho: float) -> None:
     """sigma^2 = (floor(log2 T)+1)/(2 rho) costs exactly rho; the printed log2(T)/(2 rho) costs
     rho (floor(log2 T)+1)/log2 T (0.625 at rho = 0.5, T = 16)."""
-    assert stream_entry_rho(tree_aggregation_model(rho, T)) == pytest.approx(rho, rel=1e-9)
+    assert stream_entry_rho(tree_aggregation_model(rho, T)).value == pytest.approx(rho, rel=1e-9)
     if T >= 2:
-        printed = stream_entry_rho(tree_aggregation_model(rho, T, as_printed=True))
+        printed = stream_entry_rho(tree_aggregation_model(rho, T, as_printed=True)).value
         assert printed == pytest.approx(rho * (math.floor(math.log2(T)) + 1) / math.log2(T), rel=1e-9)
 
 
@@ -515,7 +510,7 @@ def test_multidimensional_counter_claims_the_max_when_losses_scale_with_l1(eps: 
     """001-sec4.3 states no parameter: for Laplace-linear components the exact loss under sum_t ||f(t)-f'(t)||_1 <= 1
     is at most max_i eps_i (not the sum), and that is the claim."""
     models = [(simple_counter_model(e, T) if i % 2 == 0 else block_counter_model(e, B, T)) for i, e in enumerate(eps)]
-    exact = stream_entry_epsilon(multidimensional_model(models))
+    exact = stream_entry_epsilon(multidimensional_model(models)).value
     assert exact <= max(eps) * (1 + 1e-9)
     if eps == [0.3, 0.7, 0.5] and (T, B) == (6, 2):
         assert exact == pytest.approx(0.7, rel=1e-12)  # the max, not the sum 1.5

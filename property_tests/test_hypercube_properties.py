@@ -11,15 +11,15 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from dpstream.audit.hypercube.loss import SparseLaw, boolean_pairs, record_wiring, sparse_view_loss
 from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter, level_start
 from dpstream.hypercube.consistency import ConsistencyRule, consistency
 from dpstream.hypercube.efficient import EfficientOnlineSyntheticData, SparseForm, geometric_region_counter
 from dpstream.hypercube.online import OnlineSyntheticData
 from dpstream.hypercube.partition import BinaryPartition, Region, depth_as_printed, depth_at
-from dpstream.hypercube.privacy_loss import SparseLaw, boolean_pairs, record_wiring, sparse_view_loss
 from dpstream.hypercube.schedule import PrivacySchedule
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise, NoiseSource
-from dpstream.tape import TapeRecorder
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder
+from dpstream.noise import NoiseSource
 from dpstream.testing import pins, record_run, replay_run
 from dpstream.testing.strategies import counter_streams, cube_points, epsilons, point_streams
 
@@ -262,7 +262,7 @@ def test_sparse_counting_never_overflows_its_subroutine(eps: float, f: list[int]
     if (eps, f, seed) == (1.0, [0] * 6, 0):
         for printed in (False, True):
             law = SparseLaw.printed(1.0, 6, as_printed=printed)
-            assert max(sparse_view_loss(law, x, y).hi for x, y in boolean_pairs(6)) <= 1.0 + 1e-9
+            assert max(sparse_view_loss(law, x, y).upper for x, y in boolean_pairs(6)) <= 1.0 + 1e-9
 
 
 @pins("E-hypercube-7")
@@ -311,7 +311,7 @@ def test_sparse_counting_thresholds_cost_half_of_eps(eps: float, T: int, printed
     for x, y in boolean_pairs(T):
         loss = sparse_view_loss(law, x, y)
         assert loss.parts["partition_only_max"] <= eps / 2 * (1 + 1e-9)
-        assert loss.hi <= eps * (1 + 1e-9)
+        assert loss.upper <= eps * (1 + 1e-9)
 
 
 @pins("E-hypercube-12")
@@ -330,7 +330,7 @@ def test_sparse_counting_subroutine_uses_the_corrected_binary_mechanism(eps: flo
                           pytest.approx([(math.floor(math.log2(T)) + 1) / (eps / 2)], rel=1e-12))
     if (eps, T, seed) == (1.0, 6, 0):
         broken = SparseLaw.printed(1.0, 6, sub_as_printed=True)
-        worst = max(sparse_view_loss(broken, x, y).lo for x, y in boolean_pairs(6))
+        worst = max(sparse_view_loss(broken, x, y).lower for x, y in boolean_pairs(6))
         assert worst == pytest.approx(1.069157, abs=1e-6)
 
 

@@ -11,7 +11,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from dpstream.audit.longitudinal.loss import cumulative_worst_pair
 from dpstream.claims import Measure, Neighbour
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder
 from dpstream.longitudinal.bounds import (
     fixed_window_sigma2,
     levels,
@@ -23,10 +25,7 @@ from dpstream.longitudinal.categorical import CategoricalFixedWindowSynthesizer
 from dpstream.longitudinal.cumulative import CumulativeSynthesizer, monotonize
 from dpstream.longitudinal.data import window_histogram
 from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer, PaddingExhaustedError
-from dpstream.longitudinal.privacy import cumulative_worst_pair
 from dpstream.longitudinal.propagation import error_propagation, rounding_sup
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise
-from dpstream.tape import TapeRecorder
 from dpstream.testing import pins
 from dpstream.testing.strategies import horizons, rhos
 from dpstream.testing.strategies import record_matrices as matrices

@@ -6,8 +6,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dpstream.counters import SimpleCounter
-from dpstream.noise import InsecureSeededNoise
-from dpstream.tape import TapeRecorder
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
 from dpstream.testing import pins
 from dpstream.testing.secure_path import SecureDoorSpy, recognisable
 

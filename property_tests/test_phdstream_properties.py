@@ -11,17 +11,17 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from dpstream.audit.phdstream.loss import adversarial_past, privtree_sup_loss
 from dpstream.claims import Measure, Neighbour, PrivacyClaim
 from dpstream.counters import BinaryTreeCounter, BlockCounter, CounterFactory, SimpleCounter
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise, data_rng, scoped
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder, TapeReplay
+from dpstream.noise import data_rng, scoped
 from dpstream.phdstream import (
     EfficientPHDStream,
     HypercubePartition,
     LambdaRule,
     PHDStream,
     PointEvents,
-    SelectiveCounting,
-    SelectiveRelease,
     consistent_extension,
     is_consistent,
     privtree,
@@ -29,11 +29,10 @@ from dpstream.phdstream import (
     simple_counter_factory,
 )
 from dpstream.phdstream.baselines import OfflinePrivTreeOnDifferential
-from dpstream.phdstream.exact_loss import adversarial_past, privtree_sup_loss
 from dpstream.phdstream.metric import RangeQueries, relative_error
 from dpstream.phdstream.partition import Node, Partition
 from dpstream.phdstream.stream import TrueStream, sample_rule5, synthetic_count
-from dpstream.tape import TapeRecorder, TapeReplay
+from dpstream.selective_counting import SelectiveCounting, SelectiveRelease
 from dpstream.testing import pins
 from dpstream.testing.strategies import (
     GRID,

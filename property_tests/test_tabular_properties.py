@@ -22,7 +22,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dpstream.claims import Measure
-from dpstream.noise import DrawKind, InsecureSeededNoise, InsecureZeroNoise, NoiseSource, data_rng
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder
+from dpstream.noise import DrawKind, NoiseSource, data_rng
 from dpstream.tabular.datasets import ExplicitDataset, UniformDataset, answer
 from dpstream.tabular.domain import Domain
 from dpstream.tabular.fitting import InformationProjection, Measurement, MultiplicativeWeights
@@ -34,7 +35,6 @@ from dpstream.tabular.selection import SelectionLaw, score_sensitivity
 from dpstream.tabular.stream import DifferentialDataset, StreamStep, generate_records, generate_stream
 from dpstream.tabular.streaming_mwem import StreamingMWEM
 from dpstream.tabular.totals import TotalRule
-from dpstream.tape import TapeRecorder
 from dpstream.testing import pins, record_run, replay_run
 from dpstream.testing.strategies import domain_records, domains, epsilons, selections
 

@@ -5,8 +5,8 @@ Start with ``dpstream.noise`` (the one door to randomness), ``dpstream.claims``
 their own subpackages, the audits in ``dpstream.audit``.
 
 The main types are exported here: the noise door's public side (:class:`SecureNoise`, the default, and
-the :class:`NoiseSource` protocol; the insecure sources for tests and simulations stay in
-:mod:`dpstream.noise`), privacy claims, errors, noise tapes and the basic mechanisms. They are loaded on
+the :class:`NoiseSource` protocol; the insecure sources for tests and simulations sit behind their own door,
+:mod:`dpstream.insecure`), privacy claims, errors, noise tapes and the basic mechanisms. They are loaded on
 first use (module ``__getattr__``), so ``import dpstream`` imports neither OpenDP nor numpy.
 ``dpstream.__version__`` is the installed distribution's version.
 """
@@ -17,7 +17,9 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from dpstream.audit.linear_model import LinearReleaseModel
     from dpstream.claims import Measure, Neighbour, PrivacyClaim
+    from dpstream.convention import Streaming
     from dpstream.errors import (
         DataRowError,
         DPStreamDeprecationWarning,
@@ -25,11 +27,9 @@ if TYPE_CHECKING:
         HorizonExceededError,
         StateError,
     )
-    from dpstream.linear_model import LinearReleaseModel
     from dpstream.mechanisms import DiscreteGaussianMechanism, ExponentialMechanism, LaplaceMechanism
     from dpstream.noise import NoiseSource, SecureNoise, default_noise, scoped, site
-    from dpstream.tape import Tape, TapeRecorder
-    from dpstream.testing import Streaming
+    from dpstream.tape import Tape
 
 _EXPORTS: dict[str, str] = {
     "DPStreamDeprecationWarning": "dpstream.errors",
@@ -39,16 +39,15 @@ _EXPORTS: dict[str, str] = {
     "ExponentialMechanism": "dpstream.mechanisms",
     "HorizonExceededError": "dpstream.errors",
     "LaplaceMechanism": "dpstream.mechanisms",
-    "LinearReleaseModel": "dpstream.linear_model",
+    "LinearReleaseModel": "dpstream.audit.linear_model",
     "Measure": "dpstream.claims",
     "Neighbour": "dpstream.claims",
     "NoiseSource": "dpstream.noise",
     "PrivacyClaim": "dpstream.claims",
     "SecureNoise": "dpstream.noise",
     "StateError": "dpstream.errors",
-    "Streaming": "dpstream.testing",
+    "Streaming": "dpstream.convention",
     "Tape": "dpstream.tape",
-    "TapeRecorder": "dpstream.tape",
     "default_noise": "dpstream.noise",
     "scoped": "dpstream.noise",
     "site": "dpstream.noise",
@@ -71,7 +70,6 @@ __all__ = [
     "StateError",
     "Streaming",
     "Tape",
-    "TapeRecorder",
     "__version__",
     "default_noise",
     "scoped",

@@ -16,8 +16,8 @@ checksummed JSON file; ``load(path, noise=...)`` returns the algorithm ready to 
 * **Noise is not saved inside the object.** Every reference to the algorithm's noise source is
   replaced by a marker (scoped views keep their prefixes) and ``load(path, noise=...)`` re-attaches the
   source you pass. The source's own state travels in the file's ``noise`` section: the generator state
-  of an :class:`~dpstream.noise.InsecureSeededNoise`, the draws so far of a
-  :class:`~dpstream.tape.TapeRecorder`, the sites served by a :class:`~dpstream.tape.TapeReplay` (which
+  of an :class:`~dpstream.insecure.InsecureSeededNoise`, the draws so far of a
+  :class:`~dpstream.insecure.TapeRecorder`, the sites served by a :class:`~dpstream.insecure.TapeReplay` (which
   must hold the same tape); :class:`~dpstream.noise.SecureNoise` stores nothing. The source you pass
   must be of the saved kind (any source resumes a secure checkpoint; ``None`` means a fresh
   ``SecureNoise``), and its state is overwritten from the file, so a seeded or replayed run resumed from a
@@ -54,15 +54,9 @@ import numpy as np
 
 import dpstream
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import (
-    BaseNoiseSource,
-    InsecureSeededNoise,
-    InsecureZeroNoise,
-    NoiseSource,
-    ScopedNoise,
-    SecureNoise,
-)
-from dpstream.tape import Tape, TapeError, TapeRecorder, TapeReplay
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder, TapeReplay
+from dpstream.noise import BaseNoiseSource, NoiseSource, ScopedNoise, SecureNoise
+from dpstream.tape import Tape, TapeError
 
 __all__ = ["CHECKPOINT_FORMAT", "CHECKPOINT_VERSION", "CheckpointError", "dumps", "load", "loads", "save"]
 

@@ -65,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce = commands.add_parser("reproduce", help="rerun a paper experiment")
     experiments = reproduce.add_subparsers(dest="experiment", required=True)
     for name, experiment in sorted(discover().items()):
-        sub = experiments.add_parser(name, help=experiment.help, description=experiment.help)
+        runs = f"{experiment.help} (runs {', '.join(experiment.anchors)})"
+        sub = experiments.add_parser(name, help=runs, description=runs)
         sub.add_argument("--out", type=writable_dir, default=str(Path("out") / name),
                          help="output folder, created if needed (default: %(default)s)")
         if experiment.data:

@@ -14,6 +14,8 @@ orders are listed by name, e.g. ``@convention(("epsilon", "noise"), ("epsilon", 
 renamed={"horizon": "T"})``: a call with more positional arguments than the new signature allows, or with a
 noise source at the old order's ``noise`` position, is read in that old order, warned about and passed on by
 keyword. The new signature is what type checkers see, so an old call in code checked by mypy is an error there.
+
+Once built, every streaming algorithm is called the same way: :class:`Streaming`, ``step(x) -> release``.
 """
 
 from __future__ import annotations
@@ -25,17 +27,23 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from dpstream.errors import DPStreamDeprecationWarning
 from dpstream.noise import BaseNoiseSource, NoiseSource
 
-__all__ = ["Call", "Convention", "check_noise", "convention", "intercepting", "with_noise"]
+__all__ = ["Call", "Convention", "Streaming", "check_noise", "convention", "intercepting", "with_noise"]
 
 T = TypeVar("T")
 S = TypeVar("S")
 
 OldOrder = tuple[str, ...]
+
+
+class Streaming(Protocol):
+    """Anything with a ``step`` method: counters and the synthetic-data algorithms alike (``step(x) -> release``)."""
+
+    def step(self, x: Any) -> Any: ...
 
 
 def check_noise(noise: object) -> None:
@@ -45,8 +53,8 @@ def check_noise(noise: object) -> None:
     if noise is not None and not isinstance(noise, BaseNoiseSource) and not isinstance(noise, NoiseSource):
         kind = type(noise)
         name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
-        raise TypeError("noise must be a NoiseSource (dpstream.noise: SecureNoise, InsecureSeededNoise, "
-                        f"TapeRecorder, ...) or None for the secure default, got {name}")
+        raise TypeError("noise must be a NoiseSource (dpstream.noise.SecureNoise; for tests dpstream.insecure: "
+                        f"InsecureSeededNoise, TapeRecorder, ...) or None for the secure default, got {name}")
 
 
 @dataclass(frozen=True)

@@ -32,22 +32,23 @@ sample drawn), so tapes keep their format and meaning.
 
 Sources:
 
-* :class:`SecureNoise` (the default): every privacy-relevant draw is an OpenDP
-  measurement; post-processing randomness comes from the operating system's CSPRNG.
-* :class:`InsecureSeededNoise`: numpy ``Generator``; reproducible and fast; for tests
-  and audits only.
-* :class:`InsecureZeroNoise`: privacy-relevant draws are 0 (the exponential mechanism
-  returns an arg-max); for tests of noiseless behaviour only.
-* :class:`TapeRecorder` / :class:`TapeReplay`: record every draw of another source as a
-  :class:`dpstream.tape.Tape`, or replay a tape site by site (format:
-  ``docs/tape-format.md``).
+* :class:`SecureNoise` (the default, :func:`default_noise`): every privacy-relevant draw is an
+  OpenDP measurement; post-processing randomness comes from the operating system's CSPRNG.
+* Everything insecure sits behind its own, explicit door, :mod:`dpstream.insecure`:
+  ``InsecureSeededNoise`` (numpy ``Generator``; reproducible and fast; for tests and audits only),
+  ``InsecureZeroNoise`` (privacy-relevant draws are 0), ``TapeRecorder`` / ``TapeReplay`` (record every
+  draw of another source as a :class:`dpstream.tape.Tape`, or replay a tape site by site; format:
+  ``docs/tape-format.md``), ``ScriptedNoise`` and the bulk sampler ``BulkNoise``. They build on
+  :class:`BaseNoiseSource` and forward draws with :func:`dispatch`, :func:`dispatch_add`,
+  :func:`dispatch_add_many`.
 
 :func:`scoped` prefixes the sites of a sub-algorithm (a counter inside a tree node,
 say) so that sites stay unique when algorithms are nested.
 
 Non-private randomness that is not part of any algorithm (synthetic input streams,
-random evaluation queries) comes from :func:`data_rng`, which is also defined here so
-that this module stays the only place that touches ``numpy.random``.
+random evaluation queries) comes from :func:`data_rng`, and child seeds from :func:`derived_seed`;
+both are defined here (not behind the insecure door: they never feed a mechanism), so that this module
+and :mod:`dpstream.insecure` stay the only places that touch ``numpy.random``.
 """
 
 from __future__ import annotations
@@ -78,8 +79,6 @@ __all__ = [
     "MAX_INTEGER_VALUE",
     "BaseNoiseSource",
     "DrawKind",
-    "InsecureSeededNoise",
-    "InsecureZeroNoise",
     "NoiseSource",
     "ScopedNoise",
     "SecureNoise",
@@ -546,104 +545,6 @@ class SecureNoise(BaseNoiseSource):
         raise AssertionError(kind)  # pragma: no cover
 
 
-class InsecureSeededNoise(BaseNoiseSource):
-    """INSECURE: numpy-based, reproducible noise for tests and audits only.
-
-    Floating-point samplers leak through their low-order bits and the generator is
-    predictable from its seed; never release data produced with this source.
-    """
-
-    def __init__(self, seed: int | np.random.SeedSequence) -> None:
-        if not isinstance(seed, np.random.SeedSequence):
-            seed = require_int_at_least("seed", seed, 0)
-        self._rng = np.random.default_rng(seed)
-
-    def generator_state(self) -> dict[str, Any]:
-        """The generator's state (JSON-compatible: numpy's bit-generator state dict), for checkpoints."""
-        return dict(self._rng.bit_generator.state)
-
-    def restore_generator_state(self, state: Mapping[str, Any]) -> None:
-        """Continue from a :meth:`generator_state`; a state of another bit generator or a malformed one is refused
-        (DPStreamInputError) and changes nothing."""
-        current = self._rng.bit_generator
-        if not isinstance(state, Mapping) or state.get("bit_generator") != type(current).__name__:
-            raise DPStreamInputError("state", f"must be a {type(current).__name__} state", state)
-        trial = type(current)()
-        try:
-            trial.state = dict(state)
-        except (TypeError, ValueError, KeyError) as exc:
-            raise DPStreamInputError("state", f"invalid {type(current).__name__} state: {exc}", state) from exc
-        current.state = trial.state
-
-    @classmethod
-    def independent(cls, seed: int, count: int) -> list[InsecureSeededNoise]:
-        """``count`` statistically independent sources derived from one seed (for repeated runs)."""
-        seed = require_int_at_least("seed", seed, 0)
-        count = require_int_at_least("count", count, 0)
-        return [cls(child) for child in np.random.SeedSequence(seed).spawn(count)]
-
-    def _discrete_laplace(self, scale: float) -> int:
-        # Difference of two i.i.d. geometric variables has pmf ~ p^|z|, p = exp(-1/scale).
-        success = -math.expm1(-1.0 / scale)
-        return int(self._rng.geometric(success)) - int(self._rng.geometric(success))
-
-    def _discrete_gaussian(self, sigma2: float) -> int:
-        # Canonne, Kamath, Steinke (2020), Algorithm 3: rejection from a discrete Laplace.
-        t = math.floor(math.sqrt(sigma2)) + 1
-        while True:
-            y = self._discrete_laplace(float(t))
-            if self._rng.random() < math.exp(-((abs(y) - sigma2 / t) ** 2) / (2.0 * sigma2)):
-                return y
-
-    def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
-        rng = self._rng
-        if kind is DrawKind.LAPLACE:
-            return float(rng.laplace(0.0, params["scale"]))
-        if kind is DrawKind.DISCRETE_LAPLACE:
-            return self._discrete_laplace(params["scale"])
-        if kind is DrawKind.DISCRETE_GAUSSIAN:
-            return self._discrete_gaussian(params["sigma2"])
-        if kind is DrawKind.EXPONENTIAL_MECHANISM:
-            logits = em_log_weights(params)
-            return int(np.argmax(logits + rng.gumbel(size=logits.shape)))
-        if kind is DrawKind.COIN:
-            return bool(rng.integers(0, 2))
-        if kind is DrawKind.CHOICE:
-            picked = rng.choice(int(params["n"]), size=int(params["k"]), replace=False)
-            return tuple(np.sort(np.asarray(picked)).tolist())
-        if kind is DrawKind.UNIFORM_BOX:
-            low = np.asarray(params["low"], dtype=np.float64)
-            high = np.asarray(params["high"], dtype=np.float64)
-            return rng.uniform(low, high, size=(params["count"], low.size))
-        raise AssertionError(kind)  # pragma: no cover
-
-
-class InsecureZeroNoise(BaseNoiseSource):
-    """INSECURE, tests only: every privacy-relevant draw is 0; no privacy at all.
-
-    The exponential mechanism returns the first index of maximal score. Post-processing
-    draws (coin, choice, uniform_box) come from a seeded generator, so noiseless runs are
-    still reproducible.
-    """
-
-    def __init__(self, post_processing_seed: int = 0) -> None:
-        self._post = InsecureSeededNoise(post_processing_seed)
-
-    @property
-    def post_processing(self) -> InsecureSeededNoise:
-        """The seeded source of the post-processing draws (its state travels with checkpoints)."""
-        return self._post
-
-    def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
-        if kind in (DrawKind.LAPLACE,):
-            return 0.0
-        if kind in (DrawKind.DISCRETE_LAPLACE, DrawKind.DISCRETE_GAUSSIAN):
-            return 0
-        if kind is DrawKind.EXPONENTIAL_MECHANISM:
-            return int(np.argmax(np.asarray(params["scores"], dtype=np.float64)))
-        return self._post._draw(site, kind, params)
-
-
 class ScopedNoise(BaseNoiseSource):
     """Prefixes every site with ``prefix + " / "`` and forwards to ``inner``."""
 
@@ -663,29 +564,30 @@ class ScopedNoise(BaseNoiseSource):
         return f"{self.prefix}{self.SEPARATOR}{site}"
 
     def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
-        inner = self.inner
-        if isinstance(inner, BaseNoiseSource):
-            return inner._draw(self._full(site), kind, params)
-        return dispatch(inner, self._full(site), kind, params)
+        return dispatch(self.inner, self._full(site), kind, params)
 
     def _add(self, site: str, kind: DrawKind, params: Params, value: Any) -> tuple[Any, Any]:
-        inner = self.inner
-        if isinstance(inner, BaseNoiseSource):
-            return inner._add(self._full(site), kind, params, value)
-        return dispatch_add(inner, self._full(site), kind, params, value)
+        return dispatch_add(self.inner, self._full(site), kind, params, value)
 
     def _add_many(self, sites: Sequence[str], kind: DrawKind, params: Params, values: Sequence[Any]
                   ) -> tuple[list[Any], list[Any]]:
-        inner = self.inner
-        full = [self._full(s) for s in sites]
-        if isinstance(inner, BaseNoiseSource):
-            return inner._add_many(full, kind, params, values)
-        return dispatch_add_many(inner, full, kind, params, values)
+        return dispatch_add_many(self.inner, [self._full(s) for s in sites], kind, params, values)
+
+
+# Forwarding, for sources that wrap another (ScopedNoise here; the recorder, replay and scripted sources of
+# dpstream.insecure): the draw's parameters (and value) are validated already. A BaseNoiseSource gets them through
+# its hooks, so that no draw is validated twice and the noise of an insecure source is its sample itself; any other
+# NoiseSource through its public methods. These three functions are the only code that calls another source's hooks.
 
 
 def dispatch_add(source: NoiseSource, site_name: str, kind: DrawKind, params: Params, value: Any
                  ) -> tuple[Any, Any]:
-    """(release, release - value) from the public value-in method of ``source`` that corresponds to ``kind``."""
+    """(release, noise) of an additive draw forwarded to ``source``: its hook for a :class:`BaseNoiseSource`,
+    otherwise the public value-in method that corresponds to ``kind`` (noise = release - value)."""
+    if kind not in ADDITIVE_KINDS:
+        raise DPStreamInputError("kind", "additive draws are laplace, discrete_laplace or discrete_gaussian", kind)
+    if isinstance(source, BaseNoiseSource):
+        return source._add(site_name, kind, params, value)
     if kind is DrawKind.LAPLACE:
         release: Any = float(source.add_laplace(site_name, value, params["scale"]))
     elif kind is DrawKind.DISCRETE_LAPLACE:
@@ -699,7 +601,11 @@ def dispatch_add(source: NoiseSource, site_name: str, kind: DrawKind, params: Pa
 
 def dispatch_add_many(source: NoiseSource, sites: Sequence[str], kind: DrawKind, params: Params,
                       values: Sequence[Any]) -> tuple[list[Any], list[Any]]:
-    """:func:`dispatch_add` for a batch, through the source's public batch method."""
+    """:func:`dispatch_add` for a batch (the source's batch hook, or its public batch method)."""
+    if kind not in ADDITIVE_KINDS:
+        raise DPStreamInputError("kind", "additive draws are laplace, discrete_laplace or discrete_gaussian", kind)
+    if isinstance(source, BaseNoiseSource):
+        return source._add_many(sites, kind, params, values)
     if kind is DrawKind.LAPLACE:
         releases: list[Any] = [float(r) for r in source.add_laplace_many(sites, values, params["scale"])]
     elif kind is DrawKind.DISCRETE_LAPLACE:
@@ -712,8 +618,11 @@ def dispatch_add_many(source: NoiseSource, sites: Sequence[str], kind: DrawKind,
 
 
 def dispatch(source: NoiseSource, site_name: str, kind: DrawKind, params: Params) -> Any:
-    """Call the public method of ``source`` that corresponds to the non-additive ``kind``
-    (additive kinds are value-in: :func:`dispatch_add`)."""
+    """A draw forwarded to ``source``: its hook ``_draw`` for a :class:`BaseNoiseSource` (for an additive kind: the
+    bare sample an insecure source adds, which :class:`SecureNoise` refuses to make), otherwise the public method
+    that corresponds to the non-additive ``kind`` (additive kinds are value-in: :func:`dispatch_add`)."""
+    if isinstance(source, BaseNoiseSource):
+        return source._draw(site_name, kind, params)
     if kind in ADDITIVE_KINDS:
         raise DPStreamInputError("kind", "additive noise is value-in: use dispatch_add", kind)
     if kind is DrawKind.EXPONENTIAL_MECHANISM:
@@ -766,3 +675,13 @@ def derived_seed(seed: int, *labels: int | str) -> int:
     seed = require_int_at_least("seed", seed, 0)
     words = [seed] + [zlib.crc32(str(label).encode()) for label in labels]
     return int(np.random.SeedSequence(words).generate_state(1, dtype=np.uint32)[0])
+
+
+_MOVED = ("InsecureSeededNoise", "InsecureZeroNoise", "TapeRecorder", "TapeReplay")
+
+
+def __getattr__(name: str) -> object:
+    if name in _MOVED:  # one door for insecure sources; no alias here
+        raise ImportError(f"dpstream.noise.{name} is an insecure source and moved to the insecure door: "
+                          f"from dpstream.insecure import {name}", name=__name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -25,7 +25,7 @@ Two drivers run such generators:
 Order. The batched driver changes the order in which draws are requested, never their sites. It
 is used only when the source is *order free* (``NoiseSource.order_free``: the value of a draw does
 not depend on the order of the requests -- :class:`~dpstream.noise.SecureNoise`, a
-:class:`~dpstream.tape.TapeReplay`); an order-dependent source (the seeded or the zero one)
+:class:`~dpstream.insecure.TapeReplay`); an order-dependent source (the seeded or the zero one)
 gets the line-by-line order, so seeded runs, their tapes and the test vectors are unchanged by
 batching, and a seeded tape replays through the batched path to the same releases (tests).
 """

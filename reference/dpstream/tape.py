@@ -1,9 +1,11 @@
-"""Noise tapes: record every draw of a run, replay it site by site.
+"""Noise tapes: the format of the record of every draw of a run (the sources that record and replay a tape,
+:class:`~dpstream.insecure.TapeRecorder` and :class:`~dpstream.insecure.TapeReplay`, live behind the insecure door,
+:mod:`dpstream.insecure`).
 
 A tape is the list of draws ``(site, kind, params, value)`` of one run. It is how
 another implementation proves that it matches this one: it replays our tape and
 must produce the same releases. Replay is keyed by *site*, so the other
-implementation may draw in a different order. Replay fails loudly when
+implementation may draw in a different order. Replay (:class:`~dpstream.insecure.TapeReplay`) fails loudly when
 
 * a requested site is not on the tape (:class:`TapeSiteMissingError`),
 * the kind or the parameters requested differ from the recorded ones
@@ -19,22 +21,16 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import numpy as np
 
 from dpstream.noise import (
-    BaseNoiseSource,
     DrawKind,
-    NoiseSource,
     Params,
-    dispatch,
-    dispatch_add,
-    dispatch_add_many,
     validated_params,
 )
 
@@ -47,8 +43,6 @@ __all__ = [
     "TapeError",
     "TapeFormatError",
     "TapeMismatchError",
-    "TapeRecorder",
-    "TapeReplay",
     "TapeSiteMissingError",
     "TapeUnusedSitesError",
     "params_equal",
@@ -244,69 +238,6 @@ class Tape:
         return cls.loads(Path(path).read_text(encoding="utf-8"))
 
 
-class TapeRecorder(BaseNoiseSource):
-    """Draws from ``inner`` and records every draw; ``tape`` returns what was recorded."""
-
-    def __init__(self, inner: NoiseSource, meta: Mapping[str, Any] | None = None) -> None:
-        self.inner = inner
-        self.meta = dict(meta or {})
-        self._draws: list[Draw] = []
-        self._sites: set[str] = set()
-
-    @property
-    def order_free(self) -> bool:  # type: ignore[override]
-        return bool(getattr(self.inner, "order_free", False))
-
-    def _check_new(self, sites: list[str]) -> None:
-        if len(set(sites)) != len(sites):
-            raise DuplicateSiteError(f"a site appears twice in one batch: {sites!r}")
-        for site in sites:
-            if site in self._sites:
-                raise DuplicateSiteError(f"site {site!r} drawn twice in one run")
-
-    def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
-        self._check_new([site])
-        inner = self.inner
-        value = inner._draw(site, kind, params) if isinstance(inner, BaseNoiseSource) else dispatch(
-            inner, site, kind, params)
-        self._sites.add(site)
-        self._draws.append(Draw(site, kind, params, value))
-        return value
-
-    def _add(self, site: str, kind: DrawKind, params: Params, value: Any) -> tuple[Any, Any]:
-        # the tape holds the noise (release - value; for an insecure inner source: the sample itself)
-        self._check_new([site])
-        inner = self.inner
-        release, noise = inner._add(site, kind, params, value) if isinstance(inner, BaseNoiseSource) else (
-            dispatch_add(inner, site, kind, params, value))
-        self._sites.add(site)
-        self._draws.append(Draw(site, kind, params, noise))
-        return release, noise
-
-    def _add_many(self, sites: Sequence[str], kind: DrawKind, params: Params, values: Sequence[Any]
-                  ) -> tuple[list[Any], list[Any]]:
-        names = list(sites)
-        self._check_new(names)
-        inner = self.inner
-        releases, noises = inner._add_many(names, kind, params, values) if isinstance(inner, BaseNoiseSource) else (
-            dispatch_add_many(inner, names, kind, params, values))
-        self._sites.update(names)
-        self._draws.extend(Draw(s, kind, params, z) for s, z in zip(names, noises, strict=True))
-        return releases, noises
-
-    @property
-    def tape(self) -> Tape:
-        return Tape(tuple(self._draws), self.meta)
-
-    def resume(self, draws: Sequence[Draw]) -> None:
-        """Continue a recording whose first draws were ``draws`` (a checkpoint's); the sites must be unique."""
-        recorded = list(draws)
-        sites = {d.site for d in recorded}
-        if len(sites) != len(recorded):
-            raise DuplicateSiteError("a site appears twice in the draws to resume from")
-        self._draws, self._sites = recorded, sites
-
-
 def params_equal(requested: Any, recorded: Any, rtol: float) -> bool:
     """Draw parameters equal, floats within relative tolerance ``rtol``."""
     if isinstance(requested, list) or isinstance(recorded, list):
@@ -318,69 +249,11 @@ def params_equal(requested: Any, recorded: Any, rtol: float) -> bool:
     return bool(requested == recorded)
 
 
-class TapeReplay(BaseNoiseSource):
-    """Replays a :class:`Tape`, keyed by site.
+_MOVED = ("TapeRecorder", "TapeReplay")
 
-    ``param_rtol`` is the relative tolerance for float parameters (default 1e-12, a few
-    units in the last place, so that an implementation computing ``2/eps`` in a
-    different but equivalent order still matches); ``0.0`` demands bit equality.
-    Use as a context manager, or call :meth:`assert_exhausted` at the end of a run.
-    Draws are keyed by site, so their order is free (algorithms may batch them: ``dpstream.staged``).
-    """
 
-    order_free = True
-
-    def __init__(self, tape: Tape, param_rtol: float = 1e-12) -> None:
-        self.tape = tape
-        self.param_rtol = param_rtol
-        self._by_site = tape.by_site()
-        self._used: set[str] = set()
-
-    def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
-        recorded = self._by_site.get(site)
-        if recorded is None:
-            raise TapeSiteMissingError(f"site {site!r} ({kind.value}, {params}) is not on the tape")
-        if site in self._used:
-            raise DuplicateSiteError(f"site {site!r} requested twice")
-        if recorded.kind is not kind:
-            raise TapeMismatchError(
-                f"site {site!r}: requested kind {kind.value!r}, tape has {recorded.kind.value!r}")
-        if set(params) != set(recorded.params) or not all(
-            params_equal(params[k], recorded.params[k], self.param_rtol) for k in params
-        ):
-            raise TapeMismatchError(f"site {site!r}: requested params {params}, tape has {recorded.params}")
-        self._used.add(site)
-        return recorded.value
-
-    @property
-    def used_sites(self) -> frozenset[str]:
-        """The sites served so far."""
-        return frozenset(self._used)
-
-    def resume(self, used: Iterable[str]) -> None:
-        """Continue a replay that has served ``used`` already (a checkpoint's); every site must be on the tape."""
-        served = set(used)
-        unknown = served - set(self._by_site)
-        if unknown:
-            raise TapeSiteMissingError(f"sites to resume from are not on the tape: {sorted(unknown)[:5]}")
-        self._used = served
-
-    @property
-    def unused_sites(self) -> list[str]:
-        return [d.site for d in self.tape.draws if d.site not in self._used]
-
-    def assert_exhausted(self) -> None:
-        unused = self.unused_sites
-        if unused:
-            shown = ", ".join(repr(s) for s in unused[:10])
-            more = f" and {len(unused) - 10} more" if len(unused) > 10 else ""
-            raise TapeUnusedSitesError(f"{len(unused)} tape site(s) never requested: {shown}{more}")
-
-    def __enter__(self) -> TapeReplay:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if exc_type is None:
-            self.assert_exhausted()
+def __getattr__(name: str) -> object:
+    if name in _MOVED:  # one door for insecure sources; no alias here
+        raise ImportError(f"dpstream.tape.{name} is an insecure source and moved to the insecure door: "
+                          f"from dpstream.insecure import {name}", name=__name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -24,8 +24,8 @@ from dpstream.audit.bounds import (
     subgaussian_bound,
     tree_aggregation_printed_bound,
 )
-from dpstream.counters import binary_tree_counter_model, simple_counter_model, tree_aggregation_model
-from dpstream.linear_model import NoiseLaw
+from dpstream.audit.counters.models import binary_tree_counter_model, simple_counter_model, tree_aggregation_model
+from dpstream.audit.linear_model import NoiseLaw
 
 
 def test_laplace_mgf_step_of_lemma_2_8() -> None:

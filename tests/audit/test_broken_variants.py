@@ -29,22 +29,16 @@ from dpstream.audit.broken import (
     UnnoisedReleaseCounter,
 )
 from dpstream.audit.cases import Effort, finite_case, linear_case
-from dpstream.audit.models import ExponentialMechanismStream, exponential_mechanism_law
+from dpstream.audit.counters.cases import EM_UTILITIES, N_CASES, _em_pairs, _pairs
+from dpstream.audit.counters.mechanisms import ExponentialMechanismStream, exponential_mechanism_law
+from dpstream.audit.counters.models import binary_tree_counter_model, block_counter_model, simple_counter_model
+from dpstream.audit.linear_model import LinearReleaseModel
 from dpstream.audit.neighbours import NeighbourPair
 from dpstream.audit.protocol import MechanismFactory
 from dpstream.audit.registry import FAMILY_BUDGETS, CheckKind, ComponentReport, Profile
 from dpstream.audit.runner import run_case
-from dpstream.audit.suites.counters import EM_UTILITIES, N_CASES, _em_pairs, _pairs
 from dpstream.claims import Neighbour, PrivacyClaim
-from dpstream.counters import (
-    BinaryTreeCounter,
-    BlockCounter,
-    SimpleCounter,
-    binary_tree_counter_model,
-    block_counter_model,
-    simple_counter_model,
-)
-from dpstream.linear_model import LinearReleaseModel
+from dpstream.counters import BinaryTreeCounter, BlockCounter, SimpleCounter
 from dpstream.mechanisms import ExponentialMechanism
 from dpstream.noise import NoiseSource
 

@@ -9,7 +9,11 @@ import numpy as np
 import pytest
 from scipy import integrate
 
+from dpstream.audit.counters.mechanisms import exponential_mechanism_law
+from dpstream.audit.counters.models import binary_tree_counter_model, tree_aggregation_model
 from dpstream.audit.exact import (
+    ExactLoss,
+    LossFigures,
     exact_loss_finite,
     exact_loss_linear,
     exact_loss_pointwise,
@@ -19,11 +23,10 @@ from dpstream.audit.exact import (
     renyi_shift,
     sup_loss_shift,
 )
-from dpstream.audit.models import exponential_mechanism_law
+from dpstream.audit.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.audit.neighbours import NeighbourPair, counter_positions, stream_entry_pairs
 from dpstream.claims import Neighbour, PrivacyClaim
-from dpstream.counters import binary_tree_counter_model, tree_aggregation_model
-from dpstream.linear_model import LinearReleaseModel, NoiseLaw
+from dpstream.errors import DPStreamInputError
 
 PURE = PrivacyClaim.pure(1.0, Neighbour.STREAM_ENTRY, "test")
 
@@ -138,3 +141,40 @@ def test_pointwise_hook_matches_linear_model_for_discrete_laplace() -> None:
 
     failing = exact_loss_pointwise(log_p_tight, lambda pr: integer_grid([0], 3), [pair], PURE)
     assert failing.passed is False and failing.value == pytest.approx(2.0)
+
+
+# --- the one result type: ExactLoss -----------------------------------------------------------------
+
+
+def test_exact_loss_composes_and_keeps_its_parts() -> None:
+    a = ExactLoss(0.5, 0.75, "region A", {"S_tilde": 0.25}, per_time=(0.5,))
+    b = ExactLoss.exact(1.0, "region B", {"S_tilde": 0.5, "alg2": 0.5}, per_time=(0.0, 1.0))
+    total = a + b
+    assert (total.lower, total.upper, total.width) == (1.5, 1.75, 0.25)
+    assert total.parts == {"S_tilde": 0.75, "alg2": 0.5}
+    assert total.per_time == (0.5, 1.0) and total.where == "region A; region B"
+    assert ExactLoss.zero().value == 0.0
+
+
+def test_exact_loss_refuses_mixed_measures() -> None:
+    with pytest.raises(DPStreamInputError, match="alpha"):
+        ExactLoss.exact(1.0, alpha=2.0)  # an order belongs to a zCDP loss
+    with pytest.raises(DPStreamInputError, match="measure"):
+        ExactLoss.exact(1.0) + ExactLoss.renyi(1.0, 2.0)
+    figures = LossFigures(PrivacyClaim.zcdp(0.5, Neighbour.STREAM_ENTRY, "test"), (2.0, 4.0))
+    with pytest.raises(DPStreamInputError, match="add_curve"):
+        figures.add("pair", ExactLoss.exact(0.1))
+    with pytest.raises(DPStreamInputError, match="alpha"):
+        figures.add_curve("pair", [ExactLoss.renyi(0.1, 2.0)])  # alpha = 4 is missing
+
+
+def test_loss_figures_compare_the_upper_end_with_the_claim() -> None:
+    claim = PrivacyClaim.pure(1.0, Neighbour.STREAM_ENTRY, "test")
+    figures = LossFigures(claim, ())
+    figures.add("inside", ExactLoss(0.5, 0.9))
+    figures.add("bracket across the claim", ExactLoss(0.9, 1.2))
+    result = figures.result("test")
+    assert result.passed is False and result.value == 1.2 and "bracket across the claim" in result.detail
+    zcdp = LossFigures(PrivacyClaim.zcdp(0.5, Neighbour.STREAM_ENTRY, "test"), (2.0, 4.0))
+    zcdp.add_curve("pair", [ExactLoss.renyi(0.8, 2.0), ExactLoss.renyi(2.4, 4.0)])
+    assert zcdp.result("test").value == pytest.approx(0.6)  # max(0.8 / 2, 2.4 / 4)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dpstream.audit.counters.models import binary_tree_counter_model, simple_counter_model
 from dpstream.audit.sampler import FactorySampler, run_trials, trial_executor
-from dpstream.audit.vectorised import counter_sampler
+from dpstream.audit.vectorised import LinearModelSampler
 from dpstream.counters import SimpleCounter
 from dpstream.noise import NoiseSource
 
@@ -18,7 +19,7 @@ def simple(noise: NoiseSource) -> SimpleCounter:
 
 
 def test_one_and_two_local_workers_give_identical_rows() -> None:
-    vectorised = counter_sampler("binary tree", 1.0, T)
+    vectorised = LinearModelSampler(binary_tree_counter_model(1.0, T))
     line_by_line = FactorySampler(simple)
     one_v = run_trials(vectorised, [1] * T, 120_000, seed=5)
     one_l = run_trials(line_by_line, [1] * T, 5000, seed=5)
@@ -33,7 +34,7 @@ def test_one_and_two_local_workers_give_identical_rows() -> None:
 
 def test_a_dask_local_cluster_gives_identical_rows() -> None:
     distributed = pytest.importorskip("dask.distributed", reason="the 'dask' extra is not installed")
-    vectorised = counter_sampler("simple", 1.0, T)
+    vectorised = LinearModelSampler(simple_counter_model(1.0, T))
     expected = run_trials(vectorised, [0, 1] * 8, 150_000, seed=8)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:

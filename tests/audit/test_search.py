@@ -11,6 +11,7 @@ import numpy.typing as npt
 from dpstream.audit.search import (
     Alphabet,
     SearchBudget,
+    SearchSpace,
     Setting,
     counter_space,
     detectable_excess,
@@ -90,3 +91,26 @@ def test_search_convicts_an_exact_release_and_clears_an_input_free_one() -> None
     # An input-free mechanism is 0-DP: a violation here would be a false alarm (probability <= 1e-4).
     assert clean.verdict != "violation"
     assert clean.best is not None and clean.best.eps_lb < 1.0
+
+
+class ReadsObjects:
+    """Releases the exact running total of the inputs' ``"x"`` fields (inputs are JSON objects): not private."""
+
+    def sample(self, inputs: Sequence[Any], runs: int, seed: int) -> FloatArray:
+        assert all(isinstance(x, dict) for x in inputs)  # the search hands the stream back thawed
+        return np.tile(np.cumsum([float(x["x"]) for x in inputs]), (runs, 1))
+
+
+def test_a_setting_with_its_own_space_of_object_streams() -> None:
+    """Streams of JSON objects (the synthesizers' inputs) are frozen deeply and thawed back; a setting's own space
+    replaces the search's. The exact release is certified: a violation with probability 1 for this mechanism."""
+    def neighbours(f: list[Any]) -> list[tuple[str, list[Any]]]:
+        return [(f"t={t}", [{"x": v["x"] + (s == t)} for s, v in enumerate(f, start=1)]) for t in (1, len(f))]
+
+    own = SearchSpace(families={"objects": lambda T: [{"x": 0} for _ in range(T)]}, neighbours=neighbours)
+    setting = Setting("objects", ReadsObjects(), CLAIM, 4, space=own)
+    result = search([setting], counter_space(families=("ones",)), SMALL, level=1e-4, seed=0, target_excess=1.0)
+    assert result.verdict == "violation" and result.best is not None
+    data = result.to_data()
+    assert data["f"] == [{"x": 0}] * 4 and data["family"] == "objects"
+    assert sum(x["x"] for x in data["f_prime"]) == 1

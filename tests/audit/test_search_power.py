@@ -22,11 +22,12 @@ import numpy.typing as npt
 import pytest
 
 from dpstream.audit import broken, variants
+from dpstream.audit.counters.models import binary_tree_counter_model, simple_counter_model
 from dpstream.audit.profiles import PROFILES, audit_counter
 from dpstream.audit.registry import Profile
 from dpstream.audit.sampler import FactorySampler, Sampler, SeededFactorySampler, trial_executor
 from dpstream.audit.search import SearchResult
-from dpstream.audit.vectorised import counter_sampler
+from dpstream.audit.vectorised import LinearModelSampler
 from dpstream.noise import NoiseSource
 
 LEVEL = 1e-4
@@ -105,7 +106,7 @@ POST: dict[str, Callable[[FloatArray], FloatArray]] = {
 @pytest.mark.parametrize("name", sorted(POST))
 def test_post_processing_of_a_correct_counter_never_gets_violation(name: str, seed: int) -> None:
     def make(e: float, T: int) -> Sampler:
-        return PostProcessed(counter_sampler("simple", e, T), POST[name])
+        return PostProcessed(LinearModelSampler(simple_counter_model(e, T)), POST[name])
 
     result = audit_counter(make, profile="quick", level=LEVEL, seed=seed, sweep=DEFAULT,
                            budget=PROFILES[Profile.QUICK].registered)
@@ -144,7 +145,7 @@ def test_binary_tree_as_printed_is_certified_by_the_search_alone_on_thorough() -
     # 001-alg10 as printed, T = 16: true loss 1.25 eps. Level 3e-6 is below the share the registered case's
     # search gets (3e-4 / 16 cases / 5 checks = 3.75e-6), so this is at least as strict as `dpstream audit`.
     def make(e: float, T: int) -> Sampler:
-        return counter_sampler("binary tree as printed", e, T)
+        return LinearModelSampler(binary_tree_counter_model(e, T, as_printed=True))
 
     with trial_executor(workers=2) as pool:
         result = audit_counter(make, profile="thorough", level=3e-6, seed=0, vectorised=True, sweep=DEFAULT,

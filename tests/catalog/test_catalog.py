@@ -28,7 +28,7 @@ import pytest
 
 from dpstream.catalog import Entry, entries, entry
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise
 from dpstream.papers import algorithms
 from dpstream.vectors.corpus import corpus_dir, known_answer, load_manifest, must_reject
 from dpstream.vectors.generate import generate, run_inputs
@@ -127,7 +127,9 @@ def test_build_claim_and_printed_variant(e: Entry) -> None:
     got = run_inputs(e, v.params, v.inputs, InsecureSeededNoise(1))
     assert len(got) == len(v.inputs)
     if e.as_printed is None:
+        assert e.printed_model is None, "a printed model needs a printed variant"
         return
+    assert e.printed_model is None or e.model is not None, "a printed model without the default's model"
     # the printed variant may refuse some parameters (e.g. T = 1 where a printed scale is 0): the first it accepts
     for w in known_answer(e.anchor):
         try:
@@ -197,3 +199,26 @@ def test_codecs_refuse_wrong_json_shapes_with_input_errors(e: Entry) -> None:
             assert first == run_inputs(e, v.params, v.inputs[:1], InsecureSeededNoise(0))[0]
         else:
             assert shape not in ALWAYS_WRONG, (e.anchor, shape)
+
+
+def test_the_docs_index_is_what_the_catalog_renders() -> None:
+    """docs/catalog.md is generated (``python -m dpstream.docs_index > docs/catalog.md``): never stale."""
+    from dpstream.docs_index import render
+
+    committed = (ROOT / "docs" / "catalog.md").read_text(encoding="utf-8")
+    assert committed == render(), "docs/catalog.md is stale: python -m dpstream.docs_index > docs/catalog.md"
+
+
+def test_every_experiment_and_audit_case_names_catalog_entries() -> None:
+    """``dpstream reproduce`` experiments name what they run by catalog anchor; an audit case names a catalog
+    anchor, or, for a mechanism or a theorem that is not an algorithm box (the Laplace mechanism 000-def3.1,
+    a PrivTree scale 001-thm3.2, ...), the paper statement it checks."""
+    from dpstream.audit.registry import discover as audit_cases
+    from dpstream.experiments import discover as experiments
+
+    anchors = {e.anchor for e in entries()}
+    for name, experiment in experiments().items():
+        assert experiment.anchors and set(experiment.anchors) <= anchors, (name, experiment.anchors)
+    statement = re.compile(r"^00[0-4]-(def|thm|lem|cor|sec)\d+(\.\d+)*$")
+    unknown = {case.anchor for case in audit_cases()} - anchors
+    assert all(statement.match(a) for a in unknown), sorted(unknown)

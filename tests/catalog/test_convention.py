@@ -22,9 +22,9 @@ from dpstream.claims import Neighbour
 from dpstream.convention import Call, Convention, check_noise, convention, intercepting
 from dpstream.counters import BinaryTreeCounter, BlockCounter, SimpleCounter
 from dpstream.errors import DPStreamDeprecationWarning, DPStreamInputError
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
 from dpstream.mechanisms import DiscreteGaussianMechanism, ExponentialMechanism, LaplaceMechanism
-from dpstream.noise import InsecureSeededNoise, NoiseSource
-from dpstream.tape import TapeRecorder
+from dpstream.noise import NoiseSource, data_rng
 from dpstream.vectors.generate import run_inputs
 
 ENTRIES = [e for e in catalog.entries() if e.build is not None]
@@ -200,9 +200,7 @@ def test_check_noise_names_the_type() -> None:
     check_noise(None)
     check_noise(InsecureSeededNoise(0))
     with pytest.raises(TypeError, match=r"got numpy\.random\._generator\.Generator"):
-        import numpy as np
-
-        check_noise(np.random.default_rng(0))
+        check_noise(data_rng(0))  # a generator is not a noise source
 
 
 def test_decorator_refuses_signatures_outside_the_convention() -> None:

@@ -151,9 +151,15 @@ def test_the_reference_passes_the_statistical_checks() -> None:
     report = conform(ConformConfig(command=tuple(SERVE), modes=frozenset({Mode.STATISTICAL}), jobs=1))
     assert report.exit_status == 0, [o.message for o in report.outcomes if o.verdict.exit_code][:3]
     searched = {o.algorithm for o in report.outcomes if o.privacy is not None}
-    assert {"001-alg8", "001-alg9", "001-alg10", "002-alg3", "003-alg4", "004-lem3.1"} <= searched
+    counters = {"001-alg8", "001-alg9", "001-alg10", "002-alg3", "003-alg4", "000-alg4", "004-lem3.1", "004-alg2",
+                "004-alg3", "CSS11-hybrid", "001-sec4.3"}
+    synthesizers = {"001-alg1", "001-alg2", "001-alg3", "001-alg5", "001-alg6", "002-alg1", "002-alg2", "004-alg1",
+                    "003-alg1", "000-alg1", "003-alg2", "000-alg2", "003-alg3", "000-alg3"}
+    assert searched == counters | synthesizers  # every streaming entry but 004-alg4 (deterministic, no claim)
+    assert {o.algorithm for o in report.outcomes if o.verdict is Verdict.SKIPPED} == {"004-alg4"}
     assert all(o.privacy in (Verdict.PASS, Verdict.INCONCLUSIVE) for o in report.outcomes if o.privacy is not None)
     laws = [o for o in report.outcomes if o.name.startswith("law")]
     assert laws and all(o.conformance is Verdict.PASS for o in laws)
+    assert all(o.details["law"].startswith("not applicable") for o in report.outcomes if o.algorithm in synthesizers)
     for o in report.outcomes:  # every skipped algorithm says why
         assert o.verdict is not Verdict.SKIPPED or o.message

@@ -7,12 +7,13 @@ import math
 import numpy as np
 import pytest
 
+from dpstream.audit.counters.loss import stream_entry_epsilon
+from dpstream.audit.counters.models import binary_tree_counter_model
 from dpstream.claims import Measure, Neighbour
-from dpstream.counters import BinaryTreeCounter, binary_tree_counter_model
-from dpstream.counters.loss import stream_entry_epsilon
+from dpstream.counters import BinaryTreeCounter
 from dpstream.errors import DPStreamInputError, HorizonExceededError
-from dpstream.noise import InsecureSeededNoise
-from dpstream.tape import TapeMismatchError, TapeRecorder, TapeReplay
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
+from dpstream.tape import TapeMismatchError
 from dpstream.testing import record_run, replay_vector
 from dpstream.vectors import KnownAnswerVector
 from dpstream.vectors.corpus import known_answer
@@ -68,15 +69,15 @@ def test_calibration_meets_claim_exactly(T: int) -> None:
     """Exact worst-case loss over unit changes equals eps (input at t=1 enters floor(log2 T)+1 nodes)."""
     eps = 0.5
     model = binary_tree_counter_model(eps, T)
-    assert stream_entry_epsilon(model) == pytest.approx(eps, rel=1e-12)
-    assert stream_entry_epsilon(binary_tree_counter_model(eps, T, discrete=True)) == pytest.approx(eps, rel=1e-12)
+    assert stream_entry_epsilon(model).value == pytest.approx(eps, rel=1e-12)
+    assert stream_entry_epsilon(binary_tree_counter_model(eps, T, discrete=True)).value == pytest.approx(eps, rel=1e-12)
 
 
 @pytest.mark.parametrize("T", [2, 3, 4, 8, 100, 256])
 def test_as_printed_violates_claim(T: int) -> None:
     """E-counters-1: the printed Lap(log2 T / eps) gives loss eps (floor(log2 T)+1)/log2 T > eps."""
     eps = 0.5
-    loss = stream_entry_epsilon(binary_tree_counter_model(eps, T, as_printed=True))
+    loss = stream_entry_epsilon(binary_tree_counter_model(eps, T, as_printed=True)).value
     assert loss == pytest.approx(eps * (math.floor(math.log2(T)) + 1) / math.log2(T), rel=1e-12)
     assert loss > eps * (1 + 1e-3)
     counter = BinaryTreeCounter(eps, T, noise=InsecureSeededNoise(0), as_printed=True)

@@ -7,12 +7,13 @@ import math
 import numpy as np
 import pytest
 
+from dpstream.audit.counters.loss import stream_entry_epsilon
+from dpstream.audit.counters.models import block_counter_model
 from dpstream.claims import Measure, Neighbour
-from dpstream.counters import BlockCounter, block_counter_model
-from dpstream.counters.loss import stream_entry_epsilon
+from dpstream.counters import BlockCounter
 from dpstream.errors import DPStreamInputError, HorizonExceededError
-from dpstream.noise import InsecureSeededNoise
-from dpstream.tape import TapeMismatchError, TapeRecorder, TapeReplay
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
+from dpstream.tape import TapeMismatchError
 from dpstream.testing import record_run, replay_vector
 from dpstream.vectors import KnownAnswerVector
 from dpstream.vectors.corpus import known_answer
@@ -62,7 +63,7 @@ def test_exact_error_variance(B: int) -> None:
 def test_calibration(B: int, expected: float) -> None:
     """Lap(2/eps) at both levels: worst loss eps (an input inside a block enters 2 statistics);
     for B = 1 every input ends a block and enters only one statistic (eps/2)."""
-    assert stream_entry_epsilon(block_counter_model(1.0, B, 30)) == pytest.approx(expected, rel=1e-12)
+    assert stream_entry_epsilon(block_counter_model(1.0, B, 30)).value == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=[v.id for v in VECTORS])

@@ -9,6 +9,9 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from dpstream.audit.counters.loss import stream_entry_epsilon
+from dpstream.audit.counters.models import binary_tree_counter_model, block_counter_model
+from dpstream.audit.linear_model import LinearReleaseModel
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.counters import (
     BinaryTreeCounter,
@@ -20,15 +23,12 @@ from dpstream.counters import (
     SparseCounter,
     TreeAggregationCounter,
     UnboundedBlockCounter,
-    binary_tree_counter_model,
-    block_counter_model,
 )
 from dpstream.counters.base import CounterStaging
-from dpstream.counters.loss import stream_entry_epsilon
 from dpstream.errors import DPStreamInputError
-from dpstream.linear_model import LinearReleaseModel
-from dpstream.noise import InsecureSeededNoise, NoiseSource
-from dpstream.tape import TapeMismatchError, TapeRecorder
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
+from dpstream.noise import NoiseSource
+from dpstream.tape import TapeMismatchError
 from dpstream.testing import record_run, replay_run
 
 FACTORIES: dict[str, Callable[[NoiseSource], Counter]] = {
@@ -117,10 +117,10 @@ def test_error_law_check_catches_a_broken_binary_tree() -> None:
 
 
 def _loss_with_scale(model: LinearReleaseModel, factor: float) -> float:
-    from dpstream.linear_model import NoiseLaw
+    from dpstream.audit.linear_model import NoiseLaw
 
     laws = tuple(NoiseLaw(law.kind, law.parameter * factor) for law in model.laws)
-    return stream_entry_epsilon(LinearReleaseModel(model.sites, laws, model.statistics, model.combination))
+    return stream_entry_epsilon(LinearReleaseModel(model.sites, laws, model.statistics, model.combination)).value
 
 
 @pytest.mark.parametrize("T", [8, 100])
@@ -129,10 +129,10 @@ def test_calibration_check_catches_broken_variants(T: int) -> None:
     caught by the exact loss; the margins are stated in the report."""
     eps = 1.0
     good = binary_tree_counter_model(eps, T)
-    assert stream_entry_epsilon(good) == pytest.approx(eps)
+    assert stream_entry_epsilon(good).value == pytest.approx(eps)
     assert _loss_with_scale(good, 0.5) == pytest.approx(2 * eps)  # wrong scale
     doubled = LinearReleaseModel(good.sites, good.laws, 2 * good.statistics, good.combination)
-    assert stream_entry_epsilon(doubled) == pytest.approx(2 * eps)  # wrong sensitivity
+    assert stream_entry_epsilon(doubled).value == pytest.approx(2 * eps)  # wrong sensitivity
     assert _loss_with_scale(good, 1e-9) == pytest.approx(1e9 * eps)  # (almost) missing noise: scale -> 0
     block = block_counter_model(eps, 4, 20)
     assert _loss_with_scale(block, 0.5) == pytest.approx(2 * eps)  # e.g. Lap(1/eps) instead of Lap(2/eps)

@@ -7,12 +7,13 @@ import math
 import numpy as np
 import pytest
 
+from dpstream.audit.counters.loss import stream_entry_epsilon
+from dpstream.audit.counters.models import hybrid_counter_model
 from dpstream.claims import Measure, Neighbour
-from dpstream.counters import HybridCounter, hybrid_counter_model
-from dpstream.counters.loss import stream_entry_epsilon
+from dpstream.counters import HybridCounter
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import InsecureSeededNoise
-from dpstream.tape import TapeMismatchError, TapeRecorder, TapeReplay, TapeSiteMissingError
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
+from dpstream.tape import TapeMismatchError, TapeSiteMissingError
 from dpstream.testing import record_run, replay_vector
 from dpstream.vectors import KnownAnswerVector
 from dpstream.vectors.corpus import known_answer
@@ -59,7 +60,7 @@ def test_exact_error_variance() -> None:
 @pytest.mark.parametrize(("T", "expected"), [(1, 0.5), (3, 0.5), (4, 1.0), (64, 1.0), (300, 1.0)])
 def test_calibration(T: int, expected: float) -> None:
     """eps/2 for L + eps/2 for the B_k an input enters; eps/2 when no input has both within T."""
-    assert stream_entry_epsilon(hybrid_counter_model(1.0, T)) == pytest.approx(expected, rel=1e-12)
+    assert stream_entry_epsilon(hybrid_counter_model(1.0, T)).value == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=[v.id for v in VECTORS])

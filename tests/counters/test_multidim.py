@@ -8,6 +8,14 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from dpstream.audit.counters.loss import stream_entry_epsilon
+from dpstream.audit.counters.models import (
+    binary_tree_counter_model,
+    block_counter_model,
+    multidimensional_model,
+    simple_counter_model,
+)
+from dpstream.audit.linear_model import LinearReleaseModel
 from dpstream.claims import Measure
 from dpstream.counters import (
     BinaryTreeCounter,
@@ -16,16 +24,11 @@ from dpstream.counters import (
     MultiDimensionalCounter,
     SimpleCounter,
     TreeAggregationCounter,
-    binary_tree_counter_model,
-    block_counter_model,
-    multidimensional_model,
-    simple_counter_model,
 )
-from dpstream.counters.loss import stream_entry_epsilon
 from dpstream.errors import DPStreamInputError
-from dpstream.linear_model import LinearReleaseModel
-from dpstream.noise import InsecureSeededNoise, NoiseSource, scoped
-from dpstream.tape import TapeRecorder, TapeReplay, TapeSiteMissingError
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
+from dpstream.noise import NoiseSource, scoped
+from dpstream.tape import TapeSiteMissingError
 from dpstream.testing import record_run, replay_vector
 from dpstream.vectors import KnownAnswerVector
 from dpstream.vectors.corpus import known_answer
@@ -58,7 +61,7 @@ def test_exact_error_law() -> None:
 def test_l1_claim_is_max_for_linear_laplace_counters() -> None:
     """Changes split across coordinates: exact loss = max_i eps_i (each counter's loss scales with l1)."""
     models = [simple_counter_model(0.3, 6), block_counter_model(0.7, 2, 6), simple_counter_model(0.5, 6)]
-    assert stream_entry_epsilon(multidimensional_model(models)) == pytest.approx(0.7, rel=1e-12)
+    assert stream_entry_epsilon(multidimensional_model(models)).value == pytest.approx(0.7, rel=1e-12)
     counter = MultiDimensionalCounter([SimpleCounter(0.3, noise=InsecureSeededNoise(0)),
                                        BlockCounter(0.7, 2, noise=InsecureSeededNoise(1)),
                                        SimpleCounter(0.5, noise=InsecureSeededNoise(2))])

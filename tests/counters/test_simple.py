@@ -7,11 +7,12 @@ import math
 import numpy as np
 import pytest
 
+from dpstream.audit.counters.models import simple_counter_model
 from dpstream.claims import Measure, Neighbour
-from dpstream.counters import SimpleCounter, simple_counter_model
+from dpstream.counters import SimpleCounter
 from dpstream.errors import DPStreamInputError, HorizonExceededError
-from dpstream.noise import InsecureSeededNoise
-from dpstream.tape import TapeMismatchError, TapeRecorder, TapeReplay
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
+from dpstream.tape import TapeMismatchError
 from dpstream.testing import record_run, replay_vector
 from dpstream.vectors import KnownAnswerVector
 from dpstream.vectors.corpus import known_answer

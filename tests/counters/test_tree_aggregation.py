@@ -8,12 +8,12 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from dpstream.audit.counters.loss import stream_entry_rho
+from dpstream.audit.counters.models import tree_aggregation_model
 from dpstream.claims import Measure, Neighbour
-from dpstream.counters import TreeAggregationCounter, tree_aggregation_model
-from dpstream.counters.loss import stream_entry_rho
+from dpstream.counters import TreeAggregationCounter
 from dpstream.errors import DPStreamInputError, HorizonExceededError
-from dpstream.noise import InsecureSeededNoise
-from dpstream.tape import TapeRecorder
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
 from dpstream.testing import record_run, replay_vector
 from dpstream.vectors import KnownAnswerVector
 from dpstream.vectors.corpus import known_answer
@@ -69,14 +69,14 @@ def test_discrete_gaussian_variance_is_below_sigma2() -> None:
 
 @pytest.mark.parametrize("T", [1, 2, 3, 8, 9, 100, 256])
 def test_calibration_meets_claim_exactly(T: int) -> None:
-    assert stream_entry_rho(tree_aggregation_model(0.5, T)) == pytest.approx(0.5, rel=1e-12)
+    assert stream_entry_rho(tree_aggregation_model(0.5, T)).value == pytest.approx(0.5, rel=1e-12)
 
 
 @pytest.mark.parametrize("T", [2, 4, 8, 100, 256])
 def test_as_printed_violates_claim(T: int) -> None:
     """E-counters-3: sigma^2 = log2(T)/(2 rho) costs rho (floor(log2 T)+1)/log2 T > rho; ln is worse."""
     rho = 0.5
-    cost = stream_entry_rho(tree_aggregation_model(rho, T, as_printed=True))
+    cost = stream_entry_rho(tree_aggregation_model(rho, T, as_printed=True)).value
     assert cost == pytest.approx(rho * (math.floor(math.log2(T)) + 1) / math.log2(T), rel=1e-12)
     assert cost > rho * (1 + 1e-3)
     ln_cost = rho * (math.floor(math.log2(T)) + 1) / math.log(T)  # the natural-log reading

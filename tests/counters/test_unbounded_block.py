@@ -7,13 +7,13 @@ import math
 import numpy as np
 import pytest
 
+from dpstream.audit.counters.loss import stream_entry_epsilon
+from dpstream.audit.counters.models import unbounded_block_model, unbounded_block_schedule
 from dpstream.claims import Measure, Neighbour
-from dpstream.counters import UnboundedBlockCounter, unbounded_block_model
-from dpstream.counters.loss import stream_entry_epsilon
-from dpstream.counters.unbounded_block import unbounded_block_schedule
+from dpstream.counters import UnboundedBlockCounter
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import InsecureSeededNoise
-from dpstream.tape import TapeMismatchError, TapeRecorder, TapeReplay
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
+from dpstream.tape import TapeMismatchError
 from dpstream.testing import record_run, replay_vector
 from dpstream.vectors import KnownAnswerVector
 from dpstream.vectors.corpus import known_answer
@@ -91,7 +91,7 @@ def test_variance_at_partition_ends_grows_like_t_to_two_thirds() -> None:
 
 def test_calibration_printed_algorithm_meets_claim() -> None:
     """003-thm8.1 holds as printed: worst loss eps (in-block value + block sum, each Lap(2/eps))."""
-    assert stream_entry_epsilon(unbounded_block_model(1.0, 200)) == pytest.approx(1.0, rel=1e-12)
+    assert stream_entry_epsilon(unbounded_block_model(1.0, 200)).value == pytest.approx(1.0, rel=1e-12)
     a = record_run(lambda n: UnboundedBlockCounter(1.0, noise=n), [1, 2, 3, 4, 5], seed=1)
     b = record_run(lambda n: UnboundedBlockCounter(1.0, noise=n, as_printed=True), [1, 2, 3, 4, 5], seed=1)
     assert a[0] == b[0] and a[1].dumps() == b[1].dumps()

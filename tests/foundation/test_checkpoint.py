@@ -34,11 +34,12 @@ from dpstream.checkpoint import CheckpointError
 from dpstream.counters import BlockCounter, Counter, MultiDimensionalCounter, SimpleCounter
 from dpstream.hypercube.online import OnlineSyntheticData
 from dpstream.hypercube.streams import make_stream
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder, TapeReplay
 from dpstream.longitudinal.categorical import CategoricalFixedWindowSynthesizer
 from dpstream.longitudinal.cumulative import CumulativeSynthesizer
 from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer
 from dpstream.longitudinal.generators import random_matrix
-from dpstream.noise import BaseNoiseSource, InsecureSeededNoise, InsecureZeroNoise, NoiseSource, SecureNoise
+from dpstream.noise import BaseNoiseSource, NoiseSource, SecureNoise
 from dpstream.phdstream import PHDStreamTree, PHDStreamTreeWithCounters
 from dpstream.phdstream.baselines import (
     InitPrivTreeThenCounters,
@@ -54,7 +55,7 @@ from dpstream.tabular.queries import all_marginal_queries, all_workloads
 from dpstream.tabular.stream import DifferentialDataset
 from dpstream.tabular.streaming_mwem import OfflineToStream, StreamingMWEM
 from dpstream.tabular.totals import TotalRule
-from dpstream.tape import Tape, TapeRecorder, TapeReplay
+from dpstream.tape import Tape
 from dpstream.testing import load_script
 from dpstream.testing.secure_path import SecureDoorSpy
 

@@ -418,11 +418,12 @@ FAMILY_EXPORTS = {
     "counters": ["SimpleCounter", "BinaryTreeCounter", "BlockCounter", "TreeAggregationCounter", "HybridCounter",
                  "UnboundedBlockCounter", "SparseCounter", "InhomogeneousSparseCounter", "MultiDimensionalCounter"],
     "phdstream": ["PHDStream", "PHDStreamTree", "PHDStreamTreeWithCounters", "EfficientPHDStream", "PrivTree",
-                  "SelectiveCounting", "OfflinePrivTreeOnStream", "OfflinePrivTreeOnDifferential",
+                  "OfflinePrivTreeOnStream", "OfflinePrivTreeOnDifferential",
                   "InitPrivTreeThenCounters", "load_point_stream_csv"],
     "longitudinal": ["FixedWindowSynthesizer", "CategoricalFixedWindowSynthesizer", "CumulativeSynthesizer",
                      "PaddingExhaustedError", "WindowQuery"],
     "hypercube": ["OnlineSyntheticData", "BinaryPartition", "PrivacySchedule", "consistency", "wasserstein1"],
+    "selective_counting": ["SelectiveCounting", "SelectiveRelease", "compose_selective_claim"],
     "tabular": ["StreamingMWEM", "MainAlgorithm", "MultiplicativeWeights", "PrivatePGM", "Domain", "load_table_csv",
                 "naive_offline", "select_measure_fit"],
 }

@@ -1,4 +1,4 @@
-"""Linear release models (dpstream.linear_model): the noise laws, the model algebra, its validation.
+"""Linear release models (dpstream.audit.linear_model): the noise laws, the model algebra, its validation.
 
 Every expected value is computed independently of the module (closed forms, direct sums,
 numerical integration), never read back from the code under test.
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy import integrate
 
+from dpstream.audit.linear_model import LinearReleaseModel, NoiseLaw, discrete_gaussian_log_normaliser
 from dpstream.errors import DPStreamInputError
-from dpstream.linear_model import LinearReleaseModel, NoiseLaw, discrete_gaussian_log_normaliser
 from dpstream.noise import DrawKind
 
 

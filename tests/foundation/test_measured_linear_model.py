@@ -8,18 +8,12 @@ from functools import partial
 import numpy as np
 import pytest
 
+from dpstream.audit.counters.models import binary_tree_counter_model, block_counter_model, simple_counter_model
+from dpstream.audit.linear_model import LinearReleaseModel
 from dpstream.convention import with_noise
-from dpstream.counters import (
-    BinaryTreeCounter,
-    BlockCounter,
-    SimpleCounter,
-    binary_tree_counter_model,
-    block_counter_model,
-    simple_counter_model,
-)
+from dpstream.counters import BinaryTreeCounter, BlockCounter, SimpleCounter
 from dpstream.counters.sparse import SparseCounter
 from dpstream.errors import DPStreamInputError
-from dpstream.linear_model import LinearReleaseModel
 from dpstream.noise import NoiseSource
 from dpstream.testing.linear import measured_linear_model
 

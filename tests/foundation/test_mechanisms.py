@@ -10,9 +10,9 @@ from scipy import stats
 
 from dpstream.claims import Measure, Neighbour
 from dpstream.errors import DPStreamInputError
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
 from dpstream.mechanisms import DiscreteGaussianMechanism, ExponentialMechanism, LaplaceMechanism
-from dpstream.noise import DrawKind, InsecureSeededNoise
-from dpstream.tape import TapeRecorder
+from dpstream.noise import DrawKind
 
 
 def test_laplace_mechanism_scale_sites_and_values() -> None:

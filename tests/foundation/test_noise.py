@@ -10,16 +10,8 @@ import pytest
 from scipy import stats
 
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import (
-    DrawKind,
-    InsecureSeededNoise,
-    InsecureZeroNoise,
-    NoiseSource,
-    SecureNoise,
-    scoped,
-    site,
-)
-from dpstream.tape import TapeRecorder
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder
+from dpstream.noise import DrawKind, NoiseSource, SecureNoise, scoped, site
 
 
 def test_site_format() -> None:

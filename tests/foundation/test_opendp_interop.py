@@ -26,7 +26,8 @@ from dpstream.counters import (
     UnboundedBlockCounter,
 )
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import InsecureSeededNoise, NoiseSource, data_rng
+from dpstream.insecure import InsecureSeededNoise
+from dpstream.noise import NoiseSource, data_rng
 from dpstream.phdstream import HypercubePartition, LambdaRule, PrivTree
 from dpstream.phdstream.tree_function import tree_function
 from dpstream.tabular.datasets import explicit_counts

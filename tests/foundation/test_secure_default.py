@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import importlib
 import itertools
+import json
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pytest
 
+from dpstream.catalog import Entry, entries
 from dpstream.counters import (
     BinaryTreeCounter,
     BlockCounter,
@@ -79,6 +81,8 @@ from dpstream.tabular.stream import DifferentialDataset, generate_stream
 from dpstream.tabular.streaming_mwem import OfflineToStream, StreamingMWEM
 from dpstream.tabular.totals import TotalRule
 from dpstream.testing.secure_path import SecureDoorSpy, recognisable
+from dpstream.vectors.corpus import known_answer
+from dpstream.vectors.generate import run_inputs
 
 REAL_OPENDP_ONLY = {"test_secure_releases_are_not_reproducible", "test_secure_integer_draws_are_not_clamped_to_32_bits"}
 """Tests of OpenDP's randomness itself: not run on the deterministic stand-ins."""
@@ -103,6 +107,19 @@ def is_secure(noise: NoiseSource) -> bool:
 
 def test_default_noise_is_secure() -> None:
     assert type(default_noise()) is SecureNoise
+
+
+STREAMING = [e for e in entries() if e.streaming and e.build is not None]
+
+
+@pytest.mark.parametrize("e", STREAMING, ids=[e.anchor for e in STREAMING])
+def test_every_catalog_algorithm_runs_its_first_vector_on_the_secure_source(e: Entry) -> None:
+    """The catalog's list, not a list written here: each streaming entry, built on ``default_noise()`` with the
+    parameters of its first known-answer vector, releases one JSON value per input (the values are random)."""
+    v = next(known_answer(e.anchor))
+    releases = run_inputs(e, v.params, v.inputs, default_noise())
+    assert len(releases) == len(v.inputs) == len(v.expected)
+    assert json.loads(json.dumps(releases)) == releases  # plain JSON: what the protocol sends
 
 
 # --- counters ----------------------------------------------------------------------------------------

@@ -28,8 +28,9 @@ from dpstream.counters import (
     TreeAggregationCounter,
     UnboundedBlockCounter,
 )
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
 from dpstream.longitudinal.cumulative import CumulativeSynthesizer
-from dpstream.noise import InsecureSeededNoise, NoiseSource, SecureNoise, data_rng, scoped
+from dpstream.noise import NoiseSource, SecureNoise, data_rng, scoped
 from dpstream.phdstream.baselines import InitPrivTreeThenCounters
 from dpstream.phdstream.counters_tree import simple_counter_factory
 from dpstream.phdstream.data import concentric_circles_stream
@@ -45,7 +46,7 @@ from dpstream.tabular.main_algorithm import MainAlgorithm
 from dpstream.tabular.queries import all_workloads
 from dpstream.tabular.stream import generate_stream
 from dpstream.tabular.totals import TotalRule
-from dpstream.tape import Tape, TapeRecorder, TapeReplay, TapeSiteMissingError
+from dpstream.tape import Tape, TapeSiteMissingError
 from dpstream.testing import record_run
 
 

@@ -7,14 +7,13 @@ import json
 import numpy as np
 import pytest
 
-from dpstream.noise import InsecureSeededNoise, NoiseSource
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
+from dpstream.noise import NoiseSource
 from dpstream.tape import (
     DuplicateSiteError,
     Tape,
     TapeFormatError,
     TapeMismatchError,
-    TapeRecorder,
-    TapeReplay,
     TapeSiteMissingError,
     TapeUnusedSitesError,
 )

@@ -13,8 +13,8 @@ import jsonschema
 import pytest
 
 from dpstream.counters import BinaryTreeCounter, TreeAggregationCounter
-from dpstream.noise import InsecureSeededNoise
-from dpstream.tape import Tape, TapeFormatError, TapeRecorder
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
+from dpstream.tape import Tape, TapeFormatError
 from dpstream.testing import record_run
 from dpstream.vectors import KnownAnswerVector, MustRejectVector
 from dpstream.vectors.corpus import MANIFEST, corpus_dir, load_manifest

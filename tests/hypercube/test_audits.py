@@ -26,9 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from dpstream.audit.neighbours import point_replace_pairs
-from dpstream.audit.protocol import MechanismFactory
-from dpstream.audit.suites.hypercube import (
+from dpstream.audit.hypercube.cases import (
     SAMPLED_SHARE,
     _flip_pair,
     _tiny_streams,
@@ -38,10 +36,13 @@ from dpstream.audit.suites.hypercube import (
     sparse_black_box_check,
     sparse_calibration_check,
 )
+from dpstream.audit.neighbours import point_replace_pairs
+from dpstream.audit.protocol import MechanismFactory
 from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter
 from dpstream.hypercube.online import OnlineSyntheticData
 from dpstream.hypercube.schedule import PrivacySchedule
-from dpstream.noise import BaseNoiseSource, DrawKind, InsecureZeroNoise, NoiseSource, Params, dispatch
+from dpstream.insecure import InsecureZeroNoise
+from dpstream.noise import BaseNoiseSource, DrawKind, NoiseSource, Params, dispatch
 
 EPS, T = 2.0, 16
 ONES = (1,) * T
@@ -62,10 +63,7 @@ class _Rewrite(BaseNoiseSource):
 
     def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
         params = self.params(site, params)
-        inner = self.inner
-        raw = inner._draw(site, kind, params) if isinstance(inner, BaseNoiseSource) else dispatch(inner, site, kind,
-                                                                                                  params)
-        return self.value(site, raw)
+        return self.value(site, dispatch(self.inner, site, kind, params))
 
 
 class _ZeroTests(_Rewrite):

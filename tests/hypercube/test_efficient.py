@@ -15,8 +15,9 @@ from dpstream.hypercube.consistency import ConsistencyRule
 from dpstream.hypercube.efficient import EfficientOnlineSyntheticData, SparseForm, geometric_region_counter
 from dpstream.hypercube.online import HypercubeRelease, OnlineSyntheticData
 from dpstream.hypercube.streams import make_stream
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise, NoiseSource
-from dpstream.tape import Tape, TapeRecorder, TapeReplay, TapeSiteMissingError
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder, TapeReplay
+from dpstream.noise import NoiseSource
+from dpstream.tape import Tape, TapeSiteMissingError
 from dpstream.testing import replay_run
 from dpstream.vectors import KnownAnswerVector
 from dpstream.vectors.corpus import known_answer

@@ -7,16 +7,16 @@ import math
 import numpy as np
 import pytest
 
+from dpstream.audit.hypercube.loss import record_wiring
 from dpstream.claims import Measure, Neighbour
 from dpstream.errors import DPStreamInputError
 from dpstream.hypercube.consistency import consistency
 from dpstream.hypercube.online import OnlineSyntheticData
 from dpstream.hypercube.partition import BinaryPartition, Region, depth_as_printed, depth_at, level_time
-from dpstream.hypercube.privacy_loss import record_wiring
 from dpstream.hypercube.schedule import PrivacySchedule, ScheduleKind
 from dpstream.hypercube.streams import make_stream
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise
-from dpstream.tape import Tape, TapeError, TapeRecorder, TapeReplay, TapeSiteMissingError
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder, TapeReplay
+from dpstream.tape import Tape, TapeError, TapeSiteMissingError
 from dpstream.testing import replay_run
 from dpstream.vectors import KnownAnswerVector
 from dpstream.vectors.corpus import known_answer

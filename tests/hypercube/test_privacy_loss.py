@@ -1,4 +1,4 @@
-"""Exact privacy loss of 004-alg2 / alg3 / alg1 (dpstream.hypercube.privacy_loss).
+"""Exact privacy loss of 004-alg2 / alg3 / alg1 (dpstream.audit.hypercube.loss).
 
 The law of the segment ends must be a probability law (it sums to 1 over all partitions), the
 losses must respect the bounds of the proofs (partition <= eps/2, total <= eps, per level eps_r,
@@ -14,8 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from dpstream.hypercube.online import OnlineSyntheticData
-from dpstream.hypercube.privacy_loss import (
+from dpstream.audit.hypercube.loss import (
     SparseLaw,
     boolean_pairs,
     dlap_cdf,
@@ -27,8 +26,9 @@ from dpstream.hypercube.privacy_loss import (
     segments_of,
     sparse_view_loss,
 )
+from dpstream.hypercube.online import OnlineSyntheticData
 from dpstream.hypercube.schedule import PrivacySchedule
-from dpstream.noise import InsecureZeroNoise
+from dpstream.insecure import InsecureZeroNoise
 
 
 def test_integer_laplace_helpers_against_direct_sums() -> None:
@@ -80,13 +80,13 @@ def test_sparse_counting_meets_lemma_3_2(eps: float, T: int, printed: bool) -> N
     law = SparseLaw.printed(eps, T, as_printed=printed)
     for x, y in boolean_pairs(T):
         loss = sparse_view_loss(law, x, y)
-        assert loss.lo <= loss.hi <= eps * (1 + 1e-9)
+        assert loss.lower <= loss.upper <= eps * (1 + 1e-9)
         assert loss.parts["partition_only_max"] <= eps / 2 * (1 + 1e-9)
-        assert loss.hi - loss.lo <= 1e-9
+        assert loss.upper - loss.lower <= 1e-9
 
 
 def test_identical_streams_have_no_loss() -> None:
-    assert sparse_view_loss(SparseLaw.printed(1.0, 4), (1, 0, 1, 1), (1, 0, 1, 1)).hi == 0.0
+    assert sparse_view_loss(SparseLaw.printed(1.0, 4), (1, 0, 1, 1), (1, 0, 1, 1)).upper == 0.0
 
 
 @pytest.mark.parametrize(("variant", "T"), [("test scale halved", 6), ("A_sub printed scale", 6)])
@@ -99,7 +99,7 @@ def test_broken_variants_exceed_the_claim(variant: str, T: int) -> None:
     law = SparseLaw.printed(1.0, T)
     broken = {"test scale halved": dataclasses.replace(law, test_scale=law.test_scale / 2),
               "A_sub printed scale": SparseLaw.printed(1.0, T, sub_as_printed=True)}[variant]
-    worst = max(sparse_view_loss(broken, x, y).lo for x, y in boolean_pairs(T))
+    worst = max(sparse_view_loss(broken, x, y).lower for x, y in boolean_pairs(T))
     assert worst > 1.0
 
 
@@ -113,12 +113,12 @@ def test_inhomogeneous_loss_per_level() -> None:
         loss = inhomogeneous_view_loss(1.0, 0, eps_levels.__getitem__, x, y)
         t = i + 1
         r = math.floor(math.log2(t))  # eps = 1: level r is [2^r, 2^{r+1})
-        assert loss.hi <= eps_levels[r] * (1 + 1e-9)
+        assert loss.upper <= eps_levels[r] * (1 + 1e-9)
         ended = 2 ** (r + 1) <= len(x)
         assert loss.parts["S_tilde"] == (eps_levels[r] / 2 if ended else 0.0)
         before = inhomogeneous_view_loss(1.0, 2, eps_levels.__getitem__, x, y)
         if t < 4:
-            assert before.hi == 0.0  # before t_{r0}: X_t is not used (004-lem3.3 (2))
+            assert before.upper == 0.0  # before t_{r0}: X_t is not used (004-lem3.3 (2))
 
 
 @pytest.mark.parametrize("d", [1, 2, 3])
@@ -138,9 +138,9 @@ def test_online_loss_meets_the_claim(d: int) -> None:
             other = list(points)
             other[tau - 1] = cells[2] if base[tau - 1] == 0 else cells[0]
             loss = online_view_loss(make, points, other)
-            assert loss.hi <= schedule.total_budget_bound() * (1 + 1e-9)
+            assert loss.upper <= schedule.total_budget_bound() * (1 + 1e-9)
     assert schedule.total_budget_bound() <= eps * (1 + 1e-9)
-    assert online_view_loss(make, points, points).hi == 0.0
+    assert online_view_loss(make, points, points).upper == 0.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -160,4 +160,4 @@ def test_online_loss_catches_a_broken_schedule() -> None:
     other = list(points)
     other[3] = np.array([0.9, 0.9])
     loss = online_view_loss(make, points, other)
-    assert loss.lo > 1.0
+    assert loss.lower > 1.0

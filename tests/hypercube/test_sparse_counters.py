@@ -13,12 +13,13 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pytest
 
+from dpstream.audit.counters.models import binary_tree_counter_model
 from dpstream.claims import Measure, Neighbour
-from dpstream.counters.binary_tree import binary_tree_counter_model
 from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter, level_start
 from dpstream.errors import DPStreamInputError, HorizonExceededError
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise, NoiseSource, data_rng
-from dpstream.tape import Tape, TapeMismatchError, TapeRecorder, TapeReplay, TapeSiteMissingError
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder, TapeReplay
+from dpstream.noise import NoiseSource, data_rng
+from dpstream.tape import Tape, TapeMismatchError, TapeSiteMissingError
 from dpstream.testing import record_run, replay_run, replay_vector
 from dpstream.vectors import KnownAnswerVector
 from dpstream.vectors.corpus import known_answer

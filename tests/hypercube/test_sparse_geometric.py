@@ -4,7 +4,7 @@ The laws are enumerated, not sampled: a scripted noise source fixes the threshol
 outcome of the Bernoulli draws (each a Lap_Z draw whose event {Z != 0} has probability 2p/(1+p),
 p = exp(-1/scale), the law of 004-sec2.4); the printed law is written again from the box (the test
 of time u passes iff lambda'_u <= floor(T~_j) - N_j, with the Lap_Z cdf of
-dpstream.hypercube.privacy_loss).
+dpstream.audit.hypercube.loss).
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from dpstream.audit.hypercube.loss import dlap_cdf, dlap_sf
 from dpstream.counters.sparse import sparse_threshold
 from dpstream.counters.sparse_geometric import GeometricSparseCounter, bernoulli, first_failure, log_test_pass
 from dpstream.errors import DPStreamInputError
-from dpstream.hypercube.privacy_loss import dlap_cdf, dlap_sf
-from dpstream.noise import BaseNoiseSource, DrawKind, InsecureSeededNoise, Params, data_rng
-from dpstream.tape import TapeRecorder, TapeReplay
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
+from dpstream.noise import BaseNoiseSource, DrawKind, Params, data_rng
 
 
 class BranchNeededError(Exception):

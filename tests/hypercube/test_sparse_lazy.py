@@ -10,8 +10,8 @@ from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter, 
 from dpstream.counters.sparse_geometric import GeometricSparseCounter
 from dpstream.counters.sparse_lazy import LazyInhomogeneousCounter, advance_sparse
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import InsecureSeededNoise, NoiseSource, data_rng
-from dpstream.tape import TapeRecorder, TapeReplay
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
+from dpstream.noise import NoiseSource, data_rng
 
 FORMS: dict[str, SparseFactory] = {
     "printed": lambda eps, T, n: SparseCounter(eps, T, noise=n),

@@ -20,7 +20,8 @@ from dpstream.hypercube.wasserstein import (
     wasserstein1_assignment,
     wasserstein1_sorted,
 )
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise, data_rng
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise
+from dpstream.noise import data_rng
 
 
 def _brute_force(x: np.ndarray, y: np.ndarray) -> float:

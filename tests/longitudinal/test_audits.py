@@ -1,7 +1,7 @@
 """The longitudinal audits catch deliberately broken variants (and pass the correct implementations).
 
 Each broken variant is audited with the same check, sample size and level as its registered
-case (``dpstream.audit.suites.longitudinal``); the margin by which it is caught is asserted and
+case (``dpstream.audit.longitudinal.cases``); the margin by which it is caught is asserted and
 printed (run with ``-s`` to see it). False-alarm probability of the "correct passes" assertions:
 at most the level of each check (about 2e-5 and 1.5e-5), fixed seeds.
 """
@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 
 from dpstream.audit.calibration import calibration_linear
+from dpstream.audit.longitudinal import cases as suite
+from dpstream.audit.longitudinal.checks import fixed_window_calibration, fixed_window_exact_output
+from dpstream.audit.longitudinal.loss import cumulative_model, z_vector
 from dpstream.audit.protocol import derive_seed, sample_transcripts
-from dpstream.audit.suites import longitudinal as suite
 from dpstream.counters.tree_aggregation import TreeAggregationCounter
 from dpstream.longitudinal.bounds import fixed_window_sigma2, n_pad_corollary_3_3
-from dpstream.longitudinal.checks import fixed_window_calibration, fixed_window_exact_output
 from dpstream.longitudinal.cumulative import CumulativeSynthesizer
 from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer
 from dpstream.longitudinal.generators import random_matrix
-from dpstream.longitudinal.privacy import cumulative_model, z_vector
 from dpstream.noise import BaseNoiseSource, DrawKind, NoiseSource, Params
 
 T, K, RHO, N = suite.T1, suite.K1, suite.RHO1, suite.N1

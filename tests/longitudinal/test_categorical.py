@@ -8,19 +8,18 @@ from typing import Any
 import numpy as np
 import pytest
 
+from dpstream.audit.longitudinal.checks import theorem_3_2_accuracy
 from dpstream.audit.protocol import derive_seed, sample_transcripts
 from dpstream.claims import Neighbour
 from dpstream.errors import DPStreamInputError
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, ScriptedNoise, TapeRecorder
 from dpstream.longitudinal.bounds import fixed_window_sigma2, theorem_3_2_lambda
 from dpstream.longitudinal.categorical import CategoricalFixedWindowSynthesizer
-from dpstream.longitudinal.checks import theorem_3_2_accuracy
 from dpstream.longitudinal.data import window_histogram
 from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer
 from dpstream.longitudinal.generators import random_matrix
 from dpstream.longitudinal.propagation import window_error_bound
-from dpstream.longitudinal.testing import ScriptedNoise
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise, NoiseSource
-from dpstream.tape import TapeRecorder
+from dpstream.noise import NoiseSource
 
 
 def test_binary_alphabet_reproduces_algorithm_1() -> None:

@@ -8,15 +8,17 @@ import math
 import numpy as np
 import pytest
 
+from dpstream.audit.counters.models import tree_aggregation_model
 from dpstream.claims import Measure, Neighbour, PrivacyClaim
-from dpstream.counters import SimpleCounter, tree_aggregation_model
+from dpstream.counters import SimpleCounter
 from dpstream.counters.base import Counter
 from dpstream.errors import DPStreamInputError, HorizonExceededError
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder, TapeReplay
 from dpstream.longitudinal.bounds import levels, rho_b_allocation
 from dpstream.longitudinal.cumulative import CumulativeSynthesizer
 from dpstream.longitudinal.generators import random_matrix
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise, NoiseSource, site
-from dpstream.tape import TapeMismatchError, TapeRecorder, TapeReplay
+from dpstream.noise import NoiseSource, site
+from dpstream.tape import TapeMismatchError
 
 
 def _true_S(X: np.ndarray, t: int) -> list[int]:

@@ -8,15 +8,15 @@ import math
 import numpy as np
 import pytest
 
+from dpstream.audit.longitudinal.closed_form import targets_from_tape
 from dpstream.claims import Measure, Neighbour
 from dpstream.errors import DPStreamInputError, HorizonExceededError, StateError
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, ScriptedNoise, TapeRecorder, TapeReplay
 from dpstream.longitudinal.data import window_histogram
 from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer, PaddingExhaustedError
 from dpstream.longitudinal.generators import all_ones, random_matrix
 from dpstream.longitudinal.queries import WindowQuery, debiased_answer, histogram_queries, poverty_queries
-from dpstream.longitudinal.testing import ScriptedNoise, targets_from_tape
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise
-from dpstream.tape import TapeMismatchError, TapeRecorder, TapeReplay
+from dpstream.tape import TapeMismatchError
 
 
 @pytest.mark.parametrize(("T", "k", "rho", "seed"), [(8, 3, 2.0, 1), (6, 1, 0.5, 2), (7, 7, 3.0, 3), (9, 2, 50.0, 4)])

@@ -11,12 +11,8 @@ import pytest
 from scipy.special import logsumexp
 
 from dpstream.audit.exact import linear_renyi
-from dpstream.linear_model import NoiseLaw
-from dpstream.longitudinal.bounds import fixed_window_sigma2, rho_b_allocation
-from dpstream.longitudinal.cumulative import CumulativeSynthesizer
-from dpstream.longitudinal.data import window_histogram
-from dpstream.longitudinal.generators import random_matrix
-from dpstream.longitudinal.privacy import (
+from dpstream.audit.linear_model import NoiseLaw
+from dpstream.audit.longitudinal.loss import (
     cumulative_model,
     cumulative_worst_pair,
     fixed_window_histogram_model,
@@ -26,8 +22,11 @@ from dpstream.longitudinal.privacy import (
     worst_pair_bracket,
     z_vector,
 )
-from dpstream.noise import InsecureSeededNoise
-from dpstream.tape import TapeRecorder
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
+from dpstream.longitudinal.bounds import fixed_window_sigma2, rho_b_allocation
+from dpstream.longitudinal.cumulative import CumulativeSynthesizer
+from dpstream.longitudinal.data import window_histogram
+from dpstream.longitudinal.generators import random_matrix
 
 
 def _release_law_k1(X: np.ndarray, T: int, sigma2: float, radius: int) -> dict[tuple[int, ...], float]:
@@ -88,7 +87,7 @@ def test_bracket_contains_brute_force_divergence(T: int, sigma2: float, alpha: f
     exact = _renyi(P, Q, alpha)
     bracket = output_renyi_bracket(X, Y, T, 1, sigma2, alpha)
     assert bracket.lower - 1e-3 <= exact <= bracket.upper + 1e-3
-    assert bracket.upper <= bracket.histograms + 1e-9  # the synthetic data leak no more than the histograms
+    assert bracket.upper <= bracket.parts["histograms"] + 1e-9  # the synthetic data leak no more than the histograms
 
 
 def test_histogram_level_matches_closed_form() -> None:
@@ -116,10 +115,10 @@ def test_worst_pair_dp_matches_exhaustive_search() -> None:
             br = output_renyi_bracket(X, Y, T, k, sigma2, alpha)
             best_lower = max(best_lower, br.lower)
             best_upper = max(best_upper, br.upper)
-            best_hist = max(best_hist, br.histograms)
+            best_hist = max(best_hist, br.parts["histograms"])
     assert bracket.lower == pytest.approx(best_lower, rel=1e-12)
     assert bracket.upper == pytest.approx(best_upper, rel=1e-12)
-    assert bracket.histograms == pytest.approx(best_hist, rel=1e-12)
+    assert bracket.parts["histograms"] == pytest.approx(best_hist, rel=1e-12)
     assert y is not None
     concrete = output_renyi_bracket(np.vstack([base, x]), np.vstack([base, y]), T, k, sigma2, alpha)
     assert concrete.lower == pytest.approx(bracket.lower, rel=1e-12)
@@ -132,12 +131,12 @@ def test_paper_setting_claims() -> None:
     default = fixed_window_sigma2(T, k, rho)
     for alpha in (1.25, 2.0, 16.0, 64.0):
         sub, _, _ = worst_pair_bracket(T, k, printed, alpha)
-        assert sub.histograms / alpha == pytest.approx(2 * rho, rel=1e-6)
+        assert sub.parts["histograms"] / alpha == pytest.approx(2 * rho, rel=1e-6)
         assert sub.lower / alpha > 1.39 * rho  # the released synthetic data alone exceed rho
         ar, _, _ = worst_pair_bracket(T, k, printed, alpha, substitute=False)
-        assert ar.histograms / alpha == pytest.approx(rho, rel=1e-6) and ar.upper <= ar.histograms
+        assert ar.parts["histograms"] / alpha == pytest.approx(rho, rel=1e-6) and ar.upper <= ar.parts["histograms"]
         fixed, _, _ = worst_pair_bracket(T, k, default, alpha)
-        assert fixed.histograms / alpha == pytest.approx(rho, rel=1e-6) and fixed.upper <= alpha * rho
+        assert fixed.parts["histograms"] / alpha == pytest.approx(rho, rel=1e-6) and fixed.upper <= alpha * rho
 
 
 def test_output_log_likelihood_of_runs() -> None:

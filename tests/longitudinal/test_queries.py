@@ -8,6 +8,7 @@ import math
 import pytest
 
 from dpstream.errors import DPStreamInputError
+from dpstream.insecure import InsecureSeededNoise
 from dpstream.longitudinal.cumulative import CumulativeSynthesizer
 from dpstream.longitudinal.data import (
     LongitudinalData,
@@ -20,7 +21,6 @@ from dpstream.longitudinal.data import (
 from dpstream.longitudinal.generators import random_matrix
 from dpstream.longitudinal.padding import de_bruijn, padding_matrix
 from dpstream.longitudinal.queries import CumulativeQuery, WindowQuery, histogram_queries, poverty_queries
-from dpstream.noise import InsecureSeededNoise
 
 
 def test_pattern_codes_round_trip() -> None:

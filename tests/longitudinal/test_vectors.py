@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from dpstream.audit.longitudinal.closed_form import targets_from_tape
 from dpstream.longitudinal.cumulative import CumulativeSynthesizer
 from dpstream.longitudinal.data import window_histogram
 from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer
-from dpstream.longitudinal.testing import targets_from_tape
 from dpstream.tape import Tape
 from dpstream.testing import replay_vector
 from dpstream.vectors import KnownAnswerVector

@@ -14,8 +14,7 @@ from collections.abc import Sequence
 import pytest
 
 from dpstream.audit.blackbox import black_box
-from dpstream.audit.protocol import MechanismFactory, derive_seed, sample_transcripts
-from dpstream.audit.suites.phdstream import (
+from dpstream.audit.phdstream.cases import (
     EPS,
     P3,
     PAIRS,
@@ -29,9 +28,11 @@ from dpstream.audit.suites.phdstream import (
     phdstream_exact_loss,
     phdstream_llr,
 )
+from dpstream.audit.protocol import MechanismFactory, derive_seed, sample_transcripts
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.counters import SimpleCounter
-from dpstream.noise import InsecureZeroNoise, NoiseSource
+from dpstream.insecure import InsecureZeroNoise
+from dpstream.noise import NoiseSource
 from dpstream.phdstream import HypercubePartition, LambdaRule
 from dpstream.phdstream.counters_tree import PHDStreamTreeWithCounters
 from dpstream.phdstream.stream import TrueStream

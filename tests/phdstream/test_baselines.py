@@ -6,7 +6,7 @@ import pytest
 
 from dpstream.claims import Measure
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder
 from dpstream.phdstream import HypercubePartition, PointEvents
 from dpstream.phdstream.baselines import (
     InitPrivTreeThenCounters,
@@ -17,7 +17,6 @@ from dpstream.phdstream.baselines import (
 )
 from dpstream.phdstream.initialization import initialize, initialize_by_ratio
 from dpstream.phdstream.tree_function import tree_function
-from dpstream.tape import TapeRecorder
 
 P = HypercubePartition(2, 4)
 B1 = PointEvents.of([[0.1, 0.1]] * 20 + [[0.9, 0.8]] * 10)

@@ -9,7 +9,8 @@ import pytest
 
 from dpstream.counters import BlockCounter
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import InsecureSeededNoise, data_rng
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
+from dpstream.noise import data_rng
 from dpstream.phdstream import (
     EfficientPHDStream,
     HypercubePartition,
@@ -19,7 +20,6 @@ from dpstream.phdstream import (
     simple_counter_factory,
 )
 from dpstream.phdstream.counters_tree import CounterFactory
-from dpstream.tape import TapeRecorder, TapeReplay
 
 
 def stream(seed: int, steps: int) -> list[PointEvents]:

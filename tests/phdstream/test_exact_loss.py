@@ -6,9 +6,7 @@ import math
 
 import pytest
 
-from dpstream.noise import data_rng
-from dpstream.phdstream import HypercubePartition, LambdaRule, is_consistent, privtree_scales, tree_function
-from dpstream.phdstream.exact_loss import (
+from dpstream.audit.phdstream.loss import (
     enumerate_subtrees,
     laplace_log_cdf,
     laplace_log_sf,
@@ -16,6 +14,8 @@ from dpstream.phdstream.exact_loss import (
     privtree_log_probability,
     privtree_sup_loss,
 )
+from dpstream.noise import data_rng
+from dpstream.phdstream import HypercubePartition, LambdaRule, is_consistent, privtree_scales, tree_function
 from dpstream.phdstream.partition import Node, Partition
 
 
@@ -107,5 +107,5 @@ def test_step_loss_adds_the_count_part() -> None:
     dF: dict[Node, float] = {(0, 0, 0): 0.0}
     dF2: dict[Node, float] = {(0, 0, 0): 1.0}
     loss = phdstream_step_sup_loss(P, F, F2, dF, dF2, lam, delta, 0.0, 2.0 / eps)
-    assert loss.backward == pytest.approx(3 / lam + eps / 2, rel=1e-9)
+    assert loss.parts["backward"] == pytest.approx(3 / lam + eps / 2, rel=1e-9)
     assert loss.value == pytest.approx(eps, rel=1e-9)

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import InsecureSeededNoise, data_rng
+from dpstream.insecure import InsecureSeededNoise
+from dpstream.noise import data_rng
 from dpstream.phdstream import BooleanCubePartition, HypercubePartition, node_label
 
 

@@ -17,7 +17,8 @@ import pytest
 from dpstream.claims import Measure, Neighbour
 from dpstream.counters import BlockCounter
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise, data_rng
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder
+from dpstream.noise import data_rng
 from dpstream.phdstream import (
     HypercubePartition,
     LambdaRule,
@@ -30,7 +31,7 @@ from dpstream.phdstream import (
 )
 from dpstream.phdstream.partition import Node, Partition
 from dpstream.phdstream.stream import synthetic_count
-from dpstream.tape import Tape, TapeRecorder
+from dpstream.tape import Tape
 
 P = HypercubePartition(2, 3)
 EPS = 1.0

@@ -8,12 +8,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpstream.audit.phdstream.loss import enumerate_subtrees, privtree_log_probability
 from dpstream.claims import Measure, Neighbour
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder, TapeReplay
 from dpstream.phdstream import HypercubePartition, LambdaRule, PrivTree, privtree, privtree_scales, tree_function
-from dpstream.phdstream.exact_loss import enumerate_subtrees, privtree_log_probability
-from dpstream.tape import TapeRecorder, TapeReplay
 
 P = HypercubePartition(2, 3)
 

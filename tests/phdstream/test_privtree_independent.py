@@ -29,9 +29,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from dpstream.audit.phdstream.loss import privtree_sup_loss
 from dpstream.noise import data_rng
 from dpstream.phdstream import HypercubePartition, LambdaRule, privtree_scales
-from dpstream.phdstream.exact_loss import privtree_sup_loss
 
 Vertex = tuple[int, ...]
 EPS = 1.0

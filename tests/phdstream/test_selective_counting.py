@@ -10,10 +10,11 @@ import pytest
 from dpstream.claims import Measure, Neighbour, PrivacyClaim
 from dpstream.counters import SimpleCounter
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise, scoped
-from dpstream.phdstream import HypercubePartition, PHDStream, PointEvents, SelectiveCounting, SelectiveRelease
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise
+from dpstream.noise import scoped
+from dpstream.phdstream import HypercubePartition, PHDStream, PointEvents
 from dpstream.phdstream.counters_tree import LeafCounters, PHDStreamTreeWithCounters, PrivTreeSelector
-from dpstream.phdstream.selective_counting import compose_selective_claim
+from dpstream.selective_counting import SelectiveCounting, SelectiveRelease, compose_selective_claim
 
 
 class ParitySelector:

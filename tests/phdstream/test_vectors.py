@@ -35,8 +35,10 @@ from typing import Any
 import pytest
 
 from dpstream.catalog import entry
+from dpstream.catalog.codecs.phdstream import encode_subtree, encode_synthetic, encode_tree_release, node_of
 from dpstream.catalog.phdstream import counter_factory, lambda_rule, partition
-from dpstream.noise import BaseNoiseSource, DrawKind, InsecureSeededNoise, Params
+from dpstream.insecure import InsecureSeededNoise, TapeReplay
+from dpstream.noise import BaseNoiseSource, DrawKind, Params
 from dpstream.phdstream import (
     EfficientPHDStream,
     PHDStream,
@@ -46,8 +48,7 @@ from dpstream.phdstream import (
     privtree,
     tree_function,
 )
-from dpstream.phdstream.codec import encode_subtree, encode_synthetic, encode_tree_release, node_of
-from dpstream.tape import Draw, Tape, TapeError, TapeReplay
+from dpstream.tape import Draw, Tape, TapeError
 from dpstream.testing import replay_run
 from dpstream.vectors import KnownAnswerVector
 from dpstream.vectors.corpus import known_answer

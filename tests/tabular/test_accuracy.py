@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpstream.noise import InsecureSeededNoise
+from dpstream.insecure import InsecureSeededNoise
 from dpstream.tabular.accuracy import streaming_mwem_differential_bound, streaming_mwem_snapshot_bound
 from dpstream.tabular.datasets import answer
 from dpstream.tabular.domain import Domain

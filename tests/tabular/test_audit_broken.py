@@ -15,11 +15,12 @@ import pytest
 
 from dpstream.audit.blackbox import black_box
 from dpstream.audit.scores import histogram_score
-from dpstream.audit.suites.tabular import DOMAIN, EPS, Q1, _public, exact_sup_check, pairs, transcript_check
+from dpstream.audit.tabular.cases import DOMAIN, EPS, Q1, _public, exact_sup_check, pairs, transcript_check
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.counters import SimpleCounter
 from dpstream.counters.base import Counter
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise, NoiseSource
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise
+from dpstream.noise import NoiseSource
 from dpstream.tabular.datasets import SyntheticDataset, answer
 from dpstream.tabular.domain import Domain
 from dpstream.tabular.main_algorithm import MainAlgorithm

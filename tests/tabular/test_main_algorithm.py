@@ -8,7 +8,8 @@ import pytest
 from dpstream.claims import Measure
 from dpstream.counters import BinaryTreeCounter, SimpleCounter, TreeAggregationCounter, UnboundedBlockCounter
 from dpstream.errors import DPStreamInputError, HorizonExceededError
-from dpstream.noise import DrawKind, InsecureSeededNoise, InsecureZeroNoise, NoiseSource
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder, TapeReplay
+from dpstream.noise import DrawKind, NoiseSource
 from dpstream.tabular.datasets import answer
 from dpstream.tabular.domain import Domain
 from dpstream.tabular.main_algorithm import MainAlgorithm
@@ -16,7 +17,7 @@ from dpstream.tabular.queries import Workload, all_marginal_queries, all_workloa
 from dpstream.tabular.selection import SelectionLaw, score_sensitivity
 from dpstream.tabular.stream import DifferentialDataset, StreamStep, generate_stream
 from dpstream.tabular.totals import TotalRule
-from dpstream.tape import TapeMismatchError, TapeRecorder, TapeReplay
+from dpstream.tape import TapeMismatchError
 from dpstream.testing import record_run
 
 DOM = Domain(("a", "b", "c"), (2, 3, 2))

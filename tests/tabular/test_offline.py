@@ -7,7 +7,8 @@ import pytest
 
 from dpstream.claims import Measure
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import DrawKind, InsecureSeededNoise, InsecureZeroNoise
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder, TapeReplay
+from dpstream.noise import DrawKind
 from dpstream.tabular.datasets import ExplicitDataset, answer
 from dpstream.tabular.domain import Domain
 from dpstream.tabular.fitting import InformationProjection, MultiplicativeWeights
@@ -15,7 +16,6 @@ from dpstream.tabular.offline import measure_all, naive_offline, offline_claim, 
 from dpstream.tabular.queries import all_marginal_queries, all_workloads
 from dpstream.tabular.stream import generate_records
 from dpstream.tabular.totals import TotalRule
-from dpstream.tape import TapeRecorder, TapeReplay
 
 DOM = Domain(("a", "b", "c"), (2, 3, 2))
 COUNTS = np.zeros(DOM.sizes)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpstream.noise import InsecureSeededNoise, InsecureZeroNoise
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise
 from dpstream.tabular.datasets import answer
 from dpstream.tabular.domain import Domain
 from dpstream.tabular.main_algorithm import MainAlgorithm

@@ -1,7 +1,7 @@
 """003-alg3 is an instance of online selective counting (001-alg4): same tape, same releases.
 
 :class:`SelectiveMainAlgorithm` runs 003-alg3's selection (the counter-selecting M) and counters through the
-generic :class:`dpstream.phdstream.selective_counting.SelectiveCounting` of the PHDStream family; the direct
+generic :class:`dpstream.selective_counting.SelectiveCounting` of the PHDStream family; the direct
 :class:`MainAlgorithm` runs its own loop. Both replay one noise tape here (``replay_run`` fails unless every
 site of the tape is used, so the two draw exactly the same things) and must release the same datasets, select
 the same queries and leave every counter in the same state -- over several streams with removals, several k,
@@ -17,8 +17,9 @@ import pytest
 from dpstream.counters import BlockCounter, UnboundedBlockCounter
 from dpstream.counters.base import Counter, CounterFactory
 from dpstream.counters.multidim import MultiDimensionalCounter
-from dpstream.noise import InsecureSeededNoise, NoiseSource
-from dpstream.phdstream.selective_counting import SelectiveCounting
+from dpstream.insecure import InsecureSeededNoise, TapeReplay
+from dpstream.noise import NoiseSource
+from dpstream.selective_counting import SelectiveCounting
 from dpstream.tabular.datasets import answer
 from dpstream.tabular.domain import Domain
 from dpstream.tabular.main_algorithm import MainAlgorithm, simple_factory
@@ -27,7 +28,7 @@ from dpstream.tabular.selection import SelectionLaw
 from dpstream.tabular.selective import SelectiveMainAlgorithm
 from dpstream.tabular.stream import StreamStep, generate_stream
 from dpstream.tabular.totals import TotalRule
-from dpstream.tape import Tape, TapeReplay, TapeSiteMissingError
+from dpstream.tape import Tape, TapeSiteMissingError
 from dpstream.testing import record_run, replay_run
 
 DOM = Domain(("a", "b", "c"), (2, 3, 2))

@@ -9,7 +9,8 @@ import pytest
 
 from dpstream.claims import Measure
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import DrawKind, InsecureSeededNoise, InsecureZeroNoise, NoiseSource
+from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder, TapeReplay
+from dpstream.noise import DrawKind, NoiseSource
 from dpstream.tabular.datasets import answer
 from dpstream.tabular.domain import Domain
 from dpstream.tabular.fitting import MultiplicativeWeights
@@ -19,7 +20,7 @@ from dpstream.tabular.selection import SelectionLaw
 from dpstream.tabular.stream import DifferentialDataset, StreamStep, generate_stream
 from dpstream.tabular.streaming_mwem import OfflineToStream, StreamingMWEM
 from dpstream.tabular.totals import TotalRule
-from dpstream.tape import TapeMismatchError, TapeRecorder, TapeReplay
+from dpstream.tape import TapeMismatchError
 from dpstream.testing import record_run, replay_run
 
 DOM = Domain(("a", "b", "c"), (2, 3, 2))

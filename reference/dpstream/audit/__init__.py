@@ -7,8 +7,11 @@ The protocol and the entry points are documented in ``docs/audits.md``. In short
 * neighbouring inputs: :mod:`dpstream.audit.neighbours`;
 * the four checks: :mod:`~dpstream.audit.exact` (white-box loss), :mod:`~dpstream.audit.blackbox`,
   :mod:`~dpstream.audit.calibration`, :mod:`~dpstream.audit.accuracy` (+ :mod:`~dpstream.audit.bounds`);
-* ready-made cases: :mod:`dpstream.audit.cases`; registration: :mod:`dpstream.audit.registry`
-  and one module per family in :mod:`dpstream.audit.suites`;
+* ready-made cases: :mod:`dpstream.audit.cases`; registration: :mod:`dpstream.audit.registry`;
+* the verification room, one subpackage per algorithm family (``counters``, ``phdstream``,
+  ``longitudinal``, ``hypercube``, ``tabular``): its release models and exact losses (one result type,
+  :class:`~dpstream.audit.exact.ExactLoss`), its own checks and ``cases.py``, the audits it registers;
+  the model type itself is :mod:`dpstream.audit.linear_model`; algorithm packages import nothing from here;
 * running and reporting: :mod:`~dpstream.audit.runner`, :mod:`~dpstream.audit.report`,
   ``dpstream audit`` (:mod:`~dpstream.audit.cli`);
 * samplers and trials over any executor: :mod:`~dpstream.audit.sampler` (seed hook:

@@ -29,8 +29,8 @@ import math
 import numpy as np
 
 from dpstream.audit.accuracy import AccuracyBound
+from dpstream.audit.linear_model import LinearReleaseModel
 from dpstream.errors import DPStreamInputError, require_positive_finite, require_probability
-from dpstream.linear_model import LinearReleaseModel
 from dpstream.noise import DrawKind
 
 __all__ = ["chebyshev_bound", "laplace_sum_bound", "subgaussian_bound", "tree_aggregation_printed_bound"]

@@ -1,7 +1,7 @@
 """Ready-made audit cases: the four checks wired together for common kinds of component.
 
 * :func:`linear_case` — anything whose releases follow a
-  :class:`~dpstream.linear_model.LinearReleaseModel` (all counters, Laplace mechanism,
+  :class:`~dpstream.audit.linear_model.LinearReleaseModel` (all counters, Laplace mechanism,
   count-release parts of larger algorithms): exact loss over all given pairs, black-box on
   the worst pair with the model's log-likelihood ratio, calibration of the recovered noise,
   and any number of accuracy bounds.
@@ -28,6 +28,7 @@ from dpstream.audit.accuracy import AccuracyBound, accuracy_check
 from dpstream.audit.blackbox import black_box
 from dpstream.audit.calibration import calibration_finite, calibration_linear
 from dpstream.audit.exact import DEFAULT_ALPHAS, exact_loss_finite, exact_loss_linear
+from dpstream.audit.linear_model import LinearReleaseModel
 from dpstream.audit.neighbours import NeighbourPair
 from dpstream.audit.protocol import Encoder, MechanismFactory, Transcript, derive_seed, flatten, sample_transcripts
 from dpstream.audit.registry import AuditCase, AuditContext, CheckResult, Profile
@@ -36,7 +37,6 @@ from dpstream.audit.scores import FiniteLLR, ModelLLR, Score, ScoreLearner
 from dpstream.audit.search import SearchSpace, Setting, counter_space, search, search_check
 from dpstream.claims import PrivacyClaim
 from dpstream.errors import DPStreamInputError, require_int_at_least
-from dpstream.linear_model import LinearReleaseModel
 
 __all__ = ["Effort", "finite_case", "linear_case", "run_linear_checks"]
 

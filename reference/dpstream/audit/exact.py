@@ -1,9 +1,16 @@
 """Exact privacy loss (white-box model checks): the paper's proof, checked numerically.
 
-Three entry points, each returning a :class:`~dpstream.audit.registry.CheckResult` of kind
+**One result type.** Every exact loss computed in the verification room, whatever the family, is an
+:class:`ExactLoss`: a loss known to lie in ``[lower, upper]`` (equal ends when it is exact; a bracket when
+a sum is truncated or a chain rule bounds it), in the claim's measure (pure DP: sup_o |log p(o|f) - log p(o|f')|;
+zCDP: max_alpha D_alpha / alpha, or D_alpha at one order ``alpha``), with where it is attained, its named parts
+and, for streams, its split over time. :class:`LossFigures` turns the losses of many pairs into the
+audit's :class:`~dpstream.audit.registry.CheckResult` (kind ``EXACT_LOSS``).
+
+Three entry points for models given as data, each returning a :class:`~dpstream.audit.registry.CheckResult` of kind
 ``EXACT_LOSS`` and needing no randomness (no false alarm):
 
-(a) :func:`exact_loss_linear` — a :class:`~dpstream.linear_model.LinearReleaseModel` on
+(a) :func:`exact_loss_linear` — a :class:`~dpstream.audit.linear_model.LinearReleaseModel` on
     concrete neighbouring inputs. With W of full column rank the releases are a bijective
     image of the noisy statistics s = S f + z, so the privacy loss of the transcript equals
     that of s, a sum over independent terms. Pure DP: sup_o |log p(o|f) - log p(o|f')| =
@@ -29,22 +36,24 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from scipy.special import logsumexp
 
+from dpstream.audit.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.audit.neighbours import NeighbourPair
 from dpstream.audit.protocol import Encoder, flatten
 from dpstream.audit.registry import CheckKind, CheckResult
 from dpstream.claims import Measure, PrivacyClaim
 from dpstream.errors import DPStreamInputError, require_int_at_least
-from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import DrawKind
 
 __all__ = [
     "DEFAULT_ALPHAS",
+    "ExactLoss",
     "LossFigures",
     "exact_loss_finite",
     "exact_loss_linear",
@@ -64,6 +73,78 @@ DEFAULT_ALPHAS: tuple[float, ...] = (1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 1
 """Renyi orders checked against alpha * rho for zCDP claims."""
 
 _REL_TOL = 1e-9  # floating-point slack when comparing an exact loss with the claim
+
+
+@dataclass(frozen=True)
+class ExactLoss:
+    """A privacy loss computed from a model of the algorithm (never from a run): it lies in ``[lower, upper]``.
+
+    * ``lower == upper``: known exactly (:meth:`exact`); ``lower < upper``: bracketed (a truncated sum, a
+      chain-rule bracket); ``upper = inf``: unbounded (e.g. a discrete Gaussian under a non-integer shift,
+      releases that are not a post-processing of the noisy statistics).
+    * ``measure``: ``PURE_DP`` for the pure-DP loss sup_o |log p(o|f) - log p(o|f')| (or its value at one
+      output, where the computation is for one sampled output); ``ZCDP`` for the zCDP cost
+      max_alpha D_alpha / alpha, or, when ``alpha`` is set, the Renyi divergence D_alpha at that order (not
+      divided by alpha).
+    * ``where``: what attains it (the worst pair, output, segment pattern, region); ``parts``: named
+      components (JSON-compatible floats); ``per_time``: the loss split over the time steps t = 1, 2, ...
+      where the computation gives it (signed: log p(o_t | ...) - log p'(o_t | ...)).
+    """
+
+    lower: float
+    upper: float
+    where: str = ""
+    parts: Mapping[str, float] = field(default_factory=dict)
+    measure: Measure = Measure.PURE_DP
+    alpha: float | None = None
+    per_time: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.measure is Measure.NOT_PRIVATE:
+            raise DPStreamInputError("measure", "must be PURE_DP or ZCDP", self.measure)
+        if self.alpha is not None and (self.measure is not Measure.ZCDP or not self.alpha > 1.0):
+            raise DPStreamInputError("alpha", "is an order > 1 of a ZCDP loss (D_alpha)", self.alpha)
+
+    @classmethod
+    def exact(cls, value: float, where: str = "", parts: Mapping[str, float] | None = None, *,
+              measure: Measure = Measure.PURE_DP, alpha: float | None = None,
+              per_time: Sequence[float] = ()) -> ExactLoss:
+        """A loss known exactly: ``lower == upper == value``."""
+        v = float(value)
+        return cls(v, v, where, dict(parts or {}), measure, alpha, tuple(float(x) for x in per_time))
+
+    @classmethod
+    def renyi(cls, value: float, alpha: float, where: str = "") -> ExactLoss:
+        """D_alpha known exactly."""
+        return cls.exact(value, where, measure=Measure.ZCDP, alpha=alpha)
+
+    @classmethod
+    def zero(cls, where: str = "") -> ExactLoss:
+        return cls(0.0, 0.0, where)
+
+    @property
+    def value(self) -> float:
+        """The headline number: the upper end (the loss itself when it is exact)."""
+        return self.upper
+
+    @property
+    def width(self) -> float:
+        """``upper - lower`` (0 when exact)."""
+        return self.upper - self.lower
+
+    def __add__(self, other: ExactLoss) -> ExactLoss:
+        """The loss of two independent mechanisms run together (basic composition: ends, parts and times add)."""
+        if (self.measure, self.alpha) != (other.measure, other.alpha):
+            raise DPStreamInputError("other", "must have the same measure and order alpha", other.measure)
+        parts = dict(self.parts)
+        for k, v in other.parts.items():
+            parts[k] = parts.get(k, 0.0) + v
+        n = max(len(self.per_time), len(other.per_time))
+        per_time = tuple((self.per_time[i] if i < len(self.per_time) else 0.0)
+                         + (other.per_time[i] if i < len(other.per_time) else 0.0) for i in range(n))
+        where = "; ".join(w for w in (self.where, other.where) if w)
+        return ExactLoss(self.lower + other.lower, self.upper + other.upper, where, parts, self.measure, self.alpha,
+                         per_time)
 
 
 def _is_integer(x: float) -> bool:
@@ -137,7 +218,8 @@ def _claim_passes(claim: PrivacyClaim, value: float) -> bool | None:
 
 
 class LossFigures:
-    """Accumulates per-pair losses (pure) or D_alpha / alpha curves (zCDP) into a CheckResult."""
+    """Accumulates per-pair :class:`ExactLoss` values (pure: the upper end) or D_alpha curves (zCDP: the
+    largest D_alpha / alpha) into a CheckResult."""
 
     def __init__(self, claim: PrivacyClaim, alphas: Sequence[float]) -> None:
         self.claim = claim
@@ -150,14 +232,22 @@ class LossFigures:
     def zcdp(self) -> bool:
         return self.claim.measure is Measure.ZCDP
 
-    def add(self, label: str, loss: float, renyi: Sequence[float] = ()) -> None:
+    def add(self, label: str, loss: ExactLoss) -> None:
+        """A pure-DP loss of one pair (its upper end is what the claim is compared with)."""
+        if self.zcdp or loss.measure is not Measure.PURE_DP:
+            raise DPStreamInputError("loss", "must be a pure-DP loss of a pure-DP claim (zCDP: add_curve)", loss)
         self.labels.append(label)
-        if self.zcdp:
-            curve = [float(r) for r in renyi]
-            self.curves.append(curve)
-            self.values.append(max(r / a for r, a in zip(curve, self.alphas, strict=True)))
-        else:
-            self.values.append(float(loss))
+        self.values.append(float(loss.upper))
+
+    def add_curve(self, label: str, curve: Sequence[ExactLoss]) -> None:
+        """The D_alpha of one pair at every order of ``alphas`` (their upper ends)."""
+        if [c.alpha for c in curve] != list(self.alphas):
+            raise DPStreamInputError("curve", f"must give D_alpha at alpha = {list(self.alphas)}",
+                                     [c.alpha for c in curve])
+        self.labels.append(label)
+        values = [float(c.upper) for c in curve]
+        self.curves.append(values)
+        self.values.append(max(r / a for r, a in zip(values, self.alphas, strict=True)))
 
     def result(self, method: str, extra: str = "", inconclusive_above: bool = False) -> CheckResult:
         if not self.values:
@@ -202,10 +292,11 @@ def exact_loss_linear(
     for pair in pairs:
         f, g = input_vector(pair.f), input_vector(pair.f_prime)
         if figures.zcdp:
-            curve = [max(linear_renyi(model, f, g, a), linear_renyi(model, g, f, a)) for a in figures.alphas]
-            figures.add(pair.label, 0.0, curve)
+            figures.add_curve(pair.label, [
+                ExactLoss.renyi(max(linear_renyi(model, f, g, a), linear_renyi(model, g, f, a)), a)
+                for a in figures.alphas])
         else:
-            figures.add(pair.label, linear_sup_loss(model, f, g))
+            figures.add(pair.label, ExactLoss.exact(linear_sup_loss(model, f, g)))
     laws = sorted({law.describe() for law in model.laws})
     extra = f"terms {len(model.laws)} ({', '.join(laws[:3])}{', ...' if len(laws) > 3 else ''})"
     if not model.injective:
@@ -255,10 +346,10 @@ def exact_loss_finite(
             if any(v < 0 for v in law.values()) or abs(total - 1.0) > 1e-9:
                 raise DPStreamInputError(name, "must be a probability table summing to 1", total)
         if figures.zcdp:
-            curve = [max(finite_renyi(p, q, a), finite_renyi(q, p, a)) for a in figures.alphas]
-            figures.add(label, 0.0, curve)
+            figures.add_curve(label, [ExactLoss.renyi(max(finite_renyi(p, q, a), finite_renyi(q, p, a)), a)
+                                      for a in figures.alphas])
         else:
-            figures.add(label, finite_sup_loss(p, q))
+            figures.add(label, ExactLoss.exact(finite_sup_loss(p, q)))
     return figures.result("finite output law")
 
 
@@ -294,14 +385,11 @@ def exact_loss_pointwise(
         one = np.isfinite(a) ^ np.isfinite(b)
         sup = math.inf if one.any() else float(np.max(np.abs(a[both] - b[both]), initial=0.0))
         if figures.zcdp:
-            curve = []
-            for al in figures.alphas:
-                d_pq = _renyi_from_logs(a, b, al)
-                d_qp = _renyi_from_logs(b, a, al)
-                curve.append(max(d_pq, d_qp))
-            figures.add(pair.label, sup, curve)
+            figures.add_curve(pair.label, [
+                ExactLoss.renyi(max(_renyi_from_logs(a, b, al), _renyi_from_logs(b, a, al)), al)
+                for al in figures.alphas])
         else:
-            figures.add(pair.label, sup)
+            figures.add(pair.label, ExactLoss.exact(sup))
     result = figures.result("pointwise model", f"truncated mass <= {max(truncated, 0.0):.3g}")
     if result.passed and truncated > max_truncated_mass:
         return CheckResult(result.kind, None, result.value, result.bound,

@@ -18,13 +18,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from dpstream.audit.counters.models import dyadic_tree_model
+from dpstream.audit.linear_model import NoiseLaw
 from dpstream.audit.profiles import audit_counter, profile_spec
 from dpstream.audit.registry import Profile
 from dpstream.audit.sampler import Sampler, trial_executor
 from dpstream.audit.stats import clopper_pearson_lower, clopper_pearson_upper
 from dpstream.audit.vectorised import LinearModelSampler
-from dpstream.counters.binary_tree import dyadic_tree_model
-from dpstream.linear_model import NoiseLaw
 
 __all__ = ["main", "measure"]
 

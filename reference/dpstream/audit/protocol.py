@@ -1,6 +1,6 @@
 """The streaming protocol an audited implementation must follow, and how audits run it.
 
-An audited object needs only ``step(x) -> release`` (:class:`dpstream.testing.Streaming`)
+An audited object needs only ``step(x) -> release`` (:class:`dpstream.convention.Streaming`)
 and must be built by a *factory* that receives the noise source,
 ``factory(noise) -> mechanism``, drawing all its randomness from that source. Nothing
 else of the library is required: a third-party or deliberately broken implementation
@@ -20,9 +20,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from dpstream.convention import Streaming
 from dpstream.errors import require_int_at_least
-from dpstream.noise import InsecureSeededNoise, NoiseSource, derived_seed
-from dpstream.testing import Streaming
+from dpstream.insecure import InsecureSeededNoise
+from dpstream.noise import NoiseSource, derived_seed
 
 __all__ = [
     "Encoder",

@@ -1,9 +1,13 @@
 """Registration of audits: one :class:`AuditCase` per audited component.
 
-Every module in :mod:`dpstream.audit.suites` that defines ``cases() -> list[AuditCase]``
-contributes its cases; :func:`discover` collects them. ``dpstream audit`` (``make
-demo``) and the test suite (``tests/audit/test_registered_audits.py``) run exactly
-these cases, so an algorithm family registers its audits by adding one module.
+Every algorithm family has a room ``dpstream.audit.<family>`` (its models, exact losses and checks);
+its module ``dpstream.audit.<family>.cases`` defines ``cases() -> list[AuditCase]``, and :func:`discover`
+collects them, family by family (the families of :data:`FAMILY_BUDGETS`, which a test holds equal to
+the catalog's). ``dpstream audit`` (``make demo``) and the test suite (``tests/audit/test_registered_audits.py``)
+run exactly these cases. A case's ``anchor`` is a catalog anchor (``dpstream.catalog.entry``), so that the
+generated index ``docs/catalog.md`` lists each algorithm's cases, or, for a mechanism or theorem that is not an
+algorithm box (000-def3.1, 003-def3.8, 001-thm3.2, ...), the paper statement it checks
+(``tests/catalog/test_catalog.py`` checks both).
 
 False alarms: every case declares ``false_alarm``, the probability that its
 statistical checks fail on a *correct* implementation. The total over all registered
@@ -14,7 +18,6 @@ every case must split its share across its own checks (e.g. Bonferroni).
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -47,7 +50,7 @@ FAMILY_BUDGETS: Mapping[str, float] = {
     "hypercube": 1.5e-4,
     "tabular": 1.5e-4,
 }
-"""Share of the budget per suite module (module name in dpstream.audit.suites); 1e-4 is kept in reserve."""
+"""Share of the budget per family room (``dpstream.audit.<family>.cases``); 1e-4 is kept in reserve."""
 
 
 class Profile(StrEnum):
@@ -184,19 +187,15 @@ class ComponentReport:
 
 
 def discover() -> list[AuditCase]:
-    """All cases of all suite modules, in module order; ``family`` is set to the module name."""
-    from dpstream.audit import suites
-
+    """All cases of every family room (``dpstream.audit.<family>.cases``), families in alphabetical order;
+    ``family`` is set to the family's name."""
     found: list[AuditCase] = []
-    for info in sorted(pkgutil.iter_modules(suites.__path__), key=lambda i: i.name):
-        module = importlib.import_module(f"{suites.__name__}.{info.name}")
-        make_cases = getattr(module, "cases", None)
-        if make_cases is None:
-            continue
-        for case in make_cases():
+    for family in sorted(FAMILY_BUDGETS):
+        module = importlib.import_module(f"dpstream.audit.{family}.cases")
+        for case in module.cases():
             if not isinstance(case, AuditCase):
-                raise TypeError(f"{info.name}.cases() returned {case!r}, not an AuditCase")
-            found.append(case if case.family else _with_family(case, info.name))
+                raise TypeError(f"{family}.cases() returned {case!r}, not an AuditCase")
+            found.append(case if case.family else _with_family(case, family))
     return found
 
 

@@ -98,7 +98,7 @@ _WORKER_CASES: dict[tuple[str, str], AuditCase] = {}
 
 
 def _worker_init(families: tuple[str, ...]) -> None:
-    """Load the cases of the given suite modules only (what discover() does, restricted)."""
+    """Load the cases of the given family rooms only (what discover() does, restricted)."""
     import dataclasses
     import importlib
 
@@ -106,7 +106,7 @@ def _worker_init(families: tuple[str, ...]) -> None:
 
     try:
         for family in families:
-            module = importlib.import_module(f"dpstream.audit.suites.{family}")
+            module = importlib.import_module(f"dpstream.audit.{family}.cases")
             for case in module.cases():
                 case = case if case.family else dataclasses.replace(case, family=family)
                 _WORKER_CASES[(case.family, case.component)] = case

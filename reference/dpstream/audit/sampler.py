@@ -38,9 +38,10 @@ import numpy as np
 import numpy.typing as npt
 
 from dpstream.audit.protocol import Encoder, MechanismFactory, flatten, run_once
+from dpstream.convention import Streaming
 from dpstream.errors import DPStreamInputError, require_int_at_least
-from dpstream.noise import InsecureSeededNoise, derived_seed
-from dpstream.testing import Streaming
+from dpstream.insecure import InsecureSeededNoise
+from dpstream.noise import derived_seed
 
 __all__ = [
     "DEFAULT_CHUNK",

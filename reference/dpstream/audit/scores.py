@@ -1,7 +1,7 @@
 """Scores for black-box distinguishing: functions from a transcript to a number.
 
 * :class:`ModelLLR` — the default: the reference model's exact log-likelihood ratio
-  log p(o | f) - log p(o | f') of a :class:`~dpstream.linear_model.LinearReleaseModel`
+  log p(o | f) - log p(o | f') of a :class:`~dpstream.audit.linear_model.LinearReleaseModel`
   (the Neyman-Pearson optimal statistic *if* the implementation follows the model).
 * :class:`FiniteLLR` — the same for outputs with an explicit finite law (exponential mechanism).
 * :func:`feature_score` — model-free: any user feature of the transcript, thresholded as is.
@@ -20,9 +20,9 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from dpstream.audit.linear_model import LinearReleaseModel
 from dpstream.audit.protocol import Encoder, Transcript, flatten
 from dpstream.errors import DPStreamInputError, require_int_at_least
-from dpstream.linear_model import LinearReleaseModel
 
 __all__ = [
     "FiniteLLR",

@@ -24,6 +24,10 @@ Procedure (docs/audits.md, "The witness search"); every sample below is fresh an
    carried events, a mechanism meeting its claim -- and any post-processing of it -- gets a violation
    with probability at most ``level`` (steps 1-3 only choose which events to test).
 
+Streams may hold any JSON values (the synthesizers' batches are objects): they are frozen deeply to be compared
+and grouped, and handed back to samplers (and reported in the witness) as JSON. A :class:`Setting` may carry its
+own :class:`SearchSpace` when its inputs or features depend on its parameters.
+
 When nothing is certified the result says how sensitive the run was: the *detectable excess* is the
 smallest Delta such that an event with the held-out frequency p0 of a carried event on its unfavoured
 side and ratio e^(claim + Delta) would be certified with probability >= 1/2 at these sample sizes (its
@@ -86,12 +90,16 @@ HOLDOUT_BLOCK = 50_000
 
 @dataclass(frozen=True)
 class Setting:
-    """One point of the parameter sweep: a sampler of the mechanism built with these parameters."""
+    """One point of the parameter sweep: a sampler of the mechanism built with these parameters.
+
+    ``space``: this setting's own :class:`SearchSpace` when its inputs or features depend on its parameters (a
+    synthesizer's dimension, domain, ...); ``None`` uses the space passed to :func:`search`."""
 
     label: str
     sampler: Sampler
     claim: PrivacyClaim
     horizon: int
+    space: SearchSpace | None = None
 
 
 @dataclass(frozen=True)
@@ -572,6 +580,8 @@ class SearchResult:
 
 
 def _jsonable(x: Any) -> Any:
+    if isinstance(x, _FrozenObject):
+        return {k: _jsonable(v) for k, v in x}
     if isinstance(x, list | tuple):
         return [_jsonable(v) for v in x]
     return float(x) if isinstance(x, float | np.floating) else x
@@ -619,28 +629,30 @@ def search(
     proposals: list[tuple[float, Witness]] = []
     n_pairs = 0
     names_by_setting: dict[int, list[str]] = {}
+    spaces = [setting.space or space for setting in settings]
     for si, setting in enumerate(settings):
         rank = _Ranker(budget.holdout, z, setting.claim)
-        for family, make in space.families.items():
+        sp = spaces[si]
+        for family, make in sp.families.items():
             f = make(setting.horizon)
             base_seed = derived_seed(seed, "search", si, family)
             say(f"{setting.label}: {family} stream")
             R = run_trials(setting.sampler, f, per_input, derived_seed(base_seed, "f"), executor)
             trials += per_input
-            FA = space.features(R)
-            names_by_setting.setdefault(si, space.feature_names(R.shape[1]))
+            FA = sp.features(R)
+            names_by_setting.setdefault(si, sp.feature_names(R.shape[1]))
             A_fit, A_sel = FA[:budget.fit], FA[budget.fit:]
-            for label, g in space.neighbours(f):
+            for label, g in sp.neighbours(f):
                 n_pairs += 1
                 Rp = run_trials(setting.sampler, g, per_input, derived_seed(base_seed, "f'", label), executor)
                 trials += per_input
-                FB = space.features(Rp)
+                FB = sp.features(Rp)
                 pair = _Pair(si, family, label, _freeze(f), _freeze(g))
-                ws = _propose(pair, A_fit, FB[:budget.fit], rank, space.threshold_columns(R.shape[1]))
+                ws = _propose(pair, A_fit, FB[:budget.fit], rank, sp.threshold_columns(R.shape[1]))
                 scores = _score(ws, A_sel, FB[budget.fit:], rank)
                 proposals.extend(zip(scores, ws, strict=True))
     if not proposals:
-        raise DPStreamInputError("space", "gave no neighbouring pair to test", list(space.families))
+        raise DPStreamInputError("space", "gave no neighbouring pair to test", [list(sp.families) for sp in spaces])
     proposals.sort(key=lambda p: -p[0])
     chosen = [w for _, w in _distinct(proposals, carried)]
     say(f"held-out split: {len(chosen)} events")
@@ -656,7 +668,7 @@ def search(
                        executor)
         trials += n
         for start in range(0, n, HOLDOUT_BLOCK):  # features block by block: bounded memory
-            F = space.features(R[start:start + HOLDOUT_BLOCK])
+            F = spaces[si].features(R[start:start + HOLDOUT_BLOCK])
             for i, side in users:
                 counts[(i, side)] = counts.get((i, side), 0) + int(chosen[i].contains(F).sum())
     results: list[Certified] = []
@@ -702,12 +714,28 @@ def _distinct(ranked: Sequence[tuple[float, Witness]], count: int) -> list[tuple
     return out
 
 
-def _freeze(stream: Sequence[Any]) -> tuple[Any, ...]:
-    return tuple(tuple(x) if isinstance(x, list | tuple) else x for x in stream)
+class _FrozenObject(tuple[tuple[str, Any], ...]):
+    """A JSON object inside a frozen stream: its (key, frozen value) items, sorted by key."""
+
+    __slots__ = ()
 
 
-def _thaw(stream: tuple[Any, ...]) -> list[Any]:
-    return [list(x) if isinstance(x, tuple) else x for x in stream]
+def _freeze(value: Any) -> Any:
+    """A stream (or any JSON value) made hashable: lists to tuples, objects to :class:`_FrozenObject`, deeply."""
+    if isinstance(value, Mapping):
+        return _FrozenObject((str(k), _freeze(v)) for k, v in sorted(value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(x) for x in value)
+    return value
+
+
+def _thaw(value: Any) -> Any:
+    """The inverse of :func:`_freeze` (tuples back to lists, frozen objects back to dicts)."""
+    if isinstance(value, _FrozenObject):
+        return {k: _thaw(v) for k, v in value}
+    if isinstance(value, tuple):
+        return [_thaw(x) for x in value]
+    return value
 
 
 def search_check(result: SearchResult) -> CheckResult:

@@ -14,12 +14,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dpstream.catalog.codecs import Codec
+from dpstream.catalog.codecs import Codec, Features
 from dpstream.catalog.params import ParamSchema
 from dpstream.claims import Neighbour, PrivacyClaim
-from dpstream.noise import InsecureZeroNoise, NoiseSource
+from dpstream.insecure import InsecureZeroNoise
+from dpstream.noise import NoiseSource
 
-__all__ = ["Builder", "Entry", "RejectSpec", "StatisticalSpec", "VectorSpec"]
+__all__ = ["Builder", "Entry", "RejectSpec", "SearchDesign", "StatisticalSpec", "VectorSpec"]
 
 Builder = Callable[[Mapping[str, Any], NoiseSource], Any]
 """(validated protocol parameters, noise source) -> a fresh algorithm object with ``step``."""
@@ -57,6 +58,33 @@ class RejectSpec:
     seed: int = 0
 
 
+Stream = list[Any]
+"""An input stream on the wire: one JSON INPUT per step."""
+
+
+@dataclass(frozen=True)
+class SearchDesign:
+    """What the witness search needs for an algorithm whose inputs are not counter entries (the synthesizers).
+
+    Every function takes the validated parameters of one setting of the sweep:
+
+    * ``families(params, T)``: a few named input streams of length T (JSON INPUTs; deterministic, randomness from
+      :func:`dpstream.noise.data_rng`), valid for these parameters;
+    * ``neighbours(params, f)``: ``(label, f')`` for every neighbour f' of f the search tries under the entry's
+      relation, each a valid input (no removal of what is not present, points and records in the domain), ordered
+      so that an evenly spaced subset still varies the kind of change and its time (the quick profile keeps a few);
+    * ``features(params, T)``: the fixed-length featurisation of a run's releases (:class:`Features`);
+    * ``events(params, f)``: f as :func:`dpstream.audit.neighbours.is_neighbour` reads it under the relation (EVENT:
+      batches of event tuples ``(*x, +1 | -1)``; individual relations: the record columns; POINT_REPLACE: the
+      points), so that a test can check every pair.
+    """
+
+    families: Callable[[Mapping[str, Any], int], dict[str, Stream]]
+    neighbours: Callable[[Mapping[str, Any], Stream], list[tuple[str, Stream]]]
+    features: Callable[[Mapping[str, Any], int], Features]
+    events: Callable[[Mapping[str, Any], Sequence[Any]], tuple[Any, ...]]
+
+
 @dataclass(frozen=True)
 class StatisticalSpec:
     """What the statistical (black-box) checks may vary for this algorithm.
@@ -65,6 +93,12 @@ class StatisticalSpec:
     ``relation``: the neighbour relation of the claim; ``alphabet``: the input values a neighbouring
     stream may use (counters: ``(0, 1)`` or ``None`` for any real); ``horizon``: the parameter that
     fixes the stream length (``"T"``), or ``None`` with ``length`` giving it.
+
+    ``design``: the inputs, neighbours and features of the search for algorithms that are not counters
+    (:class:`SearchDesign`); ``None`` for counters, searched with :func:`dpstream.audit.search.counter_space`
+    (one entry moved by 1; d-dimensional entries when the parameters have ``d``). ``cost``: the line-by-line
+    search budget of the profile is divided by it (a run through the protocol costs about that many runs of a
+    counter), so that the quick profile stays small for the synthesizers.
     """
 
     sweep: tuple[Mapping[str, Any], ...]
@@ -73,6 +107,8 @@ class StatisticalSpec:
     integer_inputs: bool = False
     horizon: str | None = "T"
     length: int = 16
+    design: SearchDesign | None = None
+    cost: int = 1
 
 
 @dataclass(frozen=True)
@@ -94,6 +130,8 @@ class Entry:
     """The printed variant where the default corrects the paper (same parameters)."""
     model: Callable[[Mapping[str, Any]], Any] | None = None
     """The exact release model for given parameters (e.g. a LinearReleaseModel), where one exists."""
+    printed_model: Callable[[Mapping[str, Any]], Any] | None = None
+    """The exact release model of the ``as_printed`` variant, where it differs from ``model``."""
     vectors: Callable[[], Sequence[VectorSpec]] = field(default=lambda: ())
     must_reject: Callable[[], Sequence[RejectSpec]] = field(default=lambda: ())
     statistical: StatisticalSpec | None = None

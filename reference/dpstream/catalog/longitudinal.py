@@ -3,19 +3,26 @@
 Protocol parameters (the papers' symbols): 002-alg1 takes the horizon ``T``, the window ``k`` (1 <= k <= T), the
 zCDP budget ``rho`` and the padding ``n_pad`` per bin; 002-alg2 takes ``T``, ``rho`` and optionally the per-counter
 budgets ``rho_b`` (b = 1..T, summing to rho; default Corollary B.1's allocation). INPUT and RELEASE:
-:mod:`dpstream.longitudinal.codec` (one column D^t per step).
+:mod:`dpstream.catalog.codecs.longitudinal` (one column D^t per step).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from dpstream.audit.neighbours import individual_substitute_pairs
 from dpstream.catalog.codecs import Codec
-from dpstream.catalog.entry import Entry, RejectSpec, StatisticalSpec, VectorSpec
+from dpstream.catalog.codecs.longitudinal import (
+    cumulative_features,
+    decode_column,
+    encode_cumulative,
+    encode_window,
+    window_features,
+)
+from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec
 from dpstream.catalog.params import Param, ParamSchema, integer, positive
 from dpstream.claims import Neighbour
-from dpstream.longitudinal.codec import decode_column, encode_cumulative, encode_window
 from dpstream.longitudinal.cumulative import CumulativeSynthesizer
 from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer
 from dpstream.longitudinal.generators import random_matrix
@@ -159,6 +166,45 @@ def _step_rejects(anchor: str, valid: P) -> list[RejectSpec]:
     return specs
 
 
+# ----------------------------------------------------------------------------------------- statistical checks
+# The witness search through the protocol (docs/conformance.md, "Statistical checks"): n = 6 individuals' reports,
+# INDIVIDUAL_SUBSTITUTE neighbours (one individual's whole sequence replaced), the released counts.
+SEARCH_N = 6
+
+
+def _report_families(p: P, T: int) -> dict[str, list[list[int]]]:
+    return {"random": _columns(SEARCH_N, T, derived_seed(4, "002-search"), 0.4),
+            "zeros": [[0] * SEARCH_N for _ in range(T)], "ones": [[1] * SEARCH_N for _ in range(T)]}
+
+
+def _substitutions(p: P, f: list[Any]) -> list[tuple[str, list[Any]]]:
+    """Individual i (the first and a middle one) gets the complement of its sequence, all ones, all zeros, or its
+    last report flipped (substitutions that change nothing are left out)."""
+    rows = [tuple(int(column[i]) for column in f) for i in range(len(f[0]))]
+    kinds: dict[str, Callable[[tuple[int, ...]], tuple[int, ...]]] = {
+        "the complement": lambda r: tuple(1 - x for x in r), "all ones": lambda r: (1,) * len(r),
+             "all zeros": lambda r: (0,) * len(r), "the last report flipped": lambda r: (*r[:-1], 1 - r[-1])}
+    out: list[tuple[str, list[Any]]] = []
+    seen: set[tuple[int, tuple[int, ...]]] = set()
+    for kind, change in kinds.items():
+        for i in dict.fromkeys((0, len(rows) // 2)):
+            new = change(rows[i])
+            if new != rows[i] and (i, new) not in seen:
+                seen.add((i, new))
+                pair = individual_substitute_pairs(rows, [(i, new)])[0]
+                out.append((f"individual {i} gets {kind} {list(new)}", [list(c) for c in pair.f_prime]))
+    return out
+
+
+def _design(features: Any) -> SearchDesign:
+    return SearchDesign(_report_families, _substitutions, features, lambda p, f: tuple(tuple(c) for c in f))
+
+
+WINDOW_DESIGN = _design(lambda p, T: window_features(T, p["k"]))
+CUMULATIVE_DESIGN = _design(lambda p, T: cumulative_features(T))
+SEARCH_COST = 10
+"""Search budget divisor: a run of 3-5 steps through ``dpstream serve`` takes 0.2-0.5 ms (docs/conformance.md)."""
+
 FIXED = {"T": 4, "k": 2, "rho": 2.0, "n_pad": 10}
 CUMULATIVE = {"T": 4, "rho": 2.0}
 
@@ -181,12 +227,14 @@ ENTRIES: tuple[Entry, ...] = (
         statistical=StatisticalSpec(({"T": 4, "k": 2, "rho": 0.5, "n_pad": 40},
                                      {"T": 5, "k": 1, "rho": 2.0, "n_pad": 40},
                                      {"T": 3, "k": 3, "rho": 1.0, "n_pad": 40}),
-                                    Neighbour.INDIVIDUAL_SUBSTITUTE, alphabet=(0, 1), integer_inputs=True, length=4),
+                                    Neighbour.INDIVIDUAL_SUBSTITUTE, alphabet=(0, 1), integer_inputs=True, length=4,
+                                    design=WINDOW_DESIGN, cost=SEARCH_COST),
         notes="RELEASE null before t = k; the noise can exhaust the padding (E-longitudinal-3): the step then raises "
               "PaddingExhaustedError (a StateError, not an input error) and the run is over -- the vectors use "
               "draws that do not, and the statistical sweep uses n_pad = 40 (exhaustion needs a discrete Gaussian "
               "below -40 with variance <= 12). Statistical checks: one individual's whole sequence substituted (the "
-              "paper's model; n fixed), INPUT columns of 0/1. As printed: variance (T-k+1)/(2 rho) (E-longitudinal-1)",
+              "paper's model; n fixed); features: p^t and the ones of every synthetic column. "
+              "As printed: variance (T-k+1)/(2 rho) (E-longitudinal-1)",
         sites="'002-alg1 u3 t=<t> s=<k bits>' (discrete_gaussian, sigma2 (T-k+1)/rho); "
               "'002-alg1 u11 t=<t> z=<k-1 bits>' (coin); '002-alg1 u16 t=<t> z=<k-1 bits>' (choice); "
               "the empty z (k = 1) is '-'",
@@ -206,9 +254,11 @@ ENTRIES: tuple[Entry, ...] = (
                 ("rho-b-not-array", {**CUMULATIVE, "rho_b": 0.5}, "rho_b is a JSON array"))),
             *_step_rejects("002-alg2", CUMULATIVE)],
         statistical=StatisticalSpec(({"T": 4, "rho": 0.5}, {"T": 5, "rho": 2.0}), Neighbour.INDIVIDUAL_SUBSTITUTE,
-                                    alphabet=(0, 1), integer_inputs=True, length=4),
+                                    alphabet=(0, 1), integer_inputs=True, length=4, design=CUMULATIVE_DESIGN,
+                                    cost=SEARCH_COST),
         notes="counters: tree-based aggregation (002-alg3) with budget rho_b / 2 (E-longitudinal-7); not DP under "
-              "add/remove (n records are output). Statistical checks: one individual's sequence substituted. As "
+              "add/remove (n records are output). Statistical checks: one individual's sequence substituted; "
+              "features: S^^t and the ones of every synthetic column. As "
               "printed: counter b gets the printed rho_b",
         sites="counter M_b scoped '002-alg2 u5 b=<b> / 002-alg3 u8 t=<local t>' (discrete_gaussian); "
               "'002-alg2 u8 t=<t> b=<b>' (choice of I_b)",

@@ -7,7 +7,7 @@ default; ``"proof"``; ``"printed"``: E-phdstream-3/4). Algorithm 3 and Algorithm
 every vertex as ``"counter"`` (``"simple"``, 001-alg8, default; ``"block"`` with block size ``"B"``, 001-alg9);
 PHDStream (001-alg2) takes ``"tree"``: ``"001-alg1"`` (default) or ``"001-alg3"`` (then ``"counter"``).
 
-INPUT and RELEASE: :mod:`dpstream.phdstream.codec` (a point batch per step; PrivTree: one tree function).
+INPUT and RELEASE: :mod:`dpstream.catalog.codecs.phdstream` (a point batch per step; PrivTree: one tree function).
 """
 
 from __future__ import annotations
@@ -17,7 +17,18 @@ from typing import Any
 
 from dpstream.catalog.adapters import OneShot
 from dpstream.catalog.codecs import Codec
-from dpstream.catalog.entry import Entry, RejectSpec, StatisticalSpec, VectorSpec
+from dpstream.catalog.codecs.phdstream import (
+    TreeLevelOnPoints,
+    decode_events,
+    decode_tree_function,
+    encode_subtree,
+    encode_synthetic,
+    encode_tree_release,
+    subtree_features,
+    tree_features,
+)
+from dpstream.catalog.designs import Event, event_neighbours
+from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec
 from dpstream.catalog.params import Param, ParamSchema, integer, number, positive, string
 from dpstream.claims import Neighbour
 from dpstream.counters import BlockCounter, CounterFactory
@@ -33,14 +44,6 @@ from dpstream.phdstream import (
     PrivTree,
     node_label,
     simple_counter_factory,
-)
-from dpstream.phdstream.codec import (
-    TreeLevelOnPoints,
-    decode_events,
-    decode_tree_function,
-    encode_subtree,
-    encode_synthetic,
-    encode_tree_release,
 )
 from dpstream.phdstream.partition import Node
 
@@ -202,9 +205,11 @@ def _old_coordinate(value: float) -> float:
     return x + 0.001 if (x * 8.0).is_integer() else x
 
 
-def events(seed: int, d: int, plan: Sequence[tuple[int, int | str]]) -> list[dict[str, list[Any]]]:
-    """A stream in [0, 1]^d: step t inserts ``plan[t-1][0]`` points (60% near a corner cluster, a repeat when
-    there are several) and removes ``plan[t-1][1]`` present points (``"all"``: every present point)."""
+def events(seed: int, d: int, plan: Sequence[tuple[int, int | str]], clustered: float = 0.6
+           ) -> list[dict[str, list[Any]]]:
+    """A stream in [0, 1]^d: step t inserts ``plan[t-1][0]`` points (a share ``clustered`` near a corner cluster, the
+    others uniform; a repeat when there are several) and removes ``plan[t-1][1]`` present points (``"all"``: every
+    present point)."""
     rng = data_rng(seed)
     centre = [0.2 + 0.1 * (j % 3) for j in range(d)]
     present: list[list[float]] = []
@@ -214,7 +219,7 @@ def events(seed: int, d: int, plan: Sequence[tuple[int, int | str]]) -> list[dic
         for i in range(n_new):
             if i == 2:
                 new.append(list(new[0]))  # the same point twice
-            elif rng.random() < 0.6:
+            elif rng.random() < clustered:
                 new.append([_coordinate(c + 0.12 * float(rng.standard_normal())) for c in centre])
             else:
                 new.append([_coordinate(float(rng.random())) for _ in range(d)])
@@ -388,9 +393,107 @@ def _sweep(**extra: Any) -> tuple[dict[str, Any], ...]:
                  for eps in (0.5, 2.0) for D in (1, 2))
 
 
-STATISTICAL_NOTE = ("statistical checks: EVENT neighbours (one point inserted at one time, or one removal left "
-                    "out); INPUT point batches, so the audit engine builds neighbours from the codec's batches "
-                    "and compares the codec's features")
+# ----------------------------------------------------------------------------------------- statistical checks
+# The witness search through the protocol (docs/conformance.md, "Statistical checks"): point streams of a few
+# shapes, EVENT neighbours (one point inserted or removed at one time), the released tree and values per vertex.
+STREAM_PLANS: dict[str, tuple[tuple[int, int | str], ...]] = {
+    "clustered": ((6, 0), (3, 2), (2, 1)),
+    "spread": ((6, 0), (3, 2), (2, 1)),
+    "back-to-zero": ((5, 0), (2, 3), (0, "all")),
+}
+"""(inserted, removed) per step of each family (its last step repeated past its length; back-to-zero: inserts,
+then removes every present point at the last step)."""
+
+
+def _plan(name: str, T: int) -> list[tuple[int, int | str]]:
+    plan = list(STREAM_PLANS[name])
+    if name == "back-to-zero":
+        return [plan[min(t, len(plan) - 2)] for t in range(T - 1)] + [plan[-1]]
+    return [plan[min(t, len(plan) - 1)] for t in range(T)]
+
+
+def _stream_families(p: P, T: int) -> dict[str, list[Any]]:
+    return {name: events(derived_seed(4, "001-search", name), p["d"], _plan(name, T),
+                         clustered=0.0 if name == "spread" else 0.6) for name in STREAM_PLANS}
+
+
+def _batch_events(batch: Mapping[str, Any]) -> tuple[Event, ...]:
+    return tuple((*point, int(move)) for point, move in zip(batch["points"], batch["moves"], strict=True))
+
+
+def _events_batch(batch: Sequence[Event]) -> dict[str, list[Any]]:
+    return {"points": [list(e[:-1]) for e in batch], "moves": [int(e[-1]) for e in batch]}
+
+
+def _insertions(d: int) -> list[tuple[str, Event]]:
+    """Points the EVENT neighbours insert: one inside the families' cluster, one far from it."""
+    return [("in the cluster", tuple(_coordinate(0.2 + 0.1 * (j % 3)) for j in range(d))),
+            ("far", tuple(0.9 for _ in range(d)))]
+
+
+def _stream_neighbours(p: P, f: list[Any]) -> list[tuple[str, list[Any]]]:
+    batches = [_batch_events(b) for b in f]
+    return [(label, [_events_batch(b) for b in g]) for label, g in event_neighbours(batches, _insertions(p["d"]))]
+
+
+def _stream_design(synthetic: bool) -> SearchDesign:
+    return SearchDesign(_stream_families, _stream_neighbours,
+                        lambda p, T: tree_features(partition(p), T, synthetic=synthetic),
+                        lambda p, f: tuple(_batch_events(b) for b in f))
+
+
+def _point_counts(P_: HypercubePartition, points: Sequence[Sequence[float]]) -> dict[str, float]:
+    """F(v) = the number of points in the cell of v, for every vertex v of T, as ``{label: F(v)}``."""
+    F = {v: 0.0 for v in P_.nodes()}
+    for point in points:
+        leaf = P_.leaf_of(point)
+        for k in range(len(leaf) + 1):
+            F[leaf[:k]] += 1.0
+    return {node_label(v): x for v, x in F.items()}
+
+
+def _privtree_families(p: P, T: int) -> dict[str, list[Any]]:
+    P_ = partition(p)
+    out: dict[str, list[Any]] = {}
+    for name, share, n in (("clustered", 0.6, 8), ("spread", 0.0, 8), ("empty", 0.0, 0)):
+        points = events(derived_seed(4, "001-alg5-search", name), p["d"], ((n, 0),), clustered=share)[0]["points"]
+        out[name] = [_point_counts(P_, points)]
+    return out
+
+
+def _leaf_events(F: Mapping[str, float], leaves: Sequence[str]) -> tuple[Event, ...]:
+    """F as one batch of events: leaf v inserted F(v) times (F a count of points: the EVENT view of 001-alg5)."""
+    return tuple((v, 1) for v in leaves for _ in range(int(F.get(v, 0.0))))
+
+
+def _privtree_neighbours(p: P, f: list[Any]) -> list[tuple[str, list[Any]]]:
+    """F' = F plus or minus the indicator of one leaf's path (one point inserted or removed, the C(T) norm)."""
+    P_ = partition(p)
+    F = f[0]
+    out: list[tuple[str, list[Any]]] = []
+    present = [v for v in P_.leaves() if F.get(node_label(v), 0.0) >= 1.0]
+    moves = [(+1, P_.leaf_of(x), f"insert a point {name} {list(x)}") for name, x in _insertions(p["d"])]
+    moves += [(-1, v, f"remove a point of leaf {node_label(v)}") for v in dict.fromkeys(present[:1] + present[-1:])]
+    for sign, leaf, text in moves:
+        changed = dict(F)
+        for k in range(len(leaf) + 1):
+            changed[node_label(leaf[:k])] = changed.get(node_label(leaf[:k]), 0.0) + sign
+        out.append((text, [changed]))
+    return out
+
+
+STREAM_COST = 10
+"""Search budget divisor of the point-stream entries: a 3-step run through ``dpstream serve`` takes 0.4-0.8 ms
+(PrivTree alone: 0.05-0.08 ms, cost 2), docs/conformance.md."""
+
+PRIVTREE_DESIGN = SearchDesign(
+    _privtree_families, _privtree_neighbours, lambda p, T: subtree_features(partition(p)),
+    lambda p, f: tuple(_leaf_events(F, [node_label(v) for v in partition(p).leaves()]) for F in f))
+
+STATISTICAL_NOTE = ("statistical checks: EVENT neighbours (one point inserted or removed at one time: a point "
+                    "added to or an insertion dropped from one batch, a present point removed or a removal dropped); "
+                    "features: per step and vertex of T, released or not and G(v, t)"
+                    " (docs/conformance.md, 'Statistical checks')")
 
 SITES_PRIVTREE = "'001-alg5 L11 t=<t> v=<label>' (laplace, scale lambda) at every visited vertex, depth D included"
 SITES_RULE5 = "rule (5): '001-eq5 t=<t> v=<leaf>' (uniform_box, count ceil(G)) per leaf with a positive count"
@@ -404,7 +507,8 @@ ENTRIES: tuple[Entry, ...] = (
         as_printed=lambda p, n: _alg1(p, n, printed=True),
         vectors=lambda: _stream_vectors("001-alg1", BASE),
         must_reject=lambda: [*_param_rejects(BASE), *_step_rejects("001-alg1", BASE)],
-        statistical=StatisticalSpec(_sweep(), Neighbour.EVENT, alphabet=None, horizon=None, length=3),
+        statistical=StatisticalSpec(_sweep(), Neighbour.EVENT, alphabet=None, horizon=None, length=3,
+                                    design=_stream_design(False), cost=STREAM_COST),
         notes="the box's input F in C(T) arrives as point batches, turned into nabla F(., t) by (4) "
               "(TreeLevelOnPoints); RELEASE T(t) and G on T(t); as printed: PrivTree scale of 001-alg5 L3. "
               + STATISTICAL_NOTE,
@@ -429,7 +533,8 @@ ENTRIES: tuple[Entry, ...] = (
             ("block-without-B", {**OLD_ALG2_PARAMS, "tree": "001-alg3", "counter": "block"},
              "counter 'block' needs B")]),
             *_step_rejects("001-alg2", OLD_ALG2_PARAMS)],
-        statistical=StatisticalSpec(_sweep(tree="001-alg1"), Neighbour.EVENT, alphabet=None, horizon=None, length=3),
+        statistical=StatisticalSpec(_sweep(tree="001-alg1"), Neighbour.EVENT, alphabet=None, horizon=None, length=3,
+                                    design=_stream_design(True), cost=STREAM_COST),
         notes="rule (5) is post-processing (the claim is the tree algorithm's); as printed: PrivTree scale of "
               "001-alg5 L3, and 001-alg3 L7 as printed with tree 001-alg3. " + STATISTICAL_NOTE,
         sites=f"{SITES_PRIVTREE}; tree 001-alg1: '001-alg1 L6 t=<t> v=<leaf>'; tree 001-alg3: {SITES_COUNTERS}; "
@@ -447,7 +552,8 @@ ENTRIES: tuple[Entry, ...] = (
                  "seed=52"), extra=BLOCK_STREAMS),
         must_reject=lambda: [*_param_rejects(OLD_ALG3_PARAMS, _counter_rejects(OLD_ALG3_PARAMS)),
                              *_step_rejects("001-alg3", OLD_ALG3_PARAMS)],
-        statistical=StatisticalSpec(_sweep(counter="simple"), Neighbour.EVENT, alphabet=None, horizon=None, length=3),
+        statistical=StatisticalSpec(_sweep(counter="simple"), Neighbour.EVENT, alphabet=None, horizon=None,
+                                    length=3, design=_stream_design(False), cost=STREAM_COST),
         notes="an instance of online selective counting (001-alg4); input as for 001-alg1 (point batches, (4)); "
               "as printed: d(v, t) = C_v's output (E-phdstream-5) and PrivTree scale of 001-alg5 L3. "
               + STATISTICAL_NOTE,
@@ -458,7 +564,7 @@ ENTRIES: tuple[Entry, ...] = (
         proof="proofs/proof_selective_counting.py", doc=DOC, errata=("E-phdstream-7",),
         realised_by=("001-alg3", "003-alg3"),
         notes="a meta-algorithm (counters and a counter-selecting M are its inputs), no standalone instance: "
-              "dpstream.phdstream.selective_counting.SelectiveCounting runs it for 001-alg3 (PrivTree selects the "
+              "dpstream.selective_counting.SelectiveCounting runs it for 001-alg3 (PrivTree selects the "
               "leaf counters) and for 003-alg3 (dpstream.tabular.selective; the exponential mechanism selects a "
               "query's counter); their vectors exercise it",
     ),
@@ -468,11 +574,12 @@ ENTRIES: tuple[Entry, ...] = (
         as_printed=lambda p, n: _privtree(p, n, printed=True),
         vectors=_alg5_vectors,
         must_reject=_privtree_rejects,
-        statistical=StatisticalSpec(_sweep(), Neighbour.EVENT, alphabet=None, horizon=None, length=1),
+        statistical=StatisticalSpec(_sweep(), Neighbour.EVENT, alphabet=None, horizon=None, length=1,
+                                    design=PRIVTREE_DESIGN, cost=2),
         notes="one-shot, served as a stream of length 1: INPUT the tree function F (a consistent {label: F(v)}), "
               "RELEASE the subtree S; a second input is refused (T = 1); as printed: lambda of L3 as printed "
-              "(E-phdstream-4). Statistical checks: F and F' differ by one point on a root-to-leaf path "
-              "(the C(T) norm), compare the codec's features",
+              "(E-phdstream-4). Statistical checks: F counts a point set; F' = F plus or minus one leaf's path "
+              "(one point inserted or removed, the C(T) norm); features: every vertex of T in S or not",
         sites="'001-alg5 L11 v=<label>' (laplace, scale lambda) at every visited vertex (no t: one-shot)",
     ),
     Entry(
@@ -486,7 +593,8 @@ ENTRIES: tuple[Entry, ...] = (
                  "releases as 001-alg2 around 001-alg3 on this tape (section C.1), seed=52"), extra=BLOCK_STREAMS),
         must_reject=lambda: [*_param_rejects(OLD_ALG3_PARAMS, _counter_rejects(OLD_ALG3_PARAMS)),
                              *_step_rejects("001-alg6", OLD_ALG3_PARAMS)],
-        statistical=StatisticalSpec(_sweep(counter="simple"), Neighbour.EVENT, alphabet=None, horizon=None, length=3),
+        statistical=StatisticalSpec(_sweep(counter="simple"), Neighbour.EVENT, alphabet=None, horizon=None,
+                                    length=3, design=_stream_design(True), cost=STREAM_COST),
         notes="releases what 001-alg2 around 001-alg3 (same counter) releases on the same tape (section C.1); as "
               "printed: L3's lambda with the full eps and counters at eps/4 (E-phdstream-6). " + STATISTICAL_NOTE,
         sites=f"Algorithm 7 L15 at the PrivTree site {SITES_PRIVTREE}; L20 {SITES_COUNTERS}; {SITES_RULE5}",

@@ -2,7 +2,7 @@
 counters).
 
 Protocol parameters: the ``domain`` ``{"names", "sizes"}``, the ordered queries ``queries`` (marginal queries or
-workloads, :mod:`dpstream.tabular.codec`), ``k`` (selections per time step; iterations of the offline boxes),
+workloads, :mod:`dpstream.catalog.codecs.tabular`), ``k`` (selections per time step; iterations of the offline boxes),
 ``epsilon``, where the mass of a fitted dataset comes from (``total``: ``"public"`` with ``sizes`` = the public
 |nabla f_t| for t = 1..T, which also fixes the horizon T = len(sizes); or ``"measured"`` from the noisy workload
 measurements, workloads only: :mod:`dpstream.tabular.totals`) and A_Dataset (``"mw"``: multiplicative weights on
@@ -21,12 +21,20 @@ import numpy as np
 
 from dpstream.catalog.adapters import OneShot
 from dpstream.catalog.codecs import Codec
-from dpstream.catalog.entry import Entry, RejectSpec, StatisticalSpec, VectorSpec
+from dpstream.catalog.codecs.tabular import (
+    dataset_features,
+    decode_dataset,
+    decode_step,
+    domain_of,
+    encode_dataset,
+    queries_of,
+)
+from dpstream.catalog.designs import Event, event_neighbours
+from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec
 from dpstream.catalog.params import Param, ParamSchema, integer, positive, string
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.errors import DPStreamInputError, HorizonExceededError
 from dpstream.noise import NoiseSource, data_rng, derived_seed
-from dpstream.tabular.codec import decode_dataset, decode_step, domain_of, encode_dataset, queries_of
 from dpstream.tabular.datasets import SyntheticDataset
 from dpstream.tabular.domain import Domain, IntArray
 from dpstream.tabular.fitting import MultiplicativeWeights
@@ -384,8 +392,79 @@ def _sweep(offline: bool = False) -> tuple[dict[str, Any], ...]:
                  for eps in (0.5, 2.0) for k in (1, 2))
 
 
+# ----------------------------------------------------------------------------------------- statistical checks
+# The witness search through the protocol (docs/conformance.md, "Statistical checks"): record streams whose net
+# sizes are the public sizes, EVENT neighbours (one record added or removed at one time, the public sizes
+# unchanged: they are parameters), the released cell counts.
+def _net_sizes(p: P, T: int) -> list[int]:
+    sizes = p.get("sizes")
+    return [2] * T if sizes is None else [int(n) for n in sizes[:T]]
+
+
+def _cell(domain_sizes: Sequence[int], index: int) -> list[int]:
+    return [int(v) for v in np.unravel_index(index % math.prod(domain_sizes), tuple(domain_sizes))]
+
+
+def _record_families(p: P, T: int) -> dict[str, list[dict[str, list[Any]]]]:
+    """one-cell: every record in the first cell; spread: records through the cells in turn; churn: skewed records,
+    one present record removed at every step after the first (each step's net size is the public size)."""
+    attrs, net = list(p["domain"]["sizes"]), _net_sizes(p, T)
+    one = [{"added": [[0] * len(attrs)] * n, "removed": []} for n in net]
+    spread, start = [], 0
+    for n in net:
+        spread.append({"added": [_cell(attrs, start + i) for i in range(n)], "removed": []})
+        start += n
+    churn = records_stream(attrs, derived_seed(4, "tabular-search"), [(n + (t > 0), int(t > 0))
+                                                                      for t, n in enumerate(net)])
+    return {"one-cell": one, "spread": spread, "churn": churn}
+
+
+def _step_events(step: Mapping[str, Any]) -> tuple[Event, ...]:
+    return (*((*r, 1) for r in step["added"]), *((*r, -1) for r in step["removed"]))
+
+
+def _events_step(batch: Sequence[Event]) -> dict[str, list[Any]]:
+    return {"added": [list(e[:-1]) for e in batch if e[-1] == 1],
+            "removed": [list(e[:-1]) for e in batch if e[-1] == -1]}
+
+
+def _record_insertions(p: P) -> list[tuple[str, Event]]:
+    attrs = list(p["domain"]["sizes"])
+    return [("a record of the first cell", tuple([0] * len(attrs))),
+            ("a record of the last cell", tuple(n - 1 for n in attrs))]
+
+
+def _record_neighbours(p: P, f: list[Any]) -> list[tuple[str, list[Any]]]:
+    batches = [_step_events(x) for x in f]
+    return [(label, [_events_step(b) for b in g]) for label, g in event_neighbours(batches, _record_insertions(p))]
+
+
+def _dataset_families(p: P, T: int) -> dict[str, list[Any]]:
+    return {name: [[r for step in stream for r in step["added"]]]
+            for name, stream in _record_families({**p, "sizes": _net_sizes(p, 1)}, 1).items()}
+
+
+def _dataset_neighbours(p: P, f: list[Any]) -> list[tuple[str, list[Any]]]:
+    batches = [tuple((*r, 1) for r in f[0])]
+    return [(label.removeprefix("t=1: "), [[list(e[:-1]) for e in g[0]]])
+            for label, g in event_neighbours(batches, _record_insertions(p))]
+
+
+STREAM_DESIGN = SearchDesign(_record_families, _record_neighbours, lambda p, T: dataset_features(_domain(p), T),
+                             lambda p, f: tuple(_step_events(x) for x in f))
+OFFLINE_DESIGN = SearchDesign(_dataset_families, _dataset_neighbours, lambda p, T: dataset_features(_domain(p), T),
+                              lambda p, f: tuple(tuple((*r, 1) for r in x) for x in f))
+STREAM_COST = 10
+"""Search budget divisor of the streams: a 3-step run through ``dpstream serve`` takes 0.6-0.9 ms (the one-shot
+boxes 0.15-0.2 ms, cost 3), docs/conformance.md."""
+
+STREAM_SPEC = StatisticalSpec(_sweep(), Neighbour.EVENT, alphabet=None, horizon=None, length=3, design=STREAM_DESIGN,
+                              cost=STREAM_COST)
+OFFLINE_SPEC = StatisticalSpec(_sweep(offline=True), Neighbour.EVENT, alphabet=None, horizon=None, length=1,
+                               design=OFFLINE_DESIGN, cost=3)
+
 STAT_NOTE = ("statistical checks: EVENT neighbours (one record added or removed at one time, 003-def3.3) with the "
-             "public sizes unchanged; compare the codec's features (the cell counts)")
+             "public sizes unchanged; features: the released cell counts")
 SITES_ALG3 = ("'003-alg3 L12 t=<t> l=<l>' (exponential_mechanism over J_{t,l}, budget eps/(2k)); counter C_i "
               "scoped '003-alg3 L3 i=<i> / 001-alg8 L4 t=<k>' (laplace, scale 2k/eps; workloads: one per cell, "
               "'... / 001-sec4.3 i=<c> / ...')")
@@ -398,7 +477,7 @@ ENTRIES: tuple[Entry, ...] = (
         as_printed=lambda p, n: _offline(p, n, printed=True, from_scratch=True, anchor="000-alg1"),
         vectors=_offline_vectors("000-alg1"),
         must_reject=lambda: _offline_rejects("000-alg1", {**OFFLINE_VALID, "A_Dataset": "mw-all"}),
-        statistical=StatisticalSpec(_sweep(offline=True), Neighbour.EVENT, alphabet=None, horizon=None, length=1),
+        statistical=OFFLINE_SPEC,
         notes="003-alg1 with L10 h_i <- R_Dataset(M) fitted from h_0 every iteration (from_scratch); A_Dataset "
               "defaults to mw-all, which then reproduces the 003 chain. One-shot, served as a stream of length 1: "
               "INPUT the dataset f (records), RELEASE g = h_k; a second input is refused. As printed: eps/2 + eps/2 "
@@ -411,7 +490,7 @@ ENTRIES: tuple[Entry, ...] = (
         proof="proofs/proof_tabular_main_privacy.py", doc=DOC,
         vectors=lambda: _case_vectors("000-alg2", STREAM_CASES),
         must_reject=lambda: [*_param_rejects(STREAM_VALID), *_step_rejects("000-alg2", STREAM_VALID)],
-        statistical=StatisticalSpec(_sweep(), Neighbour.EVENT, alphabet=None, horizon=None, length=3),
+        statistical=STREAM_SPEC,
         notes="A is MWEM (003-alg1 with the entry's A_Dataset, k iterations, eps) run on every differential "
               "dataset nabla f_t with the public size of nabla f_t; g_0 = 0 (000-alg2 L3); the claim is A's. "
               "No printed variant (nothing of this box is corrected). " + STAT_NOTE,
@@ -424,8 +503,9 @@ ENTRIES: tuple[Entry, ...] = (
         as_printed=lambda p, n: _main_algorithm(p, n, printed=True),
         vectors=lambda: _case_vectors("000-alg3", STREAM_CASES[:4]),
         must_reject=lambda: _step_rejects("000-alg3", STREAM_VALID)[:4],
-        notes="the same box as 003-alg3 (same code, sites '003-alg3 ...'); its parameter rejections and statistical "
-              "checks are those of 003-alg3",
+        statistical=STREAM_SPEC,
+        notes="the same box as 003-alg3 (same code, sites '003-alg3 ...'); its parameter rejections are those of "
+              "003-alg3; its statistical checks are 003-alg3's, run under its own name",
         sites=SITES_ALG3,
     ),
     Entry(
@@ -435,7 +515,7 @@ ENTRIES: tuple[Entry, ...] = (
         as_printed=lambda p, n: _offline(p, n, printed=True),
         vectors=_offline_vectors("003-alg1"),
         must_reject=lambda: _offline_rejects("003-alg1", OFFLINE_VALID),
-        statistical=StatisticalSpec(_sweep(offline=True), Neighbour.EVENT, alphabet=None, horizon=None, length=1),
+        statistical=OFFLINE_SPEC,
         notes="one-shot, served as a stream of length 1: INPUT the dataset f (records), RELEASE g = h_k (cell counts); "
               "a second input is refused. With total 'public' the one size is |f|. As printed: eps/2 + eps/2 per "
               "iteration (E-tabular-4). " + STAT_NOTE,
@@ -450,7 +530,7 @@ ENTRIES: tuple[Entry, ...] = (
             VectorSpec("streaming-mwem-mw-eps1-k2-T5", OLD_PARAMS, OLD_INPUTS, 71, ("steps removing records",),
                        "003-alg2 with MW, 1-way marginal queries on {0,1}x{0,1,2}, seed=71")),
         must_reject=lambda: [*_param_rejects(STREAM_VALID), *_step_rejects("003-alg2", STREAM_VALID)],
-        statistical=StatisticalSpec(_sweep(), Neighbour.EVENT, alphabet=None, horizon=None, length=3),
+        statistical=STREAM_SPEC,
         notes="h_{t,0} is the uniform dataset of mass N_t; g_0 = 0 (E-tabular-6). As printed: L11's law (eps/k per "
               "selection, E-tabular-1), g_0 = 1, and the mass |nabla f_t| read from the data (E-tabular-3: not "
               "private; the sizes parameter is then unused). " + STAT_NOTE,
@@ -467,7 +547,7 @@ ENTRIES: tuple[Entry, ...] = (
             VectorSpec("main-algorithm-mw-simple-eps1-k2-T5", OLD_PARAMS, OLD_INPUTS, 72, ("steps removing records",),
                        "003-alg3 with MW, 1-way marginal queries on {0,1}x{0,1,2}, seed=72")),
         must_reject=lambda: [*_param_rejects(STREAM_VALID), *_step_rejects("003-alg3", STREAM_VALID)],
-        statistical=StatisticalSpec(_sweep(), Neighbour.EVENT, alphabet=None, horizon=None, length=3),
+        statistical=STREAM_SPEC,
         notes="an instance of online selective counting (001-alg4, dpstream.tabular.selective); A_Counter Simple "
               "with budget eps/(2k); g_0 = 1 (L4), h_{t,0} = g_{t-1}. As printed: Definition 3.8's printed sign "
               "(E-tabular-2) and the printed workload sensitivity 1/4 (E-tabular-8). " + STAT_NOTE,

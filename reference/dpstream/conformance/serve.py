@@ -4,7 +4,7 @@ Every streaming entry of the catalog is served (``hello`` announces them). Noise
 
 * ``tape``: every draw becomes a ``{"draw": {...}}`` request answered by the harness with the
   tape's value (:class:`WireNoise`); the release is computed from it exactly as under
-  :class:`~dpstream.tape.TapeReplay`.
+  :class:`~dpstream.insecure.TapeReplay`.
 * ``own``: the reference draws itself, from ``InsecureSeededNoise(seed)`` (reproducible, for
   audits), or from ``SecureNoise`` with ``--secure`` (the seed is then ignored).
 
@@ -27,15 +27,8 @@ from dpstream.catalog import Entry, entries, entry
 from dpstream.catalog.codecs import NUMBER
 from dpstream.conformance.wire import PROTOCOL_VERSION
 from dpstream.errors import DPStreamInputError, StateError
-from dpstream.noise import (
-    BaseNoiseSource,
-    DrawKind,
-    InsecureSeededNoise,
-    NoiseSource,
-    Params,
-    SecureNoise,
-    derived_seed,
-)
+from dpstream.insecure import InsecureSeededNoise
+from dpstream.noise import BaseNoiseSource, DrawKind, NoiseSource, Params, SecureNoise, derived_seed
 from dpstream.tape import TapeError, value_from_json
 
 __all__ = ["IMPLEMENTATION", "Server", "WireNoise", "describe", "serve"]

@@ -4,7 +4,12 @@ For every announced algorithm whose catalog entry has a :class:`~dpstream.catalo
 
 * **privacy** — the model-free witness search of :mod:`dpstream.audit.search` over the entry's parameter
   sweep (epsilon below and above 1, T powers and non-powers of two), the inputs and neighbours of the
-  claim's relation, at the profile's budget (:mod:`dpstream.audit.profiles`). ``violation`` is a certified
+  claim's relation, at the profile's budget (:mod:`dpstream.audit.profiles`). Counters are searched in
+  :func:`~dpstream.audit.search.counter_space` (one entry moved by 1, d-dimensional entries when the parameters
+  have ``d``); the synthesizers through their entry's :class:`~dpstream.catalog.SearchDesign` (input families,
+  neighbours under the relation, a fixed-length featurisation of the JSON releases), with the line-by-line budget
+  divided by the entry's ``cost`` and, on the quick profile, at most :data:`QUICK_FAMILIES` families and
+  :data:`QUICK_PAIRS` neighbours per family (evenly spaced in the design's list). ``violation`` is a certified
   lower bound on the privacy loss above the *reference's* claim for those parameters, with its witness
   (the two streams, the event, the counts); ``pass`` or ``inconclusive`` otherwise (with the smallest excess
   the run could have certified). A correct program, or any post-processing of a correct release, gets
@@ -12,7 +17,8 @@ For every announced algorithm whose catalog entry has a :class:`~dpstream.catalo
 * **law** — where the catalog has an exact release model (the counters' ``LinearReleaseModel``): the
   calibration of the program's noise against the reference's law, and the accuracy check (Chebyshev from
   the reference's exact error variance, beta = 0.05). A failure is a ``deviation``: the program's law differs
-  from the reference algorithm's, which says nothing about its privacy by itself.
+  from the reference algorithm's, which says nothing about its privacy by itself. Entries without a model (the
+  synthesizers) have no law check: their privacy outcome says so (``details["law"]``).
 
 Runs come from :class:`ProtocolSampler`: ``init`` in own mode with a seed derived from the check's seed and
 the chunk (so every chunk, on any worker, is reproducible by a program that honours its seed), then one
@@ -45,8 +51,17 @@ from dpstream.audit.calibration import calibration_linear
 from dpstream.audit.profiles import COUNTER_ALPHABET, profile_spec
 from dpstream.audit.registry import Profile
 from dpstream.audit.sampler import run_trials, trial_executor
-from dpstream.audit.search import Alphabet, SearchBudget, SearchSpace, Setting, counter_space, search
+from dpstream.audit.search import (
+    DECIMALS,
+    Alphabet,
+    SearchBudget,
+    SearchSpace,
+    Setting,
+    counter_space,
+    search,
+)
 from dpstream.catalog import Entry, entry
+from dpstream.catalog.codecs import Features
 from dpstream.claims import Neighbour
 from dpstream.conformance.outcome import Mode, Outcome, Verdict
 from dpstream.conformance.wire import Program, ProtocolError
@@ -64,6 +79,14 @@ FALSE_ALARM = 1e-3
 LAW_RUNS = {Profile.QUICK: 4000, Profile.THOROUGH: 40_000}
 """Runs on one fixed input for the calibration and accuracy checks."""
 ACCURACY_BETA = 0.05
+QUICK_FAMILIES = 2
+"""Input families per setting on the quick profile, for entries searched at a scaled budget (``cost > 1``)."""
+QUICK_PAIRS = 3
+"""Neighbours per input family on the quick profile, for entries searched at a scaled budget (``cost > 1``)."""
+MIN_SPLIT = 50
+MIN_HOLDOUT = 500
+"""Floors of the scaled budget: runs per input on the fit and select splits, and on the held-out split."""
+NO_LAW = "not applicable: the catalog has no exact release model for this algorithm (no calibration or accuracy law)"
 
 
 class ProgramRefusedError(RuntimeError):
@@ -104,9 +127,17 @@ class ProtocolSampler:
             program = _PROGRAMS[self.command] = Program(self.command, timeout=self.timeout).start()
         return program
 
+    def features(self, length: int) -> Features | None:
+        """The entry's fixed-length featurisation of a run (None: the codec's numbers, release by release)."""
+        e = entry(self.algorithm)
+        if e.statistical is None or e.statistical.design is None:
+            return None
+        return e.statistical.design.features(e.params.validate(self.params), length)
+
     def sample(self, inputs: Sequence[Any], runs: int, seed: int) -> FloatArray:
         codec = entry(self.algorithm).codec
         assert codec is not None
+        features = self.features(len(inputs))
         program = self.program()
         refused = program.init(self.algorithm, self.params, "own", seed)
         if refused is not None:
@@ -116,8 +147,8 @@ class ProtocolSampler:
             if not isinstance(releases, list) or len(releases) != len(inputs):
                 raise ProtocolError("bad-reply", f"a run of {len(inputs)} inputs gave {releases!r:.200}",
                                     program.stderr)
-            row = [x for r in releases for x in codec.features(r)]
-            rows.append(row)
+            rows.append([x for r in releases for x in codec.features(r)] if features is None
+                        else _featurised(features, releases, program))
         width = {len(r) for r in rows}
         if len(width) > 1:
             raise ProtocolError("bad-reply", f"releases of different shapes across runs: {sorted(width)} numbers",
@@ -142,14 +173,26 @@ class ProtocolSampler:
             yield reply.value
 
 
+def _featurised(features: Features, releases: Sequence[Any], program: Program) -> list[float]:
+    try:
+        row = [float(x) for x in features.of(releases)]
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        raise ProtocolError("bad-reply", f"releases of the wrong shape ({type(exc).__name__}: {exc})"[:300],
+                            program.stderr) from exc
+    if len(row) != len(features.names):
+        raise ProtocolError("bad-reply", f"releases gave {len(row)} features, expected {len(features.names)}",
+                            program.stderr)
+    return row
+
+
 @dataclass(frozen=True)
 class StatisticalPlan:
-    """What the statistical mode does for one algorithm (computed from its catalog entry and the profile)."""
+    """What the statistical mode does for one algorithm (computed from its catalog entry and the profile): the
+    settings of the sweep, and the search space of each."""
 
     entry: Entry
     settings: tuple[Mapping[str, Any], ...]
-    space: SearchSpace
-    horizon: int
+    spaces: tuple[SearchSpace, ...]
 
 
 def _horizon(e: Entry, params: Mapping[str, Any]) -> int:
@@ -167,16 +210,70 @@ def plan_for(anchor: str, profile: Profile) -> StatisticalPlan | str:
     spec = e.statistical
     if spec is None:
         return f"no statistical checks for {anchor}: {e.notes or 'see the catalog'}"
-    if spec.relation is not Neighbour.STREAM_ENTRY:
-        return (f"the witness search through the protocol covers the counters' relation (one stream entry); "
-                f"{anchor}'s relation is '{spec.relation.value}' (not yet searched through the protocol)")
-    prof = profile_spec(profile)
-    families = prof.registered_families if profile is Profile.QUICK else prof.families
-    alphabet = COUNTER_ALPHABET if spec.alphabet is not None else Alphabet(0.0, 1.0, integer=False)
-    dimension = int(spec.sweep[0].get("d", 1))
-    space = counter_space(alphabet, dimension=dimension, families=families)
+    if spec.design is None and spec.relation is not Neighbour.STREAM_ENTRY:
+        return (f"{anchor}'s relation is '{spec.relation.value}' and its catalog entry has no search design "
+                f"(inputs, neighbours, features) for the witness search")
     settings = spec.sweep if profile is Profile.THOROUGH else _quick_sweep(spec.sweep)
-    return StatisticalPlan(e, tuple(settings), space, _horizon(e, settings[0]))
+    return StatisticalPlan(e, tuple(settings), tuple(_space(e, p, profile) for p in settings))
+
+
+def _space(e: Entry, params: Mapping[str, Any], profile: Profile) -> SearchSpace:
+    """The search space of one setting: the counters' (:func:`counter_space`) or the entry's design."""
+    spec = e.statistical
+    assert spec is not None
+    quick = profile is Profile.QUICK
+    limited = quick and (spec.design is not None or spec.cost > 1)
+    if spec.design is None:
+        prof = profile_spec(profile)
+        alphabet = COUNTER_ALPHABET if spec.alphabet is not None else Alphabet(0.0, 1.0, integer=False)
+        space = counter_space(alphabet, dimension=int(params.get("d", 1)),
+                              families=prof.registered_families if quick else prof.families)
+        if not limited:
+            return space
+        return SearchSpace(space.families, _first(space.neighbours, QUICK_PAIRS))
+    design, valid, T = spec.design, e.params.validate(params), _horizon(e, params)
+    streams = design.families(valid, T)
+    if limited:
+        streams = dict(list(streams.items())[:QUICK_FAMILIES])
+    names = list(design.features(valid, T).names)
+
+    def neighbours(f: list[Any]) -> list[tuple[str, list[Any]]]:
+        return design.neighbours(valid, f)
+
+    return SearchSpace(families={name: partial(_stream, stream) for name, stream in streams.items()},
+                       neighbours=_first(neighbours, QUICK_PAIRS) if limited else neighbours,
+                       features=_rounded, feature_names=lambda k: names, threshold_columns=lambda k: k)
+
+
+def _stream(stream: list[Any], T: int) -> list[Any]:
+    return stream
+
+
+def _rounded(R: FloatArray) -> FloatArray:
+    """The design's features as they are (rounded, so that an exact release is an atom despite float round-off)."""
+    return np.asarray(np.round(np.nan_to_num(R, nan=0.0, posinf=1e300, neginf=-1e300), DECIMALS), dtype=np.float64)
+
+
+def _first(neighbours: Any, count: int) -> Any:
+    """``neighbours`` keeping ``count`` of its pairs, evenly spaced in its list (the first and the last included)."""
+    def kept(f: list[Any]) -> list[tuple[str, list[Any]]]:
+        pairs = neighbours(f)
+        if len(pairs) <= count:
+            return list(pairs)
+        return [pairs[round(i * (len(pairs) - 1) / (count - 1))] for i in range(count)]
+
+    return kept
+
+
+def _budget(spec: Any, profile: Profile, bulk: bool) -> SearchBudget:
+    """The profile's budget (vectorised for a program with the bulk op ``runs``); with a cost hint, the line-by-line
+    budget divided by it (floors :data:`MIN_SPLIT`, :data:`MIN_HOLDOUT`), whatever the program announces."""
+    prof = profile_spec(profile)
+    if spec.design is None and spec.cost == 1:
+        return prof.vectorised if bulk else prof.line_by_line
+    base = prof.line_by_line
+    return SearchBudget(fit=max(MIN_SPLIT, base.fit // spec.cost), select=max(MIN_SPLIT, base.select // spec.cost),
+                        holdout=max(MIN_HOLDOUT, base.holdout // spec.cost), carried=base.carried)
 
 
 def _quick_sweep(sweep: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -245,24 +342,33 @@ def _refused(anchor: str, name: str, exc: Exception, started: float) -> Outcome:
 def _privacy(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: bool, program: Program) -> Outcome:
     started = time.perf_counter()
     e, name = plan.entry, "privacy: witness search"
+    assert e.statistical is not None
     profile = Profile(config.profile)
     prof = profile_spec(profile)
-    budget: SearchBudget = prof.vectorised if bulk else prof.line_by_line
-    settings = [Setting(_label(p), _sampler(config, plan, p, bulk), e.claim(p), _horizon(e, p)) for p in plan.settings]
+    budget = _budget(e.statistical, profile, bulk)
+    settings = [Setting(_label(p), _sampler(config, plan, p, bulk), e.claim(p), _horizon(e, p), space)
+                for p, space in zip(plan.settings, plan.spaces, strict=True)]
     try:
         with _executor(config) as executor:
-            result = search(settings, plan.space, budget, level=level, seed=derived_seed(config.seed, e.anchor),
+            result = search(settings, plan.spaces[0], budget, level=level, seed=derived_seed(config.seed, e.anchor),
                             target_excess=prof.target_excess, executor=executor)
     except (ProgramRefusedError, ProtocolError) as exc:
         return _refused(e.anchor, name, exc, started)
     verdict = {"violation": Verdict.VIOLATION, "pass": Verdict.PASS, "inconclusive": Verdict.INCONCLUSIVE}[
         result.verdict]
+    law = {} if e.model is not None else {"law": NO_LAW}
+    budget_data = {"fit": budget.fit, "select": budget.select, "holdout": budget.holdout, "carried": budget.carried}
     return Outcome(Mode.STATISTICAL, e.anchor, name, None, verdict, message=result.detail(),
-                   details={**result.to_data(), "false_alarm": level}, seconds=time.perf_counter() - started)
+                   details={**result.to_data(), "false_alarm": level, "budget": budget_data, **law},
+                   seconds=time.perf_counter() - started)
 
 
 def _label(params: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())
+    """The setting's parameters in one line (objects and lists of objects, e.g. a domain or queries, left out)."""
+    def shown(v: Any) -> bool:
+        return not isinstance(v, Mapping) and not (isinstance(v, list) and any(isinstance(x, Mapping) for x in v))
+
+    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items() if shown(v))
 
 
 def _law(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: bool, program: Program) -> Outcome:
@@ -272,7 +378,7 @@ def _law(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: bool,
     params = plan.settings[0]
     T = _horizon(e, params)
     model = e.model({**params, "T": T})
-    family = next(iter(plan.space.families.values()))
+    family = next(iter(plan.spaces[0].families.values()))
     f = family(T)
     runs = LAW_RUNS[Profile(config.profile)]
     sampler = _sampler(config, plan, params, bulk)

@@ -1,7 +1,7 @@
 """Tape mode: answer a program's draw requests from a vector's tape, and note every divergence.
 
 A :class:`TapeAnswerer` serves ``{"draw": {"site", "kind", "params"}}`` requests site by site, as
-:class:`~dpstream.tape.TapeReplay` does for our own code, but it never stops the run: a request with
+:class:`~dpstream.insecure.TapeReplay` does for our own code, but it never stops the run: a request with
 different parameters is answered with the tape's value and noted; a site that is not on the tape is
 answered with a neutral value of its kind (0, false, the first indices, the box's low corner) and
 noted; at the end :meth:`missing` lists the sites never requested.

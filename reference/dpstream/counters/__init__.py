@@ -4,14 +4,14 @@ See docs/counters.md; the sparse counters of 004 are documented in docs/hypercub
 """
 
 from dpstream.counters.base import Counter, CounterFactory
-from dpstream.counters.binary_tree import BinaryTreeCounter, binary_tree_counter_model
-from dpstream.counters.block import BlockCounter, block_counter_model
-from dpstream.counters.hybrid import HybridCounter, hybrid_counter_model
-from dpstream.counters.multidim import MultiDimensionalCounter, multidimensional_model
-from dpstream.counters.simple import SimpleCounter, simple_counter_model
+from dpstream.counters.binary_tree import BinaryTreeCounter
+from dpstream.counters.block import BlockCounter
+from dpstream.counters.hybrid import HybridCounter
+from dpstream.counters.multidim import MultiDimensionalCounter
+from dpstream.counters.simple import SimpleCounter
 from dpstream.counters.sparse import InhomogeneousSparseCounter, SparseCounter
-from dpstream.counters.tree_aggregation import TreeAggregationCounter, tree_aggregation_model
-from dpstream.counters.unbounded_block import UnboundedBlockCounter, unbounded_block_model
+from dpstream.counters.tree_aggregation import TreeAggregationCounter
+from dpstream.counters.unbounded_block import UnboundedBlockCounter
 
 __all__ = [
     "BinaryTreeCounter",
@@ -25,11 +25,4 @@ __all__ = [
     "SparseCounter",
     "TreeAggregationCounter",
     "UnboundedBlockCounter",
-    "binary_tree_counter_model",
-    "block_counter_model",
-    "hybrid_counter_model",
-    "multidimensional_model",
-    "simple_counter_model",
-    "tree_aggregation_model",
-    "unbounded_block_model",
 ]

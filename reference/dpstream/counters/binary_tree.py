@@ -31,18 +31,10 @@ from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterStaging
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
-from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import NoiseSource, site
 from dpstream.staged import DrawRequest, discrete_laplace, laplace
 
-__all__ = [
-    "BinaryTreeCounter",
-    "binary_tree_counter_model",
-    "binary_tree_nodes_per_input",
-    "binary_tree_scale",
-    "dyadic_cover",
-    "dyadic_tree_model",
-]
+__all__ = ["BinaryTreeCounter", "binary_tree_nodes_per_input", "binary_tree_scale"]
 
 ANCHOR = "001-alg10"
 
@@ -153,38 +145,3 @@ class BinaryTreeCounter(Counter):
 
     def state_size(self) -> int:
         return len(self.alpha) + len(self.alpha_hat)
-
-
-def dyadic_cover(t: int) -> list[int]:
-    """The nodes t, t - lsb(t), t - lsb(t) - lsb(...), ... (> 0): the greedy dyadic cover of [1, t]."""
-    cover = []
-    while t > 0:
-        cover.append(t)
-        t -= t & -t
-    return cover
-
-
-def dyadic_tree_model(draw_line: str, law: NoiseLaw, T: int, releases: int | None) -> LinearReleaseModel:
-    """The tree shared by 001-alg10 and 002-alg3, over horizon T (first ``releases`` releases, default T).
-
-    Derived from the tree, not from the streaming code: node u (one per time step, drawn at
-    ``site(draw_line, t=u)`` with ``law``) is the noisy p-sum of the dyadic interval (u - lsb(u), u];
-    release t is the sum of the nodes of :func:`dyadic_cover` (t).
-    """
-    n_rel = T if releases is None else require_int_at_least("releases", releases, 0)
-    if n_rel > T:
-        raise DPStreamInputError("releases", f"must be <= T = {T}", releases)
-    terms = [(site(draw_line, t=u), law, {i - 1: 1.0 for i in range(u - (u & -u) + 1, u + 1)})
-             for u in range(1, n_rel + 1)]
-    rows = [{u - 1: 1.0 for u in dyadic_cover(t)} for t in range(1, n_rel + 1)]
-    return LinearReleaseModel.build(terms, rows, n_rel)
-
-
-def binary_tree_counter_model(
-    epsilon: float, T: int, *, discrete: bool = False, as_printed: bool = False, releases: int | None = None
-) -> LinearReleaseModel:
-    """The paper's model of 001-alg10 over horizon T (first ``releases`` releases, default T):
-    :func:`dyadic_tree_model` with (discrete) Laplace nodes of scale :func:`binary_tree_scale`."""
-    scale = binary_tree_scale(epsilon, T, as_printed=as_printed)
-    law = NoiseLaw.discrete_laplace(scale) if discrete else NoiseLaw.laplace(scale)
-    return dyadic_tree_model("001-alg10 L8", law, T, releases)

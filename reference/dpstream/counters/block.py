@@ -27,11 +27,10 @@ from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterStaging
 from dpstream.errors import require_int_at_least, require_positive_finite
-from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import NoiseSource, site
 from dpstream.staged import laplace
 
-__all__ = ["BlockCounter", "block_counter_model"]
+__all__ = ["BlockCounter"]
 
 
 @convention(("epsilon", "B", "noise"), ("epsilon", "B", "noise", "horizon"), renamed={"horizon": "T"})
@@ -78,28 +77,3 @@ class BlockCounter(Counter):
 
     def state_size(self) -> int:
         return 3
-
-
-def block_counter_model(epsilon: float, B: int, T: int) -> LinearReleaseModel:
-    """The model of 001-alg9 over T steps: a block statistic at each t = kB (sum over ((k-1)B, kB]),
-    an in-block statistic f(t) at every other t, all Lap(2/eps); release t = all block statistics
-    up to floor(t/B) B plus the in-block statistics after it."""
-    epsilon = require_positive_finite("epsilon", epsilon)
-    B = require_int_at_least("B", B, 1)
-    T = require_int_at_least("T", T, 1)
-    law = NoiseLaw.laplace(2.0 / epsilon)
-    terms: list[tuple[str, NoiseLaw, dict[int, float]]] = []
-    index: dict[int, int] = {}
-    for t in range(1, T + 1):
-        index[t] = len(terms)
-        if t % B == 0:
-            terms.append((site("001-alg9 L7", t=t), law, {i - 1: 1.0 for i in range(t - B + 1, t + 1)}))
-        else:
-            terms.append((site("001-alg9 L10", t=t), law, {t - 1: 1.0}))
-    rows: list[dict[int, float]] = []
-    for t in range(1, T + 1):
-        last = (t // B) * B
-        row = {index[k * B]: 1.0 for k in range(1, t // B + 1)}
-        row.update({index[j]: 1.0 for j in range(last + 1, t + 1)})
-        rows.append(row)
-    return LinearReleaseModel.build(terms, rows, T)

@@ -54,13 +54,12 @@ from __future__ import annotations
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterStaging
-from dpstream.counters.binary_tree import BinaryTreeCounter, dyadic_cover
-from dpstream.errors import require_int_at_least, require_positive_finite
-from dpstream.linear_model import LinearReleaseModel, NoiseLaw
+from dpstream.counters.binary_tree import BinaryTreeCounter
+from dpstream.errors import require_positive_finite
 from dpstream.noise import NoiseSource, scoped, site
 from dpstream.staged import laplace
 
-__all__ = ["HYBRID_ANCHOR", "HybridCounter", "hybrid_counter_model"]
+__all__ = ["HYBRID_ANCHOR", "HybridCounter"]
 
 HYBRID_ANCHOR = "CSS11-hybrid"
 """Anchor of the hybrid mechanism (Chan, Shi & Song 2011; not one of the five seed papers)."""
@@ -119,35 +118,3 @@ class HybridCounter(Counter):
 
     def state_size(self) -> int:
         return 3 + (0 if self.binary is None else self.binary.state_size())
-
-
-def hybrid_counter_model(epsilon: float, T: int) -> LinearReleaseModel:
-    """The model of the hybrid mechanism over T steps, derived from the construction:
-    an L statistic (sum over (2^(k-1), 2^k], Lap(2/eps)) at each power of two; at
-    t = 2^k + tau (0 < tau < 2^k) the B_k node over global times (2^k + tau - lsb(tau), 2^k + tau]
-    with Lap(2k/eps); release t = all L statistics up to 2^k + the B_k nodes of the dyadic
-    cover tau, tau - lsb(tau), ... of [1, tau]."""
-    epsilon = require_positive_finite("epsilon", epsilon)
-    T = require_int_at_least("T", T, 1)
-    terms: list[tuple[str, NoiseLaw, dict[int, float]]] = []
-    l_terms: list[int] = []
-    rows: list[dict[int, float]] = []
-    index: dict[int, int] = {}
-    for t in range(1, T + 1):
-        index[t] = len(terms)
-        k = t.bit_length() - 1
-        if t == 2**k:
-            lo = 2 ** (k - 1) if k >= 1 else 0
-            terms.append((f"{HYBRID_ANCHOR} L t={t}", NoiseLaw.laplace(2.0 / epsilon),
-                          {i - 1: 1.0 for i in range(lo + 1, t + 1)}))
-            l_terms.append(index[t])
-            rows.append(dict.fromkeys(l_terms, 1.0))
-        else:
-            tau = t - 2**k
-            low = tau & -tau
-            terms.append((f"{HYBRID_ANCHOR} B k={k} / 001-alg10 L8 t={tau}", NoiseLaw.laplace(2.0 * k / epsilon),
-                          {2**k + i - 1: 1.0 for i in range(tau - low + 1, tau + 1)}))
-            row = dict.fromkeys(l_terms, 1.0)
-            row.update({index[2**k + u]: 1.0 for u in dyadic_cover(tau)})
-            rows.append(row)
-    return LinearReleaseModel.build(terms, rows, T)

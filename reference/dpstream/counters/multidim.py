@@ -41,11 +41,10 @@ from dpstream.claims import Measure, Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter
 from dpstream.errors import DPStreamInputError, require_int_at_least
-from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import NoiseSource, ScopedNoise, default_noise, scoped, site
 from dpstream.staged import Staged, order_free, run_all, staged_now
 
-__all__ = ["MULTIDIM_ANCHOR", "MultiDimensionalCounter", "multidimensional_model"]
+__all__ = ["MULTIDIM_ANCHOR", "MultiDimensionalCounter"]
 
 MULTIDIM_ANCHOR = "001-sec4.3"
 
@@ -171,30 +170,3 @@ class MultiDimensionalCounter:
 
     def state_size(self) -> int:
         return sum(c.state_size() for c in self.counters)
-
-
-def multidimensional_model(models: Sequence[LinearReleaseModel]) -> LinearReleaseModel:
-    """Block-diagonal model of d independent counters with models ``models`` (same length T),
-    sites scoped as by :meth:`MultiDimensionalCounter.build`. Input and releases are flattened
-    time-major: index (t - 1) * d + i is coordinate i at time t."""
-    models = list(models)
-    if not models:
-        raise DPStreamInputError("models", "must be non-empty", models)
-    T = models[0].input_length
-    if any(m.input_length != T or m.n_releases != T for m in models):
-        raise DPStreamInputError("models", "must all have input length and release count T", T)
-    d = len(models)
-    m_total = sum(len(m.sites) for m in models)
-    S = np.zeros((m_total, T * d))
-    W = np.zeros((T * d, m_total))
-    sites: list[str] = []
-    laws: list[NoiseLaw] = []
-    offset = 0
-    for i, m in enumerate(models):
-        k = len(m.sites)
-        sites.extend(f"{_scope(i)} / {s}" for s in m.sites)
-        laws.extend(m.laws)
-        S[offset:offset + k, i::d] = m.statistics
-        W[i::d, offset:offset + k] = m.combination
-        offset += k
-    return LinearReleaseModel(tuple(sites), tuple(laws), S, W)

@@ -12,12 +12,11 @@ from __future__ import annotations
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterStaging
-from dpstream.errors import require_int_at_least, require_positive_finite
-from dpstream.linear_model import LinearReleaseModel, NoiseLaw
+from dpstream.errors import require_positive_finite
 from dpstream.noise import NoiseSource, site
 from dpstream.staged import laplace
 
-__all__ = ["SimpleCounter", "simple_counter_model"]
+__all__ = ["SimpleCounter"]
 
 
 @convention(("epsilon", "noise"), ("epsilon", "noise", "horizon"), renamed={"horizon": "T"})
@@ -52,13 +51,3 @@ class SimpleCounter(Counter):
 
     def state_size(self) -> int:
         return 1
-
-
-def simple_counter_model(epsilon: float, T: int) -> LinearReleaseModel:
-    """The paper's model of 001-alg8 over horizon T: statistic j is f(j) + z_j, g(t) = sum_{j<=t} s_j."""
-    epsilon = require_positive_finite("epsilon", epsilon)
-    T = require_int_at_least("T", T, 1)
-    law = NoiseLaw.laplace(1.0 / epsilon)
-    terms = [(site("001-alg8 L4", t=j), law, {j - 1: 1.0}) for j in range(1, T + 1)]
-    releases = [{j: 1.0 for j in range(t)} for t in range(1, T + 1)]
-    return LinearReleaseModel.build(terms, releases, T)

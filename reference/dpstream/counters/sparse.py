@@ -28,7 +28,7 @@ Streaming form and the printed loop (docs/errata/hypercube.md E-hypercube-3, -4)
   would be stepped past T; the counter is then left unchanged).
 
 Privacy (004-lem3.2; proof: proofs/proof_sparse_counting.py; exact audit:
-dpstream.hypercube.privacy_loss): given the segment boundaries, neighbouring streams (one
+dpstream.audit.hypercube.loss): given the segment boundaries, neighbouring streams (one
 X_t changed) give A_sub neighbouring inputs, eps/2. The boundaries are an AboveThreshold
 run per segment with *monotone* queries (the counts since the segment start), and only
 the segment containing t depends on X_t; for monotone queries the loss of one such run is

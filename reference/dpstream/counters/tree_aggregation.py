@@ -31,13 +31,11 @@ import math
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterStaging
-from dpstream.counters.binary_tree import dyadic_tree_model
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
-from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import NoiseSource, site
 from dpstream.staged import discrete_gaussian
 
-__all__ = ["TreeAggregationCounter", "tree_aggregation_model", "tree_aggregation_sigma2"]
+__all__ = ["TreeAggregationCounter", "tree_aggregation_sigma2"]
 
 ANCHOR = "002-alg3"
 
@@ -122,12 +120,3 @@ class TreeAggregationCounter(Counter):
 
     def state_size(self) -> int:
         return len(self.alpha) + len(self.alpha_tilde)
-
-
-def tree_aggregation_model(
-    rho: float, T: int, *, as_printed: bool = False, releases: int | None = None
-) -> LinearReleaseModel:
-    """The model of 002-alg3 over horizon T: the tree of 001-alg10 (:func:`dyadic_tree_model`: node t =
-    noisy sum over (t - lsb(t), t], release t = the nodes of the dyadic cover of [1, t]) with N_Z nodes."""
-    sigma2 = tree_aggregation_sigma2(rho, T, as_printed=as_printed)
-    return dyadic_tree_model("002-alg3 u8", NoiseLaw.discrete_gaussian(sigma2), T, releases)

@@ -33,12 +33,11 @@ from dataclasses import dataclass
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterStaging
-from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
-from dpstream.linear_model import LinearReleaseModel, NoiseLaw
+from dpstream.errors import DPStreamInputError, require_positive_finite
 from dpstream.noise import NoiseSource, site
 from dpstream.staged import laplace
 
-__all__ = ["UnboundedBlockCounter", "unbounded_block_model", "unbounded_block_schedule"]
+__all__ = ["UnboundedBlockCounter"]
 
 
 @dataclass(frozen=True)
@@ -116,42 +115,3 @@ class UnboundedBlockCounter(Counter):
 
     def state_size(self) -> int:
         return 6
-
-
-def unbounded_block_schedule(T: int) -> list[tuple[bool, int]]:
-    """For t = 1..T: (is t a block end, start time of its block), from the partition rule alone:
-    partitions of lengths 4, 9, 16, ... with block sizes 2, 3, 4, ..."""
-    T = require_int_at_least("T", T, 1)
-    out: list[tuple[bool, int]] = []
-    start, size = 1, 2
-    while len(out) < T:
-        for k in range(size):  # the size blocks of this partition
-            block_start = start + k * size
-            for offset in range(size):
-                out.append((offset == size - 1, block_start))
-        start += size * size
-        size += 1
-    return out[:T]
-
-
-def unbounded_block_model(epsilon: float, T: int) -> LinearReleaseModel:
-    """The model of 003-alg4 over T steps: at a block end a Lap(2/eps) block-sum statistic
-    (site L14), elsewhere an in-block statistic f(t) + Lap(2/eps) (site L21); release t = all
-    block sums so far + the in-block statistics of the current block up to t."""
-    epsilon = require_positive_finite("epsilon", epsilon)
-    law = NoiseLaw.laplace(2.0 / epsilon)
-    schedule = unbounded_block_schedule(T)
-    terms: list[tuple[str, NoiseLaw, dict[int, float]]] = []
-    blocks: list[int] = []
-    rows: list[dict[int, float]] = []
-    for t, (is_end, block_start) in enumerate(schedule, start=1):
-        if is_end:
-            blocks.append(len(terms))
-            terms.append((site("003-alg4 L14", t=t), law, {i - 1: 1.0 for i in range(block_start, t + 1)}))
-            rows.append(dict.fromkeys(blocks, 1.0))
-        else:
-            terms.append((site("003-alg4 L21", t=t), law, {t - 1: 1.0}))
-            row = dict.fromkeys(blocks, 1.0)
-            row.update({j - 1: 1.0 for j in range(block_start, t + 1)})  # term of time j has index j - 1
-            rows.append(row)
-    return LinearReleaseModel.build(terms, rows, T)

@@ -29,18 +29,21 @@ __all__ = ["Experiment", "command_line", "discover", "noise_mode"]
 class Experiment:
     """A reproducible paper experiment.
 
-    ``add_arguments`` adds its options (``--out`` is added for every experiment, ``--data-dir``
-    for every experiment with ``data``); ``run`` executes it with the parsed arguments and
-    returns the exit status. ``data`` lists the files it reads by default. ``check``, if given, runs
-    right after parsing, before any work: it raises :class:`~dpstream.errors.DPStreamInputError` naming
-    the option for a rule between arguments (``--k`` > ``--T``) or for missing or corrupted data, which
-    ``dpstream`` reports as a usage error (exit status 2).
+    ``anchors`` names the catalog entries it runs (:mod:`dpstream.catalog`; a test checks each resolves,
+    and the generated index ``docs/catalog.md`` lists the experiment under each). ``add_arguments`` adds
+    its options (``--out`` is added for every experiment, ``--data-dir`` for every experiment with
+    ``data``); ``run`` executes it with the parsed arguments and returns the exit status. ``data`` lists
+    the files it reads by default. ``check``, if given, runs right after parsing, before any work: it
+    raises :class:`~dpstream.errors.DPStreamInputError` naming the option for a rule between arguments
+    (``--k`` > ``--T``) or for missing or corrupted data, which ``dpstream`` reports as a usage error
+    (exit status 2).
     """
 
     name: str
     help: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
+    anchors: tuple[str, ...]
     data: tuple[DataFile, ...] = ()
     check: Callable[[argparse.Namespace], None] | None = None
 

@@ -45,11 +45,12 @@ from dpstream.cli_args import non_negative_int, positive_float, positive_int, pr
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
 from dpstream.experiments import Experiment, command_line, noise_mode
 from dpstream.experiments.progress import progress
+from dpstream.insecure import InsecureSeededNoise
 from dpstream.longitudinal.bounds import corollary_3_3_bound, theorem_3_2_lambda
 from dpstream.longitudinal.fixed_window import FixedWindowSynthesizer, PaddingExhaustedError
 from dpstream.longitudinal.generators import all_ones
 from dpstream.longitudinal.padding import padding_matrix
-from dpstream.noise import InsecureSeededNoise, NoiseSource, SecureNoise
+from dpstream.noise import NoiseSource, SecureNoise
 
 __all__ = ["EXPERIMENT", "evaluate_run", "run_experiment"]
 
@@ -284,5 +285,6 @@ EXPERIMENT = Experiment(
     help="002 Appendix C.1 / Figures 3-4: Algorithm 1 on all-ones data (n=25000, T=12, k=3, rho=0.005)",
     add_arguments=add_arguments,
     run=run,
+    anchors=("002-alg1", "002-alg3"),
     check=check,
 )

@@ -79,7 +79,8 @@ from dpstream.hypercube.wasserstein import (
     wasserstein1,
     wasserstein1_sorted,
 )
-from dpstream.noise import InsecureSeededNoise, derived_seed
+from dpstream.insecure import InsecureSeededNoise
+from dpstream.noise import derived_seed
 
 __all__ = [
     "EXPERIMENT",
@@ -527,5 +528,6 @@ EXPERIMENT = Experiment(
     help="E W1 of online synthetic data (004-alg1) against t in d = 1, 2, 3 (uniform and clustered streams)",
     add_arguments=add_arguments,
     run=run,
+    anchors=("004-alg1", "004-alg2"),
     check=check,
 )

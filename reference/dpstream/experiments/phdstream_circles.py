@@ -51,7 +51,8 @@ from dpstream.errors import DataRowError, DPStreamInputError
 from dpstream.experiments import Experiment, command_line, noise_mode
 from dpstream.experiments.data import DataFile, check_files, materialized
 from dpstream.experiments.progress import progress
-from dpstream.noise import InsecureSeededNoise, NoiseSource, SecureNoise
+from dpstream.insecure import InsecureSeededNoise
+from dpstream.noise import NoiseSource, SecureNoise
 from dpstream.phdstream.baselines import (
     InitPrivTreeThenCounters,
     OfflinePrivTreeOnDifferential,
@@ -271,6 +272,7 @@ EXPERIMENT = Experiment(
     help="001 Figure 1(d): PHDStream (Simple, Block 8) and baselines 1-3 on concentric circles with deletion",
     add_arguments=add_arguments,
     run=run,
+    anchors=("001-alg2", "001-alg6", "001-alg8", "001-alg9"),
     data=DATA,
     check=check,
 )

@@ -41,7 +41,8 @@ from dpstream.errors import DataRowError, DPStreamInputError
 from dpstream.experiments import Experiment, command_line, noise_mode
 from dpstream.experiments.data import DataFile, check_files, materialized, verified_bytes
 from dpstream.experiments.progress import Progress, progress
-from dpstream.noise import InsecureSeededNoise, NoiseSource
+from dpstream.insecure import InsecureSeededNoise
+from dpstream.noise import NoiseSource
 from dpstream.tabular.domain import Domain, IntArray
 from dpstream.tabular.fitting import DatasetFitter, MultiplicativeWeights
 from dpstream.tabular.main_algorithm import MainAlgorithm
@@ -594,6 +595,7 @@ EXPERIMENT = Experiment(
     help="003 Tables 1-3: StreamingMWEM vs Algorithm 3 (Simple/block counters) on Adult streams, MW and PGM",
     add_arguments=add_arguments,
     run=run,
+    anchors=("003-alg2", "003-alg3", "003-alg4"),
     data=DATA,
     check=check,
 )

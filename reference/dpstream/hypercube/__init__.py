@@ -6,7 +6,7 @@
 * :mod:`~dpstream.hypercube.online` — 004-alg1, :class:`OnlineSyntheticData`;
 * :mod:`~dpstream.hypercube.efficient` — 004-alg1 with lazy counters, :class:`EfficientOnlineSyntheticData`;
 * :mod:`~dpstream.hypercube.wasserstein` — exact W_1 under l_inf (004-sec2.3) and upper bounds;
-* :mod:`~dpstream.hypercube.privacy_loss` — exact privacy loss of 004-alg2/3/1 on small streams;
+* :mod:`~dpstream.audit.hypercube.loss` — exact privacy loss of 004-alg2/3/1 on small streams;
 * :mod:`~dpstream.hypercube.streams` — uniform and clustered test streams.
 
 The counters 004-alg2 and 004-alg3 live in :mod:`dpstream.counters.sparse` (their lazy forms in

@@ -28,7 +28,7 @@ Readings of the printed box (docs/errata/hypercube.md):
 
 Privacy: eps-DP under POINT_REPLACE (004-prop4.1, 004-prop5.1); a replaced point changes
 the input of the counters on two root-to-leaf paths, each path costs sup_s sum_j eps_{j,s}
-<= eps/2 (:meth:`PrivacySchedule.path_budget`). Exact audit: dpstream.hypercube.privacy_loss.
+<= eps/2 (:meth:`PrivacySchedule.path_budget`). Exact audit: dpstream.audit.hypercube.loss.
 Proofs: proofs/proof_hypercube_privacy.py (004-prop4.1, 004-prop5.1), proofs/proof_sparse_counting.py (the
 counters, 004-lem3.2, 004-lem3.3), proofs/proof_hypercube_lemma43.py (Lemma 4.3 of the accuracy bound).
 

@@ -1,16 +1,16 @@
 """INSECURE seeded bulk draws: noise matrices for vectorised audit runs.
 
 :class:`BulkNoise` (one ``numpy.random.Generator`` seeded from an int) draws arrays of any
-shape from the three additive laws of :class:`dpstream.linear_model.NoiseLaw`:
+shape from the three additive laws of the noise door (:class:`dpstream.noise.DrawKind`):
 
 * ``laplace_array(scale, shape)``: density exp(-|x|/scale) / (2 scale);
 * ``discrete_laplace_array(scale, shape)``: pmf proportional to exp(-|z|/scale) on Z, as the
-  difference of two i.i.d. geometric variables (the law :class:`~dpstream.noise.InsecureSeededNoise`
+  difference of two i.i.d. geometric variables (the law :class:`~dpstream.insecure.InsecureSeededNoise`
   draws one value at a time);
 * ``discrete_gaussian_array(sigma2, shape)``: pmf proportional to exp(-z^2/(2 sigma2)) on Z, by
   Canonne, Kamath & Steinke (2020), Algorithm 3 (rejection from a discrete Laplace with scale
   floor(sigma) + 1), every rejected entry redrawn until all are accepted;
-* ``draw(law, shape)`` dispatches on a ``NoiseLaw``.
+* ``draw(kind, parameter, shape)`` dispatches on the law's kind (scale or sigma2 as ``parameter``).
 
 Reproducible (the same seed gives the same matrix) and fast, and therefore predictable: for
 tests, audits and benchmarks only. Never release data made with it.
@@ -23,8 +23,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from dpstream.errors import require_int_at_least, require_positive_finite
-from dpstream.linear_model import NoiseLaw
+from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
 from dpstream.noise import DrawKind
 
 __all__ = ["BulkNoise"]
@@ -66,10 +65,13 @@ class BulkNoise:
         """Uniform on [0, 1) (post-processing randomness of vectorised outside counters)."""
         return np.asarray(self._rng.random(size=shape))
 
-    def draw(self, law: NoiseLaw, shape: Shape) -> FloatArray:
-        """A matrix of ``law`` as floats (integer laws give integer-valued floats)."""
-        if law.kind is DrawKind.LAPLACE:
-            return self.laplace_array(law.parameter, shape)
-        if law.kind is DrawKind.DISCRETE_LAPLACE:
-            return self.discrete_laplace_array(law.parameter, shape).astype(np.float64)
-        return self.discrete_gaussian_array(law.parameter, shape).astype(np.float64)
+    def draw(self, kind: DrawKind, parameter: float, shape: Shape) -> FloatArray:
+        """A matrix of the additive law ``kind`` (scale, or sigma2 for the discrete Gaussian) as floats
+        (integer laws give integer-valued floats)."""
+        if kind is DrawKind.LAPLACE:
+            return self.laplace_array(parameter, shape)
+        if kind is DrawKind.DISCRETE_LAPLACE:
+            return self.discrete_laplace_array(parameter, shape).astype(np.float64)
+        if kind is DrawKind.DISCRETE_GAUSSIAN:
+            return self.discrete_gaussian_array(parameter, shape).astype(np.float64)
+        raise DPStreamInputError("kind", "must be laplace, discrete_laplace or discrete_gaussian", kind)

@@ -32,7 +32,8 @@ from dpstream.claims import Measure, Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter
 from dpstream.errors import DPStreamInputError, require_finite_real, require_int_at_least
-from dpstream.noise import InsecureZeroNoise, NoiseSource, default_noise
+from dpstream.insecure import InsecureZeroNoise
+from dpstream.noise import NoiseSource, default_noise
 from dpstream.phdstream.partition import Partition
 from dpstream.phdstream.privtree import LambdaRule, PrivTree, Subtree
 from dpstream.phdstream.tree_function import tree_function

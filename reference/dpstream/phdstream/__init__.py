@@ -6,15 +6,16 @@ Modules, by the paper's concepts:
 * :mod:`~dpstream.phdstream.tree_function` -- transform (4), consistency (6), C(T) norm, Ext_T;
 * :mod:`~dpstream.phdstream.privtree` -- PrivTree_T (001-alg5) and its noise scale;
 * :mod:`~dpstream.phdstream.phdstream_tree` -- PHDStreamTree (001-alg1);
-* :mod:`~dpstream.phdstream.counters_tree` -- PHDStreamTree with counters (001-alg3);
-* :mod:`~dpstream.phdstream.selective_counting` -- online selective counting (001-alg4), reusable;
+* :mod:`~dpstream.phdstream.counters_tree` -- PHDStreamTree with counters (001-alg3), an instance of online
+  selective counting (001-alg4), which lives in its own module :mod:`dpstream.selective_counting` (shared with
+  the tabular family);
 * :mod:`~dpstream.phdstream.phdstream` -- PHDStream (001-alg2) with rule (5);
 * :mod:`~dpstream.phdstream.efficient` -- compute-efficient PHDStream (001-alg6, 001-alg7);
 * :mod:`~dpstream.phdstream.baselines` -- PrivTree+Counting and baselines 1-3 (section 5.3);
 * :mod:`~dpstream.phdstream.initialization` -- initialization time t0 (section 5.2);
 * :mod:`~dpstream.phdstream.metric` -- range queries and the relative error (section 5.4);
 * :mod:`~dpstream.phdstream.data` -- concentric-circles generator and CSV loaders (section 5.1, App. G);
-* :mod:`~dpstream.phdstream.exact_loss` -- exact transcript probabilities and privacy losses (audits, proofs).
+* :mod:`~dpstream.audit.phdstream.loss` -- exact transcript probabilities and privacy losses (audits, proofs).
 
 Documentation: docs/phdstream.md; errata: docs/errata/phdstream.md.
 """
@@ -34,7 +35,6 @@ from dpstream.phdstream.partition import BooleanCubePartition, HypercubePartitio
 from dpstream.phdstream.phdstream import PHDStream
 from dpstream.phdstream.phdstream_tree import PHDStreamTree
 from dpstream.phdstream.privtree import LambdaRule, PrivTree, Subtree, privtree, privtree_scales
-from dpstream.phdstream.selective_counting import SelectiveCounting, SelectiveRelease
 from dpstream.phdstream.stream import PointEvents, SyntheticRelease, TreeRelease
 from dpstream.phdstream.tree_function import c_t_norm, consistent_extension, is_consistent, tree_function
 
@@ -55,8 +55,6 @@ __all__ = [
     "PointEvents",
     "PrivTree",
     "RangeQueries",
-    "SelectiveCounting",
-    "SelectiveRelease",
     "Subtree",
     "SyntheticRelease",
     "TreeRelease",

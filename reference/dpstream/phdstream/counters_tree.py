@@ -5,7 +5,7 @@ Every vertex v of T has a counter C_v with budget eps/2 (L4), any counter of
 only the counters of the leaves of T(t) are stepped, with nabla F(v, t) (L7).
 
 Algorithm 3 as Algorithm 4 (section 4.5), in code: :class:`PHDStreamTreeWithCounters` holds a
-:class:`~dpstream.phdstream.selective_counting.SelectiveCounting` whose
+:class:`~dpstream.selective_counting.SelectiveCounting` whose
 
 * selector M is :class:`PrivTreeSelector`: l_t = T(t) = PrivTree_T(G(., t-1) + nabla F(., t), eps/2,
   theta), reading G(., t-1), a post-processing of the release history;
@@ -40,9 +40,9 @@ from dpstream.phdstream.guarantees import phdstream_note
 from dpstream.phdstream.partition import Node, Partition, node_label
 from dpstream.phdstream.phdstream_tree import NaiveTreeStream
 from dpstream.phdstream.privtree import LambdaRule, Subtree, privtree_claim, privtree_for
-from dpstream.phdstream.selective_counting import SelectiveCounting, SelectiveRelease
 from dpstream.phdstream.stream import TreeRelease
 from dpstream.phdstream.tree_function import TreeFunction, consistent_extension
+from dpstream.selective_counting import SelectiveCounting, SelectiveRelease
 from dpstream.staged import Staged, order_free, run_all
 
 __all__ = [

@@ -54,7 +54,7 @@ def phdstream_note(partition: Partition, epsilon: float, rule: LambdaRule, count
 
     The worst case is an upper bound over all inputs, attained when delta >= 1 (then every split
     decision on the path can sit at b = theta - 1 for one neighbour and b = theta for the other, as
-    in :func:`dpstream.phdstream.exact_loss.adversarial_past`).
+    in :func:`dpstream.audit.phdstream.loss.adversarial_past`).
     """
     worst = step_worst_case_loss(partition, epsilon, rule, count_scale, tree_epsilon)
     if worst <= epsilon * (1 + 1e-12):

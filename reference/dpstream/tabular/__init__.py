@@ -15,7 +15,7 @@ Modules, in the order of the paper:
 * :mod:`~dpstream.tabular.selective` — 003-alg3 as an instance of online selective counting;
 * :mod:`~dpstream.tabular.metrics` — 003-sec7.3; :mod:`~dpstream.tabular.accuracy` — App. A bounds;
 * :mod:`~dpstream.tabular.stream` — turnstile streams, Adult constructions, loaders, a generator;
-* :mod:`~dpstream.tabular.exact_loss` — exact privacy loss of transcripts (audits).
+* :mod:`~dpstream.audit.tabular.loss` — exact privacy loss of transcripts (audits).
 """
 
 from dpstream.tabular.datasets import ExplicitDataset, SyntheticDataset, TableDataset, UniformDataset, answer

@@ -11,7 +11,7 @@
   and on h_{t,l-1} and g_{t-1}, which are computed from the previous releases
   (l_s, C_{l_s}(x_s)) only (L16-L21 are post-processing: A_Dataset never sees the data).
 
-:class:`SelectiveMainAlgorithm` drives :class:`dpstream.phdstream.selective_counting.SelectiveCounting`
+:class:`SelectiveMainAlgorithm` drives :class:`dpstream.selective_counting.SelectiveCounting`
 with these pieces and the post-processing of :class:`MainAlgorithm`; a test
 (tests/tabular/test_selective.py) replays one noise tape through both and checks that the
 releases are identical.
@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from dpstream.claims import Neighbour, PrivacyClaim
-from dpstream.phdstream.selective_counting import SelectiveCounting, SelectiveRelease, compose_selective_claim
+from dpstream.selective_counting import SelectiveCounting, SelectiveRelease, compose_selective_claim
 from dpstream.staged import Staged
 from dpstream.tabular.datasets import SyntheticDataset
 from dpstream.tabular.main_algorithm import AnyCounter, MainAlgorithm, StepState, stage_counter

@@ -18,22 +18,18 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
-from dpstream.noise import InsecureSeededNoise, NoiseSource
-from dpstream.tape import Tape, TapeRecorder, TapeReplay
+from dpstream.convention import Streaming
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
+from dpstream.noise import NoiseSource
+from dpstream.tape import Tape
 from dpstream.vectors import KnownAnswerVector
 
-__all__ = ["ERRATUM_ID", "Streaming", "load_script", "pins", "record_run", "replay_run", "replay_vector"]
+__all__ = ["ERRATUM_ID", "load_script", "pins", "record_run", "replay_run", "replay_vector"]
 
 ERRATUM_ID = re.compile(r"E-[a-z]+-\d+")
 """An erratum of ``docs/errata/<family>.md``: ``E-counters-1``, ``E-phdstream-3``, ..."""
-
-
-class Streaming(Protocol):
-    """Anything with a ``step`` method: counters and the synthetic-data algorithms alike."""
-
-    def step(self, x: Any) -> Any: ...
 
 
 def record_run(

@@ -15,11 +15,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from dpstream.audit.linear_model import LinearReleaseModel, NoiseLaw
+from dpstream.convention import Streaming
 from dpstream.errors import DPStreamInputError, require_int_at_least
-from dpstream.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.noise import DrawKind, NoiseSource, data_rng
 from dpstream.tape import Tape, TapeError
-from dpstream.testing import Streaming, record_run, replay_run
+from dpstream.testing import record_run, replay_run
 
 __all__ = ["measured_linear_model"]
 
@@ -46,7 +47,7 @@ def measured_linear_model(
     (W S)[:, i]; S solves W S = (W S) (W needs full column rank). The seeded run is then checked against
     W (S f + z), so a mechanism that is not linear (or draws at sites that depend on the data) is
     refused. ``d`` is the length of a vector input (None: scalar inputs); inputs and releases are
-    flattened time-major, as in :func:`dpstream.counters.multidim.multidimensional_model`.
+    flattened time-major, as in :func:`dpstream.audit.counters.models.multidimensional_model`.
     Cost: m + T * (d or 1) + 1 runs of T steps.
     """
     T = require_int_at_least("T", T, 1)

@@ -1,7 +1,7 @@
 """Write the corpus from the catalog (``dpstream vectors generate``) and replay it (``... verify``).
 
 Generation runs every :class:`~dpstream.catalog.VectorSpec` of every catalog entry once on the
-reference with a seeded source under a :class:`~dpstream.tape.TapeRecorder`, and every
+reference with a seeded source under a :class:`~dpstream.insecure.TapeRecorder`, and every
 :class:`~dpstream.catalog.RejectSpec` after checking that the reference does refuse it. Everything
 is a pure function of the catalog, so the files are byte-identical from run to run.
 """
@@ -18,8 +18,9 @@ from typing import Any
 from dpstream.catalog import Entry, RejectSpec, VectorSpec, entries, entry
 from dpstream.catalog.codecs import compare
 from dpstream.errors import DPStreamInputError
-from dpstream.noise import InsecureSeededNoise, NoiseSource
-from dpstream.tape import Tape, TapeRecorder, TapeReplay
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
+from dpstream.noise import NoiseSource
+from dpstream.tape import Tape
 from dpstream.vectors.corpus import (
     CORPUS_FORMAT,
     CORPUS_VERSION,

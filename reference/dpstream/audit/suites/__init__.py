@@ -1,1 +1,0 @@
-"""Audit suites: each module here registers the audits of one algorithm family."""

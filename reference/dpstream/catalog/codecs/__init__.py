@@ -1,0 +1,186 @@
+"""JSON shapes of inputs and releases (the conformance protocol's INPUT and RELEASE).
+
+A :class:`Codec` turns one protocol INPUT (a JSON value) into what the algorithm's ``step`` takes,
+and one release into JSON; :func:`compare` compares an expected and a received JSON release with
+a numeric tolerance and names the first difference by its path. Each family's JSON shapes (and its
+featurisation for the statistical checks) are a module of this package (``dpstream.catalog.codecs.phdstream``,
+``.longitudinal``, ``.hypercube``, ``.tabular``), built from the pieces here; the algorithm packages know
+nothing of the wire (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpstream.errors import DPStreamInputError
+
+__all__ = [
+    "NUMBER",
+    "NUMBER_VECTOR",
+    "Codec",
+    "Features",
+    "Tolerance",
+    "compare",
+    "features_of",
+    "json_value",
+    "number_input",
+    "number_vector_input",
+]
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """|got - expected| <= absolute + relative * |expected| for every number; integers must be equal."""
+
+    absolute: float = 1e-9
+    relative: float = 1e-9
+
+    def to_json(self) -> dict[str, float]:
+        return {"absolute": self.absolute, "relative": self.relative}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Tolerance:
+        return cls(float(doc["absolute"]), float(doc["relative"]))
+
+
+def json_value(value: Any) -> Any:
+    """A release or input as plain JSON data (numpy arrays and scalars to lists and numbers)."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Mapping):
+        return {str(k): json_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_value(v) for v in value]
+    return value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def compare(expected: Any, got: Any, tolerance: Tolerance, path: str = "") -> str | None:
+    """``None`` when ``got`` matches ``expected`` (numbers within ``tolerance``), else the first difference."""
+    where = path or "release"
+    if _is_number(expected):
+        if not _is_number(got):
+            return f"{where}: expected a number {expected!r}, got {got!r}"
+        if isinstance(expected, int) and isinstance(got, int):
+            return None if expected == got else f"{where}: expected {expected}, got {got}"
+        if not math.isfinite(float(got)):
+            return f"{where}: expected {expected!r}, got {got!r}"
+        gap = abs(float(got) - float(expected))
+        limit = tolerance.absolute + tolerance.relative * abs(float(expected))
+        return None if gap <= limit else f"{where}: expected {expected!r}, got {got!r} (|diff| {gap:.3g} > {limit:.3g})"
+    if isinstance(expected, Mapping):
+        if not isinstance(got, Mapping):
+            return f"{where}: expected an object, got {type(got).__name__}"
+        if set(expected) != set(got):
+            missing, extra = sorted(set(expected) - set(got)), sorted(set(got) - set(expected))
+            return f"{where}: keys differ (missing {missing}, unexpected {extra})"
+        for key in expected:
+            diff = compare(expected[key], got[key], tolerance, f"{where}.{key}")
+            if diff is not None:
+                return diff
+        return None
+    if isinstance(expected, list):
+        if not isinstance(got, list):
+            return f"{where}: expected a list, got {type(got).__name__}"
+        if len(expected) != len(got):
+            return f"{where}: expected {len(expected)} items, got {len(got)}"
+        for i, (e, g) in enumerate(zip(expected, got, strict=True)):
+            diff = compare(e, g, tolerance, f"{where}[{i}]")
+            if diff is not None:
+                return diff
+        return None
+    return None if expected == got and type(expected) is type(got) else f"{where}: expected {expected!r}, got {got!r}"
+
+
+def features_of(release: Any) -> list[float]:
+    """The numbers of a JSON release in document order (booleans and strings skipped, null as NaN)."""
+    out: list[float] = []
+
+    def walk(value: Any) -> None:
+        if _is_number(value):
+            out.append(float(value))
+        elif value is None:
+            out.append(math.nan)
+        elif isinstance(value, Mapping):
+            for key in sorted(value):
+                walk(value[key])
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(release)
+    return out
+
+
+@dataclass(frozen=True)
+class Features:
+    """A fixed-length featurisation of one run: ``of(releases)`` maps the JSON releases of a run (one per step) to
+    ``len(names)`` floats, the same columns for every run of the same parameters and stream length (what the
+    statistical search compares between neighbouring inputs). Any function of the releases will do for privacy
+    (post-processing keeps the claim); a release whose shape it cannot read raises ``KeyError``, ``TypeError``,
+    ``IndexError`` or ``ValueError``."""
+
+    names: tuple[str, ...]
+    of: Callable[[Sequence[Any]], Sequence[float]]
+
+
+def number_input(value: Any, params: Mapping[str, Any]) -> float | int:
+    """A counter input f(t): a JSON number (the algorithm checks its value: finite, integer, horizon)."""
+    if not _is_number(value):
+        raise DPStreamInputError("input", "must be a JSON number", value)
+    return value  # type: ignore[no-any-return]
+
+
+def number_vector_input(value: Any, params: Mapping[str, Any]) -> list[float | int]:
+    """A d-dimensional counter input: a JSON array of d numbers (d = ``params["d"]``)."""
+    d = params.get("d")
+    if not isinstance(value, list) or not all(_is_number(v) for v in value) or (d is not None and len(value) != d):
+        raise DPStreamInputError("input", f"must be a JSON array of {d} numbers", value)
+    return list(value)
+
+
+def _number_release(release: Any) -> float:
+    return float(release)
+
+
+def _vector_release(release: Any) -> list[float]:
+    return [float(v) for v in np.asarray(release, dtype=np.float64).ravel()]
+
+
+NUMBER_SCHEMA: dict[str, Any] = {"type": "number"}
+
+
+@dataclass(frozen=True)
+class Codec:
+    """How one algorithm's INPUT and RELEASE look on the wire.
+
+    ``decode_input(json, params)`` gives what ``step`` takes (raising
+    :class:`~dpstream.errors.DPStreamInputError` for a wrong JSON shape); ``encode_release(release)``
+    gives the JSON release; ``features(json_release)`` the numbers a statistical check looks at
+    (default: every number of the release in document order).
+    """
+
+    input_schema: Mapping[str, Any]
+    release_schema: Mapping[str, Any]
+    decode_input: Callable[[Any, Mapping[str, Any]], Any]
+    encode_release: Callable[[Any], Any]
+    features: Callable[[Any], Sequence[float]] = features_of
+    tolerance: Tolerance = field(default_factory=Tolerance)
+
+
+NUMBER = Codec(NUMBER_SCHEMA, NUMBER_SCHEMA, number_input, _number_release)
+"""Scalar counters: INPUT a number f(t), RELEASE a number g(t)."""
+
+NUMBER_VECTOR = Codec({"type": "array", "items": NUMBER_SCHEMA}, {"type": "array", "items": NUMBER_SCHEMA},
+                      number_vector_input, _vector_release)
+"""Multi-dimensional counters: INPUT and RELEASE arrays of d numbers."""

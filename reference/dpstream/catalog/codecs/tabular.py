@@ -1,0 +1,117 @@
+"""JSON forms of the tabular family's parameters, inputs and releases (the protocol's view of 003-* and 000-*).
+
+* the domain X = X_1 x ... x X_p: ``{"names": ["a", "b"], "sizes": [2, 3]}`` (a record is a list of p integer
+  codes, attribute i taking the values 0..sizes[i]-1);
+* the queries Q: ``[{"columns": [0], "values": [1]}, ...]`` for k-way marginal queries (003-def3.5: increasing
+  columns and one value per column) or ``[{"columns": [0, 1]}, ...]`` for workloads (003-def7.1), never mixed;
+* a step of a stream: ``{"added": [[...], ...], "removed": [[...], ...]}`` (nabla f_t as records; a removed record
+  must be present); a dataset (the one-shot offline boxes): a JSON array of records;
+* a release: the synthetic dataset g_t as its cell counts, a flat JSON array of |X| numbers in row-major order
+  over X (the last attribute varies fastest).
+
+Features for the statistical checks: :func:`dataset_features` (every cell count of every release).
+
+Decoding checks the JSON shapes and raises :class:`~dpstream.errors.DPStreamInputError`; the values (codes
+inside the domain, removals of present records, valid queries) are checked by the constructors and the boxes.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+from dpstream.catalog.codecs import Features
+from dpstream.errors import DPStreamInputError
+from dpstream.tabular.datasets import SyntheticDataset, explicit_counts
+from dpstream.tabular.domain import Domain, IntArray, validate_records
+from dpstream.tabular.queries import MarginalQuery, Query, Workload
+from dpstream.tabular.stream import StreamStep
+
+__all__ = ["RELEASE_LIMIT", "dataset_features", "decode_dataset", "decode_step", "domain_of", "encode_dataset",
+           "queries_of"]
+
+RELEASE_LIMIT = 1 << 16
+"""The largest |X| served over the protocol: a release lists every cell."""
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def domain_of(value: Any) -> Domain:
+    """The domain ``{"names": [...], "sizes": [...]}`` (at most :data:`RELEASE_LIMIT` cells)."""
+    if not isinstance(value, dict) or set(value) != {"names", "sizes"}:
+        raise DPStreamInputError("domain", "must be a JSON object with exactly the keys 'names' and 'sizes'", value)
+    names, sizes = value["names"], value["sizes"]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise DPStreamInputError("names", "must be a JSON array of attribute names (strings)", names)
+    if not isinstance(sizes, list) or not all(_is_int(s) for s in sizes):
+        raise DPStreamInputError("sizes", "must be a JSON array of integer attribute sizes", sizes)
+    domain = Domain(tuple(names), tuple(sizes))
+    if domain.size > RELEASE_LIMIT:
+        raise DPStreamInputError("domain", f"|X| must be <= {RELEASE_LIMIT} (a release lists every cell)", domain.size)
+    return domain
+
+
+def queries_of(domain: Domain, value: Any) -> list[Query]:
+    """Q: marginal queries ``{"columns", "values"}`` or workloads ``{"columns"}`` (the algorithms refuse a mix)."""
+    if not isinstance(value, list):
+        raise DPStreamInputError("queries", "must be a JSON array of queries", value)
+    out: list[Query] = []
+    for q in value:
+        if not isinstance(q, dict) or set(q) not in ({"columns"}, {"columns", "values"}):
+            raise DPStreamInputError("queries", "a query is {'columns': [...], 'values': [...]} (marginal) or "
+                                                "{'columns': [...]} (workload)", q)
+        columns = q["columns"]
+        if not isinstance(columns, list) or not all(_is_int(c) for c in columns):
+            raise DPStreamInputError("columns", "must be a JSON array of integer column indices", columns)
+        if "values" in q:
+            values = q["values"]
+            if not isinstance(values, list) or not all(_is_int(v) for v in values):
+                raise DPStreamInputError("values", "must be a JSON array of integer attribute values", values)
+            out.append(MarginalQuery.build(domain, columns, values))
+        else:
+            out.append(Workload.build(domain, columns))
+    return out
+
+
+def _records(value: Any, field: str, domain: Domain) -> IntArray:
+    if not isinstance(value, list) or not all(
+            isinstance(r, list) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in r)
+            for r in value):
+        raise DPStreamInputError(field, "must be a JSON array of records, each a JSON array of integer codes", value)
+    return validate_records(domain, value, field)
+
+
+def decode_step(value: Any, domain: Domain) -> StreamStep:
+    """nabla f_t: ``{"added": [...], "removed": [...]}``."""
+    if not isinstance(value, dict) or set(value) != {"added", "removed"}:
+        raise DPStreamInputError("input", "must be a JSON object with exactly the keys 'added' and 'removed'", value)
+    return StreamStep(_records(value["added"], "added", domain), _records(value["removed"], "removed", domain))
+
+
+def decode_dataset(value: Any, domain: Domain) -> IntArray:
+    """A dataset f: a JSON array of records."""
+    return _records(value, "records", domain)
+
+
+def encode_dataset(g: SyntheticDataset) -> list[float]:
+    """g's cell counts, row-major over X."""
+    return [float(v) for v in explicit_counts(g).reshape(-1)]
+
+
+def dataset_features(domain: Domain, T: int) -> Features:
+    """Features of a run of T steps: the cell counts of every release g_t, row-major over X (|X| T numbers)."""
+    cells = [",".join(str(v) for v in x) for x in itertools.product(*(range(n) for n in domain.sizes))]
+    names = tuple(f"t={t} g({x})" for t in range(1, T + 1) for x in cells)
+
+    def of(releases: Sequence[Any]) -> list[float]:
+        out: list[float] = []
+        for release in releases:
+            if not isinstance(release, list) or len(release) != len(cells):
+                raise ValueError(f"a release lists the {len(cells)} cell counts of X")
+            out += [float(v) for v in release]
+        return out
+
+    return Features(names, of)
