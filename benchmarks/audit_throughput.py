@@ -6,7 +6,9 @@ A *trial* is one seeded run of a fresh counter over T = 16 inputs (16 releases).
 * our binary tree counter (001-alg10), vectorised (``dpstream.audit.vectorised``, one noise matrix
   per chunk of 50000 runs);
 * the line-by-line Simple counter (001-alg8) through ``FactorySampler`` (one mechanism object and one
-  seeded noise source per run), the path an outside implementation takes.
+  seeded noise source per run), the path an outside implementation takes;
+* the vectorised binary tree counter through ``run_reduced`` (what the search's held-out split does: each worker
+  samples a chunk and sends back event counts, not the rows).
 
 Every configuration samples the same runs (chunks seeded from (seed, chunk index)), and the script checks
 that the arrays are identical. Not a test: timings depend on the machine and its load.
@@ -24,7 +26,7 @@ from concurrent.futures import Executor
 import numpy as np
 
 from dpstream.audit.counters.models import binary_tree_counter_model
-from dpstream.audit.sampler import FactorySampler, Sampler, run_trials, trial_executor
+from dpstream.audit.sampler import FactorySampler, Sampler, run_reduced, run_trials, trial_executor
 from dpstream.audit.vectorised import LinearModelSampler
 from dpstream.counters import SimpleCounter
 from dpstream.noise import NoiseSource
@@ -41,6 +43,19 @@ def _timed(sampler: Sampler, runs: int, executor: Executor | None) -> tuple[floa
     run_trials(sampler, [1] * T, warm, seed=99, executor=executor)
     start = time.perf_counter()
     out = run_trials(sampler, [1] * T, runs, seed=1, executor=executor)
+    return runs / (time.perf_counter() - start) * 60.0, out
+
+
+def over_two(R: np.ndarray) -> np.ndarray:
+    """The reduction the held-out split does: how many runs contain an event (here r_t > 2, for every t)."""
+    return np.asarray((R > 2.0).sum(axis=0))
+
+
+def _timed_counts(sampler: Sampler, runs: int, executor: Executor | None) -> tuple[float, np.ndarray]:
+    warm = 2 * int(getattr(sampler, "chunk", 2000))
+    run_reduced(sampler, [1] * T, warm, 99, over_two, executor)
+    start = time.perf_counter()
+    out = run_reduced(sampler, [1] * T, runs, 1, over_two, executor)
     return runs / (time.perf_counter() - start) * 60.0, out
 
 
@@ -70,6 +85,17 @@ def main() -> None:
                                                  else " (ROWS DIFFER)")
             reference = out if reference is None else reference
             print(f"{name:30s} {label:30s} {rate:12.3g} trials/min over {runs} trials{same}", flush=True)
+    # the held-out split: every worker samples and counts its chunks, and sends back counts only
+    vectorised, runs = samplers["binary tree, vectorised"]
+    reference = None
+    for label, make in configs:
+        with make() as executor:
+            rate, counts = _timed_counts(vectorised, runs, executor)
+        same = "" if reference is None else (" (identical counts)" if np.array_equal(counts, reference)
+                                             else " (COUNTS DIFFER)")
+        reference = counts if reference is None else reference
+        print(f"{'binary tree, counted on worker':30s} {label:30s} {rate:12.3g} trials/min over {runs} trials{same}",
+              flush=True)
 
 
 @contextlib.contextmanager

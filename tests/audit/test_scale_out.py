@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpstream.audit.counters.models import binary_tree_counter_model, simple_counter_model
-from dpstream.audit.sampler import FactorySampler, run_trials, trial_executor
+from dpstream.audit.sampler import FactorySampler, run_reduced, run_trials, trial_executor
 from dpstream.audit.vectorised import LinearModelSampler
 from dpstream.counters import SimpleCounter
 from dpstream.noise import NoiseSource
@@ -43,3 +43,22 @@ def test_a_dask_local_cluster_gives_identical_rows() -> None:
                          executor=client.get_executor())  # a lambda factory travels by cloudpickle
     np.testing.assert_array_equal(expected, got)
     np.testing.assert_array_equal(lam, run_trials(FactorySampler(simple), [1] * T, 4500, seed=2))
+
+
+def _over_two(R: np.ndarray) -> np.ndarray:
+    """Per release, how many runs exceed 2 (a sum over rows, as the held-out event counts are)."""
+    return np.asarray((R > 2.0).sum(axis=0))
+
+
+def test_counts_reduced_on_the_workers_are_the_counts_of_the_rows() -> None:
+    """run_reduced samples and counts each chunk where it runs; the sums equal counting run_trials' rows, for this
+    process, 2 local workers and (if installed) a Dask LocalCluster."""
+    vectorised = LinearModelSampler(binary_tree_counter_model(1.0, T))
+    expected = _over_two(run_trials(vectorised, [1] * T, 120_000, seed=5))
+    assert expected.sum() > 0
+    np.testing.assert_array_equal(run_reduced(vectorised, [1] * T, 120_000, 5, _over_two), expected)
+    with trial_executor(workers=2) as pool:
+        np.testing.assert_array_equal(run_reduced(vectorised, [1] * T, 120_000, 5, _over_two, pool), expected)
+        # a reducer pickle cannot send (a lambda) travels by cloudpickle, or the chunks are counted here
+        np.testing.assert_array_equal(
+            run_reduced(vectorised, [1] * T, 120_000, 5, lambda R: (R > 2.0).sum(axis=0), pool), expected)

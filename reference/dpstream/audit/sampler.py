@@ -48,6 +48,7 @@ __all__ = [
     "FactorySampler",
     "Sampler",
     "SeededFactorySampler",
+    "run_reduced",
     "run_trials",
     "trial_executor",
 ]
@@ -115,28 +116,63 @@ def _sample_chunk(sampler: Any, inputs: Sequence[Any], runs: int, seed: int) -> 
     return np.asarray(sampler.sample(inputs, runs, seed), dtype=np.float64)
 
 
-def _portable(sampler: Sampler) -> Any:
-    """The sampler itself when pickle can send it, else its cloudpickle bytes, else None."""
+def _portable(obj: Any) -> Any:
+    """The object (a sampler, a reducer) itself when pickle can send it, else its cloudpickle bytes, else None."""
     try:
-        pickle.dumps(sampler)
-        return sampler
+        pickle.dumps(obj)
+        return obj
     except (pickle.PicklingError, AttributeError, TypeError):
         pass
     try:
         import cloudpickle  # type: ignore[import-untyped]
     except ImportError:
         return None
-    return cloudpickle.dumps(sampler)
+    return cloudpickle.dumps(obj)
+
+
+def _reduce_chunk(sampler: Any, inputs: Sequence[Any], runs: int, seed: int, reduce: Any) -> npt.NDArray[np.int64]:
+    if isinstance(reduce, bytes):
+        reduce = pickle.loads(reduce)
+    rows = _sample_chunk(sampler, inputs, runs, seed)
+    if rows.shape[0] != runs:
+        raise DPStreamInputError("sampler", f"returned {rows.shape[0]} rows for {runs} runs", rows.shape)
+    return np.asarray(reduce(rows), dtype=np.int64)
+
+
+def _plan(sampler: Sampler, runs: int, seed: int) -> tuple[list[int], list[int]]:
+    """Chunk sizes and chunk seeds: fixed by (sampler.chunk, runs, seed), never by who runs them."""
+    runs = require_int_at_least("runs", runs, 1)
+    size = require_int_at_least("chunk", int(getattr(sampler, "chunk", DEFAULT_CHUNK)), 1)
+    sizes = _chunks(runs, size)
+    return sizes, [derived_seed(seed, "chunk", c) for c in range(len(sizes))]
+
+
+def run_reduced(
+    sampler: Sampler, inputs: Sequence[Any], runs: int, seed: int, reduce: Callable[[FloatArray], Any],
+    executor: Executor | None = None,
+) -> npt.NDArray[np.int64]:
+    """The sum over chunks of ``reduce(rows of the chunk)`` (integer counts): the chunks and seeds of
+    :func:`run_trials`, so for a ``reduce`` that adds up over rows (how many rows an event contains) the result
+    is ``reduce(run_trials(...))`` whatever the executor. Each worker samples *and* reduces its chunk and sends
+    back the counts only, so a cluster is not limited by moving the rows."""
+    sizes, seeds = _plan(sampler, runs, seed)
+    inputs = list(inputs)
+    portable = _portable(sampler) if executor is not None and len(sizes) > 1 else None
+    reducer = _portable(reduce) if portable is not None else None
+    if portable is None or reducer is None:
+        parts = [_reduce_chunk(sampler, inputs, n, s, reduce) for n, s in zip(sizes, seeds, strict=True)]
+    else:
+        futures = [executor.submit(_reduce_chunk, portable, inputs, n, s, reducer)  # type: ignore[union-attr]
+                   for n, s in zip(sizes, seeds, strict=True)]
+        parts = [f.result() for f in futures]
+    return np.asarray(np.sum(parts, axis=0, dtype=np.int64), dtype=np.int64)
 
 
 def run_trials(
     sampler: Sampler, inputs: Sequence[Any], runs: int, seed: int, executor: Executor | None = None
 ) -> FloatArray:
     """``runs`` runs on ``inputs`` in fixed chunks (seeds from (seed, chunk index)); same result for any executor."""
-    runs = require_int_at_least("runs", runs, 1)
-    size = require_int_at_least("chunk", int(getattr(sampler, "chunk", DEFAULT_CHUNK)), 1)
-    sizes = _chunks(runs, size)
-    seeds = [derived_seed(seed, "chunk", c) for c in range(len(sizes))]
+    sizes, seeds = _plan(sampler, runs, seed)
     inputs = list(inputs)
     portable = _portable(sampler) if executor is not None and len(sizes) > 1 else None
     if portable is None:

@@ -49,7 +49,7 @@ from scipy import stats as _st
 
 from dpstream.audit.blackbox import ZCDP_DELTAS, claimed_eps
 from dpstream.audit.registry import CheckKind, CheckResult
-from dpstream.audit.sampler import Sampler, run_trials
+from dpstream.audit.sampler import Sampler, run_reduced, run_trials
 from dpstream.audit.stats import eps_lower_bound
 from dpstream.claims import Measure, PrivacyClaim
 from dpstream.errors import DPStreamInputError, require_int_at_least
@@ -664,13 +664,12 @@ def search(
         for side, inputs in enumerate((w.f, w.f_prime)):
             inputs_of.setdefault((w.setting, inputs), []).append((i, side))
     for (si, inputs), users in inputs_of.items():
-        R = run_trials(settings[si].sampler, _thaw(inputs), n, derived_seed(seed, "holdout", si, repr(inputs)),
-                       executor)
+        # each chunk of runs is sampled and counted where it runs (a worker sends back counts, not rows)
+        hits = run_reduced(settings[si].sampler, _thaw(inputs), n, derived_seed(seed, "holdout", si, repr(inputs)),
+                           _EventCounter(spaces[si].features, tuple(chosen[i] for i, _ in users)), executor)
         trials += n
-        for start in range(0, n, HOLDOUT_BLOCK):  # features block by block: bounded memory
-            F = spaces[si].features(R[start:start + HOLDOUT_BLOCK])
-            for i, side in users:
-                counts[(i, side)] = counts.get((i, side), 0) + int(chosen[i].contains(F).sum())
+        for (i, side), k in zip(users, hits.tolist(), strict=True):
+            counts[(i, side)] = int(k)
     results: list[Certified] = []
     for i, w in enumerate(chosen):
         k_f, k_fp = counts[(i, 0)], counts[(i, 1)]
@@ -686,6 +685,22 @@ def search(
     verdict = "violation" if violation else ("pass" if excess <= target else "inconclusive")
     return SearchResult(verdict, best, tuple(results), excess, target, level, trials, n_pairs, len(proposals),
                         tuple(s.label for s in settings))
+
+
+@dataclass(frozen=True)
+class _EventCounter:
+    """How many runs each fixed event contains, from a chunk of release rows (features block by block: bounded
+    memory). A value, so that :func:`~dpstream.audit.sampler.run_reduced` can send it to the workers."""
+
+    features: Callable[[FloatArray], FloatArray]
+    events: tuple[Witness, ...]
+
+    def __call__(self, R: FloatArray) -> npt.NDArray[np.int64]:
+        out = np.zeros(len(self.events), dtype=np.int64)
+        for start in range(0, R.shape[0], HOLDOUT_BLOCK):
+            F = self.features(R[start:start + HOLDOUT_BLOCK])
+            out += [int(w.contains(F).sum()) for w in self.events]
+        return out
 
 
 def _distinct(ranked: Sequence[tuple[float, Witness]], count: int) -> list[tuple[float, Witness]]:
