@@ -38,12 +38,12 @@ def simple_counter(noise: NoiseSource) -> SimpleCounter:
     return SimpleCounter(1.0, noise=noise)
 
 
-def _timed(sampler: Sampler, runs: int, executor: Executor | None) -> tuple[float, np.ndarray]:
-    warm = 2 * int(getattr(sampler, "chunk", 2000))  # two chunks: every worker of a pair starts before timing
-    run_trials(sampler, [1] * T, warm, seed=99, executor=executor)
-    start = time.perf_counter()
-    out = run_trials(sampler, [1] * T, runs, seed=1, executor=executor)
-    return runs / (time.perf_counter() - start) * 60.0, out
+Collect = Callable[[Sampler, int, int, "Executor | None"], np.ndarray]
+"""(sampler, runs, seed, executor) -> what comes back from the workers: the rows, or the event counts."""
+
+
+def rows(sampler: Sampler, runs: int, seed: int, executor: Executor | None) -> np.ndarray:
+    return run_trials(sampler, [1] * T, runs, seed, executor)
 
 
 def over_two(R: np.ndarray) -> np.ndarray:
@@ -51,11 +51,15 @@ def over_two(R: np.ndarray) -> np.ndarray:
     return np.asarray((R > 2.0).sum(axis=0))
 
 
-def _timed_counts(sampler: Sampler, runs: int, executor: Executor | None) -> tuple[float, np.ndarray]:
-    warm = 2 * int(getattr(sampler, "chunk", 2000))
-    run_reduced(sampler, [1] * T, warm, 99, over_two, executor)
+def counts(sampler: Sampler, runs: int, seed: int, executor: Executor | None) -> np.ndarray:
+    return run_reduced(sampler, [1] * T, runs, seed, over_two, executor)
+
+
+def _timed(collect: Collect, sampler: Sampler, runs: int, executor: Executor | None) -> tuple[float, np.ndarray]:
+    warm = 2 * int(getattr(sampler, "chunk", 2000))  # two chunks: every worker of a pair starts before timing
+    collect(sampler, warm, 99, executor)
     start = time.perf_counter()
-    out = run_reduced(sampler, [1] * T, runs, 1, over_two, executor)
+    out = collect(sampler, runs, 1, executor)
     return runs / (time.perf_counter() - start) * 60.0, out
 
 
@@ -66,36 +70,28 @@ def main() -> None:
     parser.add_argument("--line-runs", type=int, default=40_000, help="line-by-line trials per configuration")
     parser.add_argument("--no-dask", action="store_true")
     args = parser.parse_args()
-    samplers: dict[str, tuple[Sampler, int]] = {
-        "binary tree, vectorised": (LinearModelSampler(binary_tree_counter_model(1.0, T)), args.runs),
-        "Simple counter, line by line": (FactorySampler(simple_counter), args.line_runs),
-    }
+    vectorised = LinearModelSampler(binary_tree_counter_model(1.0, T))
+    # the last row is the held-out split: every worker samples and counts its chunks, and sends back counts only
+    measured: list[tuple[str, Collect, Sampler, int, str]] = [
+        ("binary tree, vectorised", rows, vectorised, args.runs, "rows"),
+        ("Simple counter, line by line", rows, FactorySampler(simple_counter), args.line_runs, "rows"),
+        ("binary tree, counted on worker", counts, vectorised, args.runs, "counts"),
+    ]
     configs: list[tuple[str, Callable[[], contextlib.AbstractContextManager[Executor | None]]]] = [
         ("1 local worker", lambda: trial_executor(1)),
         ("2 local workers", lambda: trial_executor(2)),
     ]
     if not args.no_dask:
         configs.append(("Dask LocalCluster, 2 workers", _local_cluster))
-    for name, (sampler, runs) in samplers.items():
+    for name, collect, sampler, runs, what in measured:
         reference = None
         for label, make in configs:
             with make() as executor:
-                rate, out = _timed(sampler, runs, executor)
-            same = "" if reference is None else (" (identical rows)" if np.array_equal(out, reference)
-                                                 else " (ROWS DIFFER)")
+                rate, out = _timed(collect, sampler, runs, executor)
+            same = "" if reference is None else (f" (identical {what})" if np.array_equal(out, reference)
+                                                 else f" ({what.upper()} DIFFER)")
             reference = out if reference is None else reference
             print(f"{name:30s} {label:30s} {rate:12.3g} trials/min over {runs} trials{same}", flush=True)
-    # the held-out split: every worker samples and counts its chunks, and sends back counts only
-    vectorised, runs = samplers["binary tree, vectorised"]
-    reference = None
-    for label, make in configs:
-        with make() as executor:
-            rate, counts = _timed_counts(vectorised, runs, executor)
-        same = "" if reference is None else (" (identical counts)" if np.array_equal(counts, reference)
-                                             else " (COUNTS DIFFER)")
-        reference = counts if reference is None else reference
-        print(f"{'binary tree, counted on worker':30s} {label:30s} {rate:12.3g} trials/min over {runs} trials{same}",
-              flush=True)
 
 
 @contextlib.contextmanager

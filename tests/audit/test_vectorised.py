@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dpstream.audit.counters.models import block_counter_model, simple_counter_model
-from dpstream.audit.linear_model import LinearReleaseModel
+from dpstream.audit.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.audit.sampler import FactorySampler, SeededFactorySampler
 from dpstream.audit.vectorised import LinearModelSampler
 from dpstream.catalog import Builder, Entry, entries
@@ -53,9 +53,8 @@ def test_vectorised_sampler_replays_the_line_by_line_algorithm(
         values = recorder.tape.by_site()
         assert sorted(values) == sorted(m.sites), f"{v.name}: every draw of the run is a term of the model"
         for site, law in zip(m.sites, m.laws, strict=True):  # and is drawn from the model's law
-            drawn = values[site]
-            parameter = float(drawn.params["sigma2" if "sigma2" in drawn.params else "scale"])
-            assert drawn.kind is law.kind and parameter == pytest.approx(law.parameter, rel=1e-12), \
+            drawn = NoiseLaw.of_draw(values[site].kind, values[site].params)
+            assert drawn.kind is law.kind and drawn.parameter == pytest.approx(law.parameter, rel=1e-12), \
                 f"{v.name}: law at {site}"
         Z = np.array([[float(values[s].value) for s in m.sites]])
         vectorised = LinearModelSampler(m).releases(list(v.inputs), Z)[0]

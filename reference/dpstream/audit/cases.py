@@ -35,6 +35,7 @@ from dpstream.audit.registry import AuditCase, AuditContext, CheckResult, Profil
 from dpstream.audit.sampler import Sampler
 from dpstream.audit.scores import FiniteLLR, ModelLLR, Score, ScoreLearner
 from dpstream.audit.search import SearchSpace, Setting, counter_space, search, search_check
+from dpstream.audit.vectorised import LinearModelSampler
 from dpstream.claims import PrivacyClaim
 from dpstream.errors import DPStreamInputError, require_int_at_least
 
@@ -171,16 +172,17 @@ def linear_case(
     extra_scores: Sequence[tuple[str, Score | ScoreLearner, bool]] = (),
     independence: bool = True,
     informational: Callable[[Sequence[Transcript], FloatArray], Sequence[CheckResult]] | None = None,
-    search_sampler: Callable[[], Sampler] | None = None,
+    search: bool = False,
     search_space: Callable[[Profile], SearchSpace] | None = None,
     errata: tuple[str, ...] = (),
     expect_failure: bool = False,
 ) -> AuditCase:
     """An audit case for a component following a linear release model (see the module docstring).
 
-    ``search_sampler``: a (vectorised) sampler of the component; with it the case also runs the model-free
-    witness search (:mod:`dpstream.audit.search`) over ``search_space(profile)`` (default: the counter
-    space with the profile's registered families) on the model's horizon.
+    ``search``: the case also runs the model-free witness search (:mod:`dpstream.audit.search`) over
+    ``search_space(profile)`` (default: the counter space with the profile's registered families) on the model's
+    horizon, with the vectorised sampler of ``model`` (:class:`~dpstream.audit.vectorised.LinearModelSampler`;
+    the catalog's models equal the line-by-line components: ``tests/audit/test_vectorised.py``).
 
     ``pairs``: the neighbouring inputs for the exact check (all of them are evaluated); the
     black-box check uses ``black_box_pair`` or the pair with the largest exact loss.
@@ -194,9 +196,9 @@ def linear_case(
         raise DPStreamInputError("pairs", "must contain at least one neighbouring pair", pairs)
     bound_fn: Callable[[], Sequence[AccuracyBound]] = accuracy if callable(accuracy) else (lambda: tuple(accuracy))
     searching = None
-    if search_sampler is not None:
+    if search:
         horizon = len(pairs[0].f)
-        searching = (search_sampler, search_space or _registered_counter_space, horizon)
+        searching = (lambda: LinearModelSampler(model), search_space or _registered_counter_space, horizon)
     spec = _LinearSpec(claim, factory, model, tuple(pairs), black_box_pair, bound_fn, truth, effort, encode,
                        input_vector, tuple(extra_scores), independence, informational, search=searching)
     return AuditCase(component=component, anchor=anchor, claim=claim,

@@ -26,6 +26,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -33,11 +34,12 @@ import numpy.typing as npt
 from dpstream.errors import DPStreamInputError, require_positive_finite
 from dpstream.noise import DrawKind
 
-__all__ = ["LinearReleaseModel", "NoiseLaw", "discrete_gaussian_log_normaliser"]
+__all__ = ["ADDITIVE_KINDS", "LinearReleaseModel", "NoiseLaw", "discrete_gaussian_log_normaliser"]
 
 FloatArray = npt.NDArray[np.float64]
 
-_ADDITIVE = (DrawKind.LAPLACE, DrawKind.DISCRETE_LAPLACE, DrawKind.DISCRETE_GAUSSIAN)
+ADDITIVE_KINDS = (DrawKind.LAPLACE, DrawKind.DISCRETE_LAPLACE, DrawKind.DISCRETE_GAUSSIAN)
+"""The draw kinds a :class:`NoiseLaw` describes (noise added to a value)."""
 
 
 def discrete_gaussian_log_normaliser(sigma2: float) -> float:
@@ -59,7 +61,7 @@ class NoiseLaw:
     parameter: float
 
     def __post_init__(self) -> None:
-        if self.kind not in _ADDITIVE:
+        if self.kind not in ADDITIVE_KINDS:
             raise DPStreamInputError("kind", "must be laplace, discrete_laplace or discrete_gaussian", self.kind)
         require_positive_finite("parameter", self.parameter)
 
@@ -74,6 +76,11 @@ class NoiseLaw:
     @classmethod
     def discrete_gaussian(cls, sigma2: float) -> NoiseLaw:
         return cls(DrawKind.DISCRETE_GAUSSIAN, sigma2)
+
+    @classmethod
+    def of_draw(cls, kind: DrawKind, params: Mapping[str, Any]) -> NoiseLaw:
+        """The law of a recorded additive draw (a tape's kind and params: ``scale``, or ``sigma2``)."""
+        return cls(kind, float(params["sigma2" if kind is DrawKind.DISCRETE_GAUSSIAN else "scale"]))
 
     @property
     def is_integer(self) -> bool:

@@ -139,12 +139,22 @@ def _reduce_chunk(sampler: Any, inputs: Sequence[Any], runs: int, seed: int, red
     return np.asarray(reduce(rows), dtype=np.int64)
 
 
-def _plan(sampler: Sampler, runs: int, seed: int) -> tuple[list[int], list[int]]:
-    """Chunk sizes and chunk seeds: fixed by (sampler.chunk, runs, seed), never by who runs them."""
+def _over_chunks(task: Callable[..., Any], sampler: Sampler, inputs: Sequence[Any], runs: int, seed: int,
+                 executor: Executor | None, *extra: Any) -> list[Any]:
+    """``task(sampler, inputs, size, chunk_seed, *extra)`` for every chunk, in chunk order: here, or on the
+    executor when the sampler and the extras can travel. Chunk sizes are ``sampler.chunk`` and chunk seeds come
+    from (seed, chunk index), never from who runs them, so the results do not depend on the executor."""
     runs = require_int_at_least("runs", runs, 1)
     size = require_int_at_least("chunk", int(getattr(sampler, "chunk", DEFAULT_CHUNK)), 1)
     sizes = _chunks(runs, size)
-    return sizes, [derived_seed(seed, "chunk", c) for c in range(len(sizes))]
+    seeds = [derived_seed(seed, "chunk", c) for c in range(len(sizes))]
+    inputs = list(inputs)
+    portable = [_portable(x) for x in (sampler, *extra)] if executor is not None and len(sizes) > 1 else [None]
+    if any(x is None for x in portable):
+        return [task(sampler, inputs, n, s, *extra) for n, s in zip(sizes, seeds, strict=True)]
+    futures = [executor.submit(task, *portable[:1], inputs, n, s, *portable[1:])  # type: ignore[union-attr]
+               for n, s in zip(sizes, seeds, strict=True)]
+    return [f.result() for f in futures]
 
 
 def run_reduced(
@@ -155,16 +165,7 @@ def run_reduced(
     :func:`run_trials`, so for a ``reduce`` that adds up over rows (how many rows an event contains) the result
     is ``reduce(run_trials(...))`` whatever the executor. Each worker samples *and* reduces its chunk and sends
     back the counts only, so a cluster is not limited by moving the rows."""
-    sizes, seeds = _plan(sampler, runs, seed)
-    inputs = list(inputs)
-    portable = _portable(sampler) if executor is not None and len(sizes) > 1 else None
-    reducer = _portable(reduce) if portable is not None else None
-    if portable is None or reducer is None:
-        parts = [_reduce_chunk(sampler, inputs, n, s, reduce) for n, s in zip(sizes, seeds, strict=True)]
-    else:
-        futures = [executor.submit(_reduce_chunk, portable, inputs, n, s, reducer)  # type: ignore[union-attr]
-                   for n, s in zip(sizes, seeds, strict=True)]
-        parts = [f.result() for f in futures]
+    parts = _over_chunks(_reduce_chunk, sampler, inputs, runs, seed, executor, reduce)
     return np.asarray(np.sum(parts, axis=0, dtype=np.int64), dtype=np.int64)
 
 
@@ -172,15 +173,7 @@ def run_trials(
     sampler: Sampler, inputs: Sequence[Any], runs: int, seed: int, executor: Executor | None = None
 ) -> FloatArray:
     """``runs`` runs on ``inputs`` in fixed chunks (seeds from (seed, chunk index)); same result for any executor."""
-    sizes, seeds = _plan(sampler, runs, seed)
-    inputs = list(inputs)
-    portable = _portable(sampler) if executor is not None and len(sizes) > 1 else None
-    if portable is None:
-        parts = [_sample_chunk(sampler, inputs, n, s) for n, s in zip(sizes, seeds, strict=True)]
-    else:
-        futures = [executor.submit(_sample_chunk, portable, inputs, n, s)  # type: ignore[union-attr]
-                   for n, s in zip(sizes, seeds, strict=True)]
-        parts = [f.result() for f in futures]
+    parts = _over_chunks(_sample_chunk, sampler, inputs, runs, seed, executor)
     out = np.concatenate(parts, axis=0)
     if out.shape[0] != runs:
         raise DPStreamInputError("sampler", f"returned {out.shape[0]} rows for {runs} runs", out.shape)

@@ -698,8 +698,7 @@ class _EventCounter:
     def __call__(self, R: FloatArray) -> npt.NDArray[np.int64]:
         out = np.zeros(len(self.events), dtype=np.int64)
         for start in range(0, R.shape[0], HOLDOUT_BLOCK):
-            F = self.features(R[start:start + HOLDOUT_BLOCK])
-            out += [int(w.contains(F).sum()) for w in self.events]
+            out += _counts(self.events, self.features(R[start:start + HOLDOUT_BLOCK]))
         return out
 
 

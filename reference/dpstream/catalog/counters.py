@@ -232,16 +232,11 @@ def _multidim(p: P, noise: NoiseSource) -> MultiDimensionalCounter:
     return MultiDimensionalCounter.build(MULTIDIM_COMPONENTS[component](p), p["d"], p["epsilon"], noise=noise)
 
 
-MULTIDIM_MODELS: dict[str, Callable[[P], LinearReleaseModel]] = {
-    "001-alg8": lambda p: simple_counter_model(p["epsilon"], p["T"]),
-    "001-alg9": lambda p: block_counter_model(p["epsilon"], p["B"], p["T"]),
-    "001-alg10": lambda p: binary_tree_counter_model(p["epsilon"], p["T"]),
-}
-
-
 def _multidim_model(p: P) -> LinearReleaseModel:
-    """d independent copies of the component's model, sites scoped as by MultiDimensionalCounter.build."""
-    return multidimensional_model([MULTIDIM_MODELS[p["component"]](p)] * p["d"])
+    """d independent copies of the component entry's model, sites scoped as by MultiDimensionalCounter.build."""
+    (component,) = [e for e in ENTRIES if e.anchor == p["component"]]
+    assert component.model is not None
+    return multidimensional_model([component.model(p)] * p["d"])
 
 
 # ----------------------------------------------------------------------------------------- entries

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["Mode", "Outcome", "Verdict", "exit_status", "worst"]
+__all__ = ["Mode", "Outcome", "Verdict", "exit_status", "severity", "worst"]
 
 
 class Verdict(StrEnum):
@@ -74,13 +74,17 @@ class Outcome:
                 "message": self.message, "details": dict(self.details), "seconds": round(self.seconds, 4)}
 
 
+def severity(verdict: Verdict) -> tuple[int, int]:
+    """How bad a verdict is: its exit code, ties broken by the order pass < inconclusive < skipped."""
+    return verdict.exit_code, list(Verdict).index(verdict)
+
+
 def worst(verdicts: Iterable[Verdict]) -> Verdict:
-    """The verdict with the highest exit code (ties: the later in the order pass < inconclusive < skipped)."""
-    order = list(Verdict)
+    """The verdict with the highest :func:`severity`."""
     found = list(verdicts)
     if not found:
         return Verdict.SKIPPED
-    return max(found, key=lambda v: (v.exit_code, order.index(v)))
+    return max(found, key=severity)
 
 
 def exit_status(outcomes: Iterable[Outcome]) -> int:

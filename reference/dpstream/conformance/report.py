@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from dpstream.conformance.outcome import Mode, Outcome, Verdict, worst
+from dpstream.conformance.outcome import Mode, Outcome, Verdict, severity, worst
 from dpstream.conformance.runner import ConformReport
 
 __all__ = ["format_table", "to_json", "write_junit", "write_markdown"]
@@ -26,8 +26,6 @@ COUNTED = (Verdict.PASS, Verdict.DEVIATION, Verdict.VIOLATION, Verdict.INCONCLUS
            Verdict.SKIPPED)
 SHORT = {Verdict.PASS: "pass", Verdict.DEVIATION: "dev", Verdict.VIOLATION: "viol", Verdict.INCONCLUSIVE: "inc",
          Verdict.PROTOCOL_ERROR: "proto", Verdict.SKIPPED: "skip"}
-FINDING_ORDER = (Verdict.VIOLATION, Verdict.PROTOCOL_ERROR, Verdict.DEVIATION, Verdict.INCONCLUSIVE)
-"""The terminal lists findings in this order, so a certified violation is never cut off by the limit."""
 EXIT_TEXT = {0: "conforms", 1: "deviates from the reference", 2: "leaks: a privacy violation is certified",
              3: "broke the protocol"}
 
@@ -74,7 +72,7 @@ def format_table(report: ConformReport) -> str:
                      f"{r['viol']:>5}{r['inc']:>5}{r['proto']:>6}{r['skip']:>5}  {r['conformance']:<15}"
                      f"{r['privacy']}".rstrip())
     findings = sorted((o for o in report.outcomes if o.verdict not in (Verdict.PASS, Verdict.SKIPPED)),
-                      key=lambda o: FINDING_ORDER.index(o.verdict))  # stable: the worst first, then run order
+                      key=lambda o: severity(o.verdict), reverse=True)  # stable: the worst first, then run order
     skipped = [o for o in report.outcomes if o.verdict is Verdict.SKIPPED]
     if findings:
         shown = f", first {MAX_FINDINGS}" if len(findings) > MAX_FINDINGS else ""
@@ -145,7 +143,7 @@ def write_markdown(report: ConformReport, path: Path) -> None:
         lines.append(f"| {r['algorithm']} | {r['mode']} | {r['checks']} | {r['pass']} | {r['dev']} | {r['viol']} | "
                      f"{r['inc']} | {r['proto']} | {r['skip']} | {r['conformance']} | {r['privacy']} |")
     findings = sorted((o for o in report.outcomes if o.verdict not in (Verdict.PASS, Verdict.SKIPPED)),
-                      key=lambda o: FINDING_ORDER.index(o.verdict))  # stable: the worst first, then run order
+                      key=lambda o: severity(o.verdict), reverse=True)  # stable: the worst first, then run order
     if findings:
         lines += ["", "## Findings", ""]
         lines += [f"* **{o.verdict.value}** `{o.algorithm}` {o.mode.value} `{o.name}`: {o.message}" for o in findings]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dpstream.audit.linear_model import LinearReleaseModel, NoiseLaw
+from dpstream.audit.linear_model import ADDITIVE_KINDS, LinearReleaseModel, NoiseLaw
 from dpstream.convention import Streaming
 from dpstream.errors import DPStreamInputError, require_int_at_least
 from dpstream.noise import DrawKind, NoiseSource, data_rng
@@ -26,14 +26,10 @@ __all__ = ["measured_linear_model"]
 
 
 def _law(kind: DrawKind, params: Mapping[str, Any]) -> NoiseLaw:
-    if kind is DrawKind.LAPLACE:
-        return NoiseLaw.laplace(float(params["scale"]))
-    if kind is DrawKind.DISCRETE_LAPLACE:
-        return NoiseLaw.discrete_laplace(float(params["scale"]))
-    if kind is DrawKind.DISCRETE_GAUSSIAN:
-        return NoiseLaw.discrete_gaussian(float(params["sigma2"]))
-    raise DPStreamInputError("factory", "must draw additive noise only (laplace, discrete laplace or gaussian)",
-                             kind.value)
+    if kind not in ADDITIVE_KINDS:
+        raise DPStreamInputError("factory", "must draw additive noise only (laplace, discrete laplace or gaussian)",
+                                 kind.value)
+    return NoiseLaw.of_draw(kind, params)
 
 
 def measured_linear_model(

@@ -54,15 +54,12 @@ from dpstream.audit.counters.models import (
     tree_aggregation_model,
     unbounded_block_model,
 )
-from dpstream.audit.linear_model import LinearReleaseModel
 from dpstream.audit.neighbours import NeighbourPair, counter_positions, stream_entry_pairs, vector_entry_pairs
 from dpstream.audit.profiles import profile_spec
 from dpstream.audit.protocol import Transcript, flatten
 from dpstream.audit.registry import FAMILY_BUDGETS, AuditCase, CheckKind, CheckResult, Profile
-from dpstream.audit.sampler import Sampler
 from dpstream.audit.search import SearchSpace, counter_space
 from dpstream.audit.stats import clopper_pearson_lower
-from dpstream.audit.vectorised import LinearModelSampler
 from dpstream.claims import Neighbour
 from dpstream.counters import (
     BinaryTreeCounter,
@@ -127,7 +124,7 @@ def _counter_cases(share: float) -> list[AuditCase]:
     out.append(linear_case(
         "Simple counter (eps=1, T=16)", "001-alg8", SimpleCounter(EPSILON, noise=_dummy()).claim,
         lambda n: SimpleCounter(EPSILON, noise=n), m, _pairs(T), false_alarm=share, truth=_prefix_sums,
-        search_sampler=_vectorised(m),
+        search=True,
         accuracy=[_app_d(laplace_sum_bound(m, BETA), "001 App. D O(sqrt t)")], effort=EFFORT))
     # Block counter, 001-alg9
     B = 4
@@ -135,14 +132,14 @@ def _counter_cases(share: float) -> list[AuditCase]:
     out.append(linear_case(
         f"Block counter (eps=1, B={B}, T=16)", "001-alg9", BlockCounter(EPSILON, B, noise=_dummy()).claim,
         lambda n: BlockCounter(EPSILON, B, noise=n), m, _pairs(T, block=B), false_alarm=share, truth=_prefix_sums,
-        search_sampler=_vectorised(m),
+        search=True,
         accuracy=[_app_d(laplace_sum_bound(m, BETA), "001 App. D O(t^1/4)")], effort=EFFORT))
     # Binary tree counter, 001-alg10 (default and as printed)
     m = binary_tree_counter_model(EPSILON, T)
     out.append(linear_case(
         "Binary tree counter (eps=1, T=16)", "001-alg10", BinaryTreeCounter(EPSILON, T, noise=_dummy()).claim,
         lambda n: BinaryTreeCounter(EPSILON, T, noise=n), m, _pairs(T), false_alarm=share, truth=_prefix_sums,
-        search_sampler=_vectorised(m),
+        search=True,
         accuracy=[_app_d(laplace_sum_bound(m, BETA), "001 App. D O((ln t)^1.5)")], effort=EFFORT,
         errata=("E-counters-1",)))
     m = binary_tree_counter_model(EPSILON, T, as_printed=True)
@@ -150,7 +147,7 @@ def _counter_cases(share: float) -> list[AuditCase]:
         "Binary tree counter AS PRINTED (eps=1, T=16)", "001-alg10",
         BinaryTreeCounter(EPSILON, T, noise=_dummy(), as_printed=True).paper_claim,
         lambda n: BinaryTreeCounter(EPSILON, T, noise=n, as_printed=True), m, _pairs(T), false_alarm=share,
-        search_sampler=_vectorised(m),
+        search=True,
         truth=_prefix_sums, accuracy=[_app_d(laplace_sum_bound(m, BETA), "001 App. D O((ln t)^1.5)")],
         effort=EFFORT, errata=("E-counters-1",), expect_failure=True))
     # Binary Mechanism with discrete Laplace noise (004-alg2's subroutine, 004-lem3.1)
@@ -159,7 +156,7 @@ def _counter_cases(share: float) -> list[AuditCase]:
         "Binary Mechanism, discrete Laplace (eps=1, T=16)", "004-lem3.1",
         BinaryTreeCounter(EPSILON, T, noise=_dummy(), discrete=True).claim,
         lambda n: BinaryTreeCounter(EPSILON, T, noise=n, discrete=True), m, _pairs(T), false_alarm=share,
-        search_sampler=_vectorised(m),
+        search=True,
         truth=_prefix_sums, accuracy=[chebyshev_bound(m, BETA, "Chebyshev (004-lem3.1 has no explicit constant)")],
         informational=_binary_mechanism_constant, effort=EFFORT, errata=("E-counters-1",)))
     # Tree aggregation, 002-alg3 (zCDP; default and as printed)
@@ -168,7 +165,7 @@ def _counter_cases(share: float) -> list[AuditCase]:
     out.append(linear_case(
         "Tree aggregation (rho=0.5, T=16)", "002-alg3", TreeAggregationCounter(RHO, T, noise=_dummy()).claim,
         lambda n: TreeAggregationCounter(RHO, T, noise=n), m, _pairs(T), false_alarm=share, truth=_prefix_sums,
-        search_sampler=_vectorised(m),
+        search=True,
         accuracy=[subgaussian_bound(m, BETA, "002-thmA.2 made explicit: sub-Gaussian, two-sided"),
                   tree_aggregation_printed_bound(sigma2, T, BETA)],
         effort=EFFORT, errata=("E-counters-3", "E-audit-2")))
@@ -177,7 +174,7 @@ def _counter_cases(share: float) -> list[AuditCase]:
         "Tree aggregation AS PRINTED (rho=0.5, T=16)", "002-alg3",
         TreeAggregationCounter(RHO, T, noise=_dummy(), as_printed=True).paper_claim,
         lambda n: TreeAggregationCounter(RHO, T, noise=n, as_printed=True), m, _pairs(T), false_alarm=share,
-        search_sampler=_vectorised(m),
+        search=True,
         truth=_prefix_sums, accuracy=[tree_aggregation_printed_bound(m.laws[0].parameter, T, BETA)],
         effort=EFFORT, errata=("E-counters-3",), expect_failure=True))
     # Unbounded block counter, 003-alg4 (partitions end at 4, 13, 29)
@@ -186,7 +183,7 @@ def _counter_cases(share: float) -> list[AuditCase]:
     out.append(linear_case(
         "Unbounded block counter (eps=1, T=29)", "003-alg4", UnboundedBlockCounter(EPSILON, noise=_dummy()).claim,
         lambda n: UnboundedBlockCounter(EPSILON, noise=n), m, _pairs(Tu, partitions=(4, 13, 29)), false_alarm=share,
-        search_sampler=_vectorised(m),
+        search=True,
         truth=_prefix_sums, accuracy=[_app_d(laplace_sum_bound(m, BETA), "003 sec. 8 block counter")],
         effort=Effort(quick=600, full=12000)))
     # Hybrid mechanism (Chan, Shi & Song 2011; 003-def3.11, 003-lemB.1)
@@ -194,7 +191,7 @@ def _counter_cases(share: float) -> list[AuditCase]:
     out.append(linear_case(
         "Hybrid counter (eps=1, T=16)", "CSS11-hybrid", HybridCounter(EPSILON, noise=_dummy()).claim,
         lambda n: HybridCounter(EPSILON, noise=n), m, _pairs(T), false_alarm=share, truth=_prefix_sums,
-        search_sampler=_vectorised(m),
+        search=True,
         accuracy=[_app_d(laplace_sum_bound(m, BETA), "003-lemB.1 O(eps^-1 (log t)^1.5 log 1/beta)")],
         effort=EFFORT))
     # Multi-dimensional counter, 001-sec4.3: d = 2 block counters (B = 2), T = 8
@@ -209,7 +206,7 @@ def _counter_cases(share: float) -> list[AuditCase]:
     out.append(linear_case(
         "Multi-dimensional counter (d=2 block counters B=2, eps=1, T=8)", "001-sec4.3",
         make_multi(_dummy()).claim, make_multi, m, pairs, false_alarm=share,
-        search_sampler=_vectorised(m), search_space=_vector_space(d),
+        search=True, search_space=_vector_space(d),
         truth=lambda f: np.cumsum(f.reshape(Tm, d), axis=0).ravel(),
         accuracy=[_app_d(laplace_sum_bound(m, BETA), "001 App. D O(t^1/4) per coordinate")], effort=EFFORT))
     return out
@@ -290,12 +287,6 @@ def _em_accuracy(runs: Sequence[Transcript], pair: NeighbourPair, level: float) 
     detail = (f"003-thm3.10, beta={BETA:g}: u(A) <= u_OPT - (2 Delta/eps) ln(|R|/beta) = {cut:.3f} in {hits}/{n} "
               f"runs; CP lower bound {lo:.4f} (level {level:.2g}) vs beta")
     return [CheckResult(CheckKind.ACCURACY, lo <= BETA, hits / n, BETA, detail, {})]
-
-
-def _vectorised(model: LinearReleaseModel) -> Callable[[], Sampler]:
-    """The vectorised sampler of the case's model, for the witness search (the models equal the line-by-line
-    counters: tests/audit/test_vectorised.py)."""
-    return lambda: LinearModelSampler(model)
 
 
 def _vector_space(dimension: int) -> Callable[[Profile], SearchSpace]:
