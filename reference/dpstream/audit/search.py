@@ -10,16 +10,17 @@ Procedure (docs/audits.md, "The witness search"); every sample below is fresh an
    family (all zeros, all ones, alternating, ...) and every neighbour f' of the family's stream f
    (for counters: one entry moved by 1 at every t, or at the named and random positions for large T),
    sample ``fit + select`` runs on f and on f'.
-2. **Fit split.** Turn runs into features (:func:`release_features`: each release, consecutive
-   differences, differences of those at every lag) and propose events: per feature the best
-   threshold event {x >= c} or {x <= c}; per feature the best atom {x = v} (a value the runs hit
-   exactly, e.g. an exact release); the naive-Bayes sum of the histogram log-ratios of the K best
-   features, thresholded (K = 2, 4, 8, 16). Each event favours f or f' and, for zCDP, carries a delta.
-3. **Select split.** Score every proposed event on fresh runs (approximate lower bound minus claim)
-   and carry the ``carried`` best over *everything* (all settings, families, pairs, statistics).
+2. **Fit split.** Turn runs into features (:func:`release_features` for counters: each release, consecutive
+   differences, differences of those at every lag; a design's features for the synthesizers) and propose events
+   of every class of :mod:`dpstream.audit.proposals` (thresholds, atoms, naive Bayes, linear statistics: the
+   space's declared contrasts and learned discriminants, exact relations, pairs of features, a classifier with
+   interactions, model-chosen tail thresholds). Each event favours f or f' and, for zCDP, carries a delta.
+3. **Select split.** Score every proposed event on fresh runs (approximate lower bound minus claim) and carry
+   the ``carried`` best over *everything* (all settings, families, pairs, statistics), plus the ``tail`` best
+   tail proposals on the margin their fitted model predicts.
 4. **Held-out split.** For each carried event, now fixed, sample ``holdout`` fresh runs on its f and f'
    and compute the exact one-sided Clopper-Pearson bound
-   eps_lb = log((CP_lower(k1, n, a/2) - delta) / CP_upper(k0, n, a/2)) with a = level / carried.
+   eps_lb = log((CP_lower(k1, n, a/2) - delta) / CP_upper(k0, n, a/2)) with a = level / (events carried).
    **violation** iff some eps_lb exceeds the claimed eps (eps(delta) for zCDP). By Bonferroni over the
    carried events, a mechanism meeting its claim -- and any post-processing of it -- gets a violation
    with probability at most ``level`` (steps 1-3 only choose which events to test).
@@ -28,11 +29,12 @@ Streams may hold any JSON values (the synthesizers' batches are objects): they a
 and grouped, and handed back to samplers (and reported in the witness) as JSON. A :class:`Setting` may carry its
 own :class:`SearchSpace` when its inputs or features depend on its parameters.
 
-When nothing is certified the result says how sensitive the run was: the *detectable excess* is the
-smallest Delta such that an event with the held-out frequency p0 of a carried event on its unfavoured
-side and ratio e^(claim + Delta) would be certified with probability >= 1/2 at these sample sizes (its
-expected counts give a bound above the claim); the minimum over the carried events. ``pass`` when it
-is at most the profile's target excess (relative to the claim), else ``inconclusive``.
+When nothing is certified the verdict is ``pass`` only if the caller hands in a measured power statement for
+this search that backs it (:mod:`dpstream.audit.power_statement`: planted leaks of known size certified often
+enough), else ``inconclusive``. The result also reports the *detectable excess* of the carried events (the
+smallest Delta such that an event with a carried event's held-out frequency p0 on its unfavoured side and ratio
+e^(claim + Delta) would be certified with probability >= 1/2 at these sample sizes): what those events could have
+seen, which is not a statement about the search.
 """
 
 from __future__ import annotations
@@ -47,11 +49,14 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as _st
 
-from dpstream.audit.blackbox import ZCDP_DELTAS, claimed_eps
+from dpstream.audit.blackbox import claimed_eps
+from dpstream.audit.events import DECIMALS, Event, Linear, count_events
+from dpstream.audit.power_statement import PowerStatement
+from dpstream.audit.proposals import EVENT_CLASSES, Proposal, Ranker, exact_relations, propose
 from dpstream.audit.registry import CheckKind, CheckResult
 from dpstream.audit.sampler import Sampler, run_reduced, run_trials
 from dpstream.audit.stats import eps_lower_bound
-from dpstream.claims import Measure, PrivacyClaim
+from dpstream.claims import PrivacyClaim
 from dpstream.errors import DPStreamInputError, require_int_at_least
 from dpstream.noise import data_rng, derived_seed
 
@@ -65,6 +70,7 @@ __all__ = [
     "Witness",
     "counter_space",
     "detectable_excess",
+    "finite",
     "release_features",
     "search",
     "search_check",
@@ -73,14 +79,6 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
-DECIMALS = 9
-"""Features are rounded to this many decimals, so an exact release is an atom despite float round-off."""
-NAIVE_BAYES_POOL = 12
-NAIVE_BAYES_MAX = 8
-_TAILS = np.geomspace(1e-4, 0.05, 16)
-_LEVELS = np.unique(np.concatenate([np.linspace(0.0, 1.0, 65), _TAILS, 1.0 - _TAILS]))
-"""Quantile levels of the pooled fit runs tried as thresholds (dense in the tails, where witnesses live)."""
-ATOMS_PER_FEATURE = 3
 HOLDOUT_BLOCK = 50_000
 """Held-out runs turned into features at a time (memory stays bounded at 400000 runs)."""
 
@@ -136,6 +134,9 @@ class SearchSpace:
     threshold_columns: Callable[[int], int] = field(default=lambda k: 2 * k - 1)
     """How many leading feature columns get threshold events (the rest, e.g. the lagged differences that
     expose reused noise, only atom events); default: the releases and their first differences."""
+    statistics: Callable[[Sequence[str]], list[Linear]] = field(default=lambda names: [])
+    """Declared linear statistics of the features (given the feature names): where the sensitivity analysis says
+    the loss is, e.g. the difference of two released bins (:class:`~dpstream.audit.events.Linear`)."""
 
 
 def search_positions(T: int, seed: int = 0, every_up_to: int = 32, random_count: int = 8) -> list[int]:
@@ -244,164 +245,51 @@ def release_feature_names(k: int) -> list[str]:
     return names
 
 
-# --------------------------------------------------------------------------------------------- events
+# --------------------------------------------------------------------------------------------- witnesses
+
+
+HISTOGRAM_BINS = 40
+"""Bins of the picture of a witness's statistic on the held-out runs (docs/audits.md, "Reports")."""
 
 
 @dataclass(frozen=True)
 class Witness:
-    """A fixed event on the features of a run, with the pair of inputs it separates.
-
-    ``kind``: ``threshold`` ({x_c >= c} or {x_c <= c}), ``atom`` ({x_c = v}) or ``naive-bayes`` (the sum of
-    per-feature log-ratio tables over ``columns``, thresholded). ``favours_f``: P[E | f] is the larger.
-    """
+    """A fixed event on the features of a run, with the pair of inputs it separates (``favours_f``: P[E | f] is the
+    larger), its delta (zCDP), the class that proposed it (``origin``, :data:`dpstream.audit.proposals.EVENT_CLASSES`)
+    and ``span``: the range of its first statistic on the fit split (the picture's bins)."""
 
     setting: int
     family: str
     label: str
     f: tuple[Any, ...]
     f_prime: tuple[Any, ...]
-    kind: str
-    columns: tuple[int, ...]
-    threshold: float
-    upper: bool
+    event: Event
     favours_f: bool
     delta: float = 0.0
-    tables: tuple[tuple[tuple[float, ...], tuple[float, ...]], ...] = ()
+    origin: str = "threshold"
+    predicted: float = -math.inf
+    span: tuple[float, float] = (0.0, 1.0)
 
     def statistic(self, F: FloatArray) -> FloatArray:
-        if self.kind == "naive-bayes":
-            total = np.zeros(F.shape[0])
-            for c, (edges, table) in zip(self.columns, self.tables, strict=True):
-                total += np.asarray(table)[np.searchsorted(np.asarray(edges), F[:, c], side="right")]
-            return np.asarray(np.round(total, DECIMALS))
-        return np.asarray(F[:, self.columns[0]])
+        return self.event.statistics[0](F)
 
     def contains(self, F: FloatArray) -> BoolArray:
-        x = self.statistic(F)
-        if self.kind == "atom":
-            return np.asarray(x == self.threshold)
-        return np.asarray(x >= self.threshold if self.upper else x <= self.threshold)
+        return self.event.contains(F)
+
+    def edges(self) -> FloatArray:
+        """Bin edges of the picture: :data:`HISTOGRAM_BINS` bins over ``span``, the event's threshold among them."""
+        lo, hi = self.span
+        c = self.event.thresholds[0]
+        lo, hi = min(lo, c), max(hi, c)
+        if not hi > lo:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = np.linspace(lo, hi, HISTOGRAM_BINS + 1)
+        return np.asarray(np.unique(np.append(edges, c)), dtype=np.float64)
 
     def describe(self, names: Sequence[str]) -> str:
-        cols = [names[c] if c < len(names) else f"x{c}" for c in self.columns]
         side = "f" if self.favours_f else "f'"
-        if self.kind == "atom":
-            text = f"{{{cols[0]} = {self.threshold:.9g}}}"
-        elif self.kind == "threshold":
-            text = f"{{{cols[0]} {'>=' if self.upper else '<='} {self.threshold:.6g}}}"
-        else:
-            text = (f"{{naive-Bayes log-ratio of ({', '.join(cols)}) {'>=' if self.upper else '<='} "
-                    f"{self.threshold:.4g}}}")
-        return text + f" favouring {side}" + (f", delta={self.delta:g}" if self.delta else "")
-
-
-def _deltas(claim: PrivacyClaim) -> tuple[float, ...]:
-    return ZCDP_DELTAS if claim.measure is Measure.ZCDP else (0.0,)
-
-
-def _wilson(p: FloatArray, n: float, z: float, sign: float) -> FloatArray:
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(np.maximum(p * (1 - p), 0.0) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return np.asarray(np.clip(centre + sign * half, 0.0, 1.0))
-
-
-@dataclass(frozen=True)
-class _Ranker:
-    """Ranks events by the bound they are expected to reach on the held-out split.
-
-    From counts on n runs: p1 and p0 are pessimistic estimates (Wilson bounds at z = 2, so that a few
-    lucky hits do not look like a certainty); the expected held-out bound is then the Wilson bound of
-    log((p1 - delta) / p0) with ``n_hold`` runs at the held-out z, minus the claimed eps. Ranking only:
-    certification is exact and on fresh runs."""
-
-    n_hold: int
-    z_hold: float
-    claim: PrivacyClaim
-
-    def margin(self, k1: npt.ArrayLike, k0: npt.ArrayLike, n: int,
-               deltas: Sequence[float] | None = None) -> tuple[FloatArray, FloatArray]:
-        """(best margin, its delta) per pair of counts; deltas default to the claim's."""
-        p1 = _wilson(np.asarray(k1, dtype=np.float64) / n, n, 2.0, -1.0)
-        p0 = _wilson(np.asarray(k0, dtype=np.float64) / n, n, 2.0, 1.0)
-        lo = _wilson(p1, self.n_hold, self.z_hold, -1.0)
-        hi = np.maximum(_wilson(p0, self.n_hold, self.z_hold, 1.0), 1e-300)
-        best = np.full(lo.shape, -np.inf)
-        best_delta = np.zeros(lo.shape)
-        for delta in (_deltas(self.claim) if deltas is None else deltas):
-            c = claimed_eps(self.claim, delta)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                m = np.where(lo - delta > 0, np.log(np.maximum(lo - delta, 1e-300) / hi), -np.inf) - c
-            better = m > best
-            best = np.where(better, m, best)
-            best_delta = np.where(better, delta, best_delta)
-        return np.asarray(best), np.asarray(best_delta)
-
-
-Proposal = tuple[float, int, float, bool, bool, float]
-"""(margin, column, threshold, upper, favours_f, delta)."""
-
-
-def _threshold_events(A: FloatArray, B: FloatArray, rank: _Ranker, As: FloatArray | None = None,
-                      Bs: FloatArray | None = None) -> list[Proposal]:
-    """Per column of A (runs on f) and B (runs on f'): the best threshold event on these runs,
-    thresholds at the :data:`_LEVELS` quantiles of the pooled runs (``As``, ``Bs``: A and B sorted by column)."""
-    n, q = A.shape
-    As = np.sort(A, axis=0) if As is None else As
-    Bs = np.sort(B, axis=0) if Bs is None else Bs
-    P = np.sort(np.vstack([As, Bs]), axis=0)
-    Q = P[np.round(_LEVELS * (2 * n - 1)).astype(np.int64)]
-    ge1, ge0, le1, le0 = (np.empty(Q.shape) for _ in range(4))
-    for c in range(q):
-        ge1[:, c] = n - np.searchsorted(As[:, c], Q[:, c], side="left")
-        ge0[:, c] = n - np.searchsorted(Bs[:, c], Q[:, c], side="left")
-        le1[:, c] = np.searchsorted(As[:, c], Q[:, c], side="right")
-        le0[:, c] = np.searchsorted(Bs[:, c], Q[:, c], side="right")
-    best_m = np.full(q, -np.inf)
-    best: list[Proposal] = [(-math.inf, c, float(Q[0, c]), True, True, 0.0) for c in range(q)]
-    cols = np.arange(q)
-    for upper, k1, k0 in ((True, ge1, ge0), (False, le1, le0)):
-        for favours_f, hi, lo in ((True, k1, k0), (False, k0, k1)):
-            m, d = rank.margin(hi, lo, n)
-            arg = np.argmax(m, axis=0)
-            mi = m[arg, cols]
-            for col in np.flatnonzero(mi > best_m).tolist():
-                best_m[col] = mi[col]
-                best[col] = (float(mi[col]), col, float(Q[arg[col], col]), upper, favours_f, float(d[arg[col], col]))
-    return best
-
-
-def _atom_events(As: FloatArray, Bs: FloatArray, rank: _Ranker) -> list[tuple[float, int, float, bool, float]]:
-    """Per column with repeated values: the best event {x = v} among its :data:`ATOMS_PER_FEATURE` most
-    frequent values (``As``, ``Bs``: the runs on f and f' sorted by column). Returns (margin, column, value,
-    favours_f, delta)."""
-    n = As.shape[0]
-    out = []
-    P = np.sort(np.vstack([As, Bs]), axis=0)
-    repeats = np.any(P[1:] == P[:-1], axis=0)
-    for c in np.flatnonzero(repeats):
-        x = P[:, c]
-        starts = np.flatnonzero(np.concatenate([[True], x[1:] != x[:-1]]))
-        lengths = np.diff(np.append(starts, x.size))
-        top = x[starts[np.argsort(-lengths, kind="stable")[:ATOMS_PER_FEATURE]]]
-        k1 = np.searchsorted(As[:, c], top, side="right") - np.searchsorted(As[:, c], top, side="left")
-        k0 = np.searchsorted(Bs[:, c], top, side="right") - np.searchsorted(Bs[:, c], top, side="left")
-        best: tuple[float, int, float, bool, float] | None = None
-        for favours_f, hi, lo in ((True, k1, k0), (False, k0, k1)):
-            m, d = rank.margin(hi, lo, n)
-            i = int(np.argmax(m))
-            if best is None or m[i] > best[0]:
-                best = (float(m[i]), int(c), float(top[i]), favours_f, float(d[i]))
-        assert best is not None
-        out.append(best)
-    return out
-
-
-def _nb_table(a: FloatArray, b: FloatArray, bins: int = 16) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    edges = np.unique(np.quantile(np.concatenate([a, b]), np.linspace(0, 1, bins + 1)))[1:-1]
-    ha = np.bincount(np.searchsorted(edges, a, side="right"), minlength=edges.size + 1) + 0.5
-    hb = np.bincount(np.searchsorted(edges, b, side="right"), minlength=edges.size + 1) + 0.5
-    table = np.log(ha / ha.sum()) - np.log(hb / hb.sum())
-    return tuple(float(e) for e in edges), tuple(float(v) for v in table)
+        return (f"{self.event.describe(names)} favouring {side}" + (f", delta={self.delta:g}" if self.delta else "")
+                + f" [{self.origin}]")
 
 
 @dataclass(frozen=True)
@@ -413,83 +301,31 @@ class _Pair:
     f_prime: tuple[Any, ...]
 
 
-def _propose(pair: _Pair, A: FloatArray, B: FloatArray, rank: _Ranker, threshold_columns: int) -> list[Witness]:
-    """Events proposed from the fit split of one pair: the best threshold event of each of the first
-    ``threshold_columns`` features, the best atom event of every feature, and each step of a greedy
-    naive-Bayes combination of the best threshold features (:func:`_greedy_naive_bayes`)."""
-    def make(kind: str, cols: tuple[int, ...], thr: float, up: bool, fav: bool, d: float,
-             tables: tuple[tuple[tuple[float, ...], tuple[float, ...]], ...] = ()) -> Witness:
-        return Witness(pair.setting, pair.family, pair.label, pair.f, pair.f_prime, kind, cols, thr, up, fav, d,
-                       tables)
-
-    As, Bs = np.sort(A, axis=0), np.sort(B, axis=0)
-    q = min(A.shape[1], threshold_columns)
-    thresholds = _threshold_events(A[:, :q], B[:, :q], rank, As[:, :q], Bs[:, :q])
-    found = [make("threshold", (c,), thr, up, fav, d) for _, c, thr, up, fav, d in thresholds]
-    found += [make("atom", (c,), v, True, fav, d) for _, c, v, fav, d in _atom_events(As, Bs, rank)]
-    ranked = [c for m, c, *_ in sorted(thresholds, key=lambda e: -e[0]) if math.isfinite(m)][:NAIVE_BAYES_POOL]
-    for cols, tables, (_, _, thr, up, fav, d) in _greedy_naive_bayes(A, B, ranked, rank):
-        found.append(make("naive-bayes", cols, thr, up, fav, d, tables))
-    return found
+def _span(statistic: Any, A: FloatArray, B: FloatArray) -> tuple[float, float]:
+    x = np.concatenate([statistic(A), statistic(B)])
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return (0.0, 1.0)
+    return float(np.quantile(x, 0.001)), float(np.quantile(x, 0.999))
 
 
-def _greedy_naive_bayes(A: FloatArray, B: FloatArray, ranked: Sequence[int], rank: _Ranker) -> list[
-        tuple[tuple[int, ...], tuple[tuple[tuple[float, ...], tuple[float, ...]], ...], Proposal]]:
-    """Forward selection over the ``ranked`` features: the naive-Bayes statistic (sum of per-feature histogram
-    log-ratios, fitted on these runs) gains, at each step, the feature whose addition gives the best threshold
-    event; stops when no feature improves it or after :data:`NAIVE_BAYES_MAX` features. Returns every step."""
-    if len(ranked) < 2:
-        return []
-    tables = {c: _nb_table(A[:, c], B[:, c]) for c in ranked}
-
-    def lookup(X: FloatArray, c: int) -> FloatArray:
-        edges, table = tables[c]
-        return np.asarray(np.asarray(table)[np.searchsorted(np.asarray(edges), X[:, c], side="right")])
-
-    TA = {c: lookup(A, c) for c in ranked}
-    TB = {c: lookup(B, c) for c in ranked}
-    chosen = [ranked[0]]
-    sa, sb = TA[ranked[0]].copy(), TB[ranked[0]].copy()
-    current = -math.inf
-    steps = []
-    while len(chosen) < NAIVE_BAYES_MAX:
-        trials = [c for c in ranked if c not in chosen]
-        if not trials:
-            break
-        cand = np.asarray(np.round(np.stack([sa + TA[c] for c in trials], axis=1), DECIMALS), dtype=np.float64)
-        candb = np.asarray(np.round(np.stack([sb + TB[c] for c in trials], axis=1), DECIMALS), dtype=np.float64)
-        events = _threshold_events(cand, candb, rank)
-        j = int(np.argmax([e[0] for e in events]))
-        if events[j][0] <= current:
-            break
-        current = events[j][0]
-        chosen.append(trials[j])
-        sa, sb = sa + TA[trials[j]], sb + TB[trials[j]]
-        steps.append((tuple(chosen), tuple(tables[c] for c in chosen), events[j]))
-    return steps
-
-
-def _counts(witnesses: Sequence[Witness], F: FloatArray) -> npt.NDArray[np.int64]:
-    """How many rows of F each event contains (threshold and atom events vectorised)."""
-    out = np.zeros(len(witnesses), dtype=np.int64)
-    simple = [i for i, w in enumerate(witnesses) if w.kind != "naive-bayes"]
-    if simple:
-        cols = np.array([witnesses[i].columns[0] for i in simple])
-        thr = np.array([witnesses[i].threshold for i in simple])
-        kind = np.array([0 if witnesses[i].kind == "atom" else (1 if witnesses[i].upper else 2) for i in simple])
-        X = F[:, cols]
-        hits = np.where(kind == 0, thr == X, np.where(kind == 1, thr <= X, thr >= X))
-        out[simple] = hits.sum(axis=0)
-    for i, w in enumerate(witnesses):
-        if w.kind == "naive-bayes":
-            out[i] = int(w.contains(F).sum())
+def _witnesses(pair: _Pair, proposals: Sequence[Proposal], A: FloatArray, B: FloatArray) -> list[Witness]:
+    spans: dict[Any, tuple[float, float]] = {}
+    out = []
+    for p in proposals:
+        s = p.event.statistics[0]
+        if s not in spans:
+            spans[s] = _span(s, A, B)
+        out.append(Witness(pair.setting, pair.family, pair.label, pair.f, pair.f_prime, p.event, p.favours_f,
+                           p.delta, p.origin, p.predicted, spans[s]))
     return out
 
 
-def _score(witnesses: Sequence[Witness], A: FloatArray, B: FloatArray, rank: _Ranker) -> list[float]:
+def _score(witnesses: Sequence[Witness], A: FloatArray, B: FloatArray, rank: Ranker) -> list[float]:
     """Ranking margin of each fixed event on the select split (with its own delta)."""
     n = A.shape[0]
-    kf, kfp = _counts(witnesses, A), _counts(witnesses, B)
+    events = [w.event for w in witnesses]
+    kf, kfp = count_events(events, A), count_events(events, B)
     fav = np.array([w.favours_f for w in witnesses])
     hi, lo = np.where(fav, kf, kfp), np.where(fav, kfp, kf)
     deltas = np.array([w.delta for w in witnesses])
@@ -505,22 +341,26 @@ def _score(witnesses: Sequence[Witness], A: FloatArray, B: FloatArray, rank: _Ra
 
 @dataclass(frozen=True)
 class SearchBudget:
-    """Runs per input on the fit and select splits, per input of a carried event on the held-out split,
-    and how many events are carried to the held-out split (the Bonferroni factor)."""
+    """Runs per input on the fit and select splits, per input of a carried event on the held-out split, how many
+    events are carried to the held-out split on their select-split score, and how many more (``tail``) on the
+    margin a fitted model predicts (the ``tail`` class); the Bonferroni factor is the number carried in all."""
 
     fit: int
     select: int
     holdout: int
     carried: int = 8
+    tail: int = 4
 
     def __post_init__(self) -> None:
-        for name in ("fit", "select", "holdout", "carried"):
-            require_int_at_least(name, getattr(self, name), 1 if name == "carried" else 10)
+        for name in ("fit", "select", "holdout", "carried", "tail"):
+            minimum = {"carried": 1, "tail": 0}.get(name, 10)
+            require_int_at_least(name, getattr(self, name), minimum)
 
 
 @dataclass(frozen=True)
 class Certified:
-    """A carried event's held-out result."""
+    """A carried event's held-out result; ``histogram``: the bin edges of its first statistic and the held-out
+    runs per bin on f and on f' (first and last bins: below and above the edges)."""
 
     witness: Witness
     k1: int
@@ -529,11 +369,33 @@ class Certified:
     eps_lb: float
     claimed: float
     description: str
+    histogram: tuple[tuple[float, ...], tuple[int, ...], tuple[int, ...]] = ((), (), ())
+
+    def to_data(self) -> dict[str, Any]:
+        edges, on_f, on_fp = self.histogram
+        return {"event": self.description, "class": self.witness.origin,
+                "counts": {"favoured": self.k1, "other": self.k0, "runs": self.n},
+                "favours": "f" if self.witness.favours_f else "f'", "delta": self.witness.delta,
+                "eps_lower_bound": finite(self.eps_lb), "claimed_eps": finite(self.claimed),
+                "histogram": {"edges": [finite(e) for e in edges], "f": list(on_f), "f_prime": list(on_fp),
+                              "threshold": finite(self.witness.event.thresholds[0]),
+                              "kind": self.witness.event.kind}}
+
+
+def finite(x: float) -> float | str:
+    """A float for a JSON report: itself when finite, else the string "inf", "-inf" or "nan" (JSON has no
+    Infinity or NaN; docs/conformance.md, "Reports")."""
+    x = float(x)
+    if math.isfinite(x):
+        return x
+    return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
 
 
 @dataclass(frozen=True)
 class SearchResult:
-    """Verdict (``violation``, ``pass`` or ``inconclusive``) with the best held-out result and its witness."""
+    """Verdict (``violation``, ``pass`` or ``inconclusive``) with the best held-out result and its witness.
+
+    ``pass`` only with a :class:`~dpstream.audit.power_statement.PowerStatement` that backs it (``power``)."""
 
     verdict: str
     best: Certified | None
@@ -545,6 +407,8 @@ class SearchResult:
     pairs: int
     proposed: int
     settings: tuple[str, ...]
+    classes: tuple[str, ...] = EVENT_CLASSES
+    power: PowerStatement | None = None
 
     @property
     def margin(self) -> float:
@@ -552,30 +416,35 @@ class SearchResult:
 
     def detail(self) -> str:
         head = (f"searched {self.pairs} neighbouring pairs over {len(self.settings)} setting(s) "
-                f"({'; '.join(self.settings)}), {self.proposed} events proposed, {len(self.certified)} carried "
-                f"to the held-out split, {self.trials} runs; level {self.level:.2g}")
-        if self.best is None:
-            return head
-        b = self.best
-        side = "f" if b.witness.favours_f else "f'"
-        text = (f"{head}. Best held-out: {b.description} on {b.witness.family} stream, {b.witness.label} "
-                f"({side} favoured): {b.k1}/{b.n} vs {b.k0}/{b.n}, eps lower bound {b.eps_lb:.4g} vs claimed "
-                f"{b.claimed:.4g}")
-        if self.verdict != "violation":
-            text += (f"; smallest detectable excess {self.detectable_excess:.3g} "
-                     f"(target {self.target_excess:.3g})")
-        return text
-
-    def to_data(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"verdict": self.verdict, "detectable_excess": self.detectable_excess,
-                                "target_excess": self.target_excess, "level": self.level, "trials": self.trials,
-                                "pairs": self.pairs, "settings": list(self.settings)}
+                f"({'; '.join(self.settings)}), {self.proposed} events proposed (classes: {', '.join(self.classes)}), "
+                f"{len(self.certified)} carried to the held-out split, {self.trials} runs; level {self.level:.2g}")
         if self.best is not None:
             b = self.best
-            data.update({"eps_lower_bound": b.eps_lb, "claimed_eps": b.claimed, "event": b.description,
+            side = "f" if b.witness.favours_f else "f'"
+            head += (f". Best held-out: {b.description} on {b.witness.family} stream, {b.witness.label} "
+                     f"({side} favoured): {b.k1}/{b.n} vs {b.k0}/{b.n}, eps lower bound {b.eps_lb:.4g} vs claimed "
+                     f"{b.claimed:.4g}")
+        if self.verdict == "violation":
+            return head
+        head += f"; smallest excess the carried events could have certified {self.detectable_excess:.3g}"
+        power = self.power.describe() if self.power is not None else "no measured power for this search"
+        return f"{head}. {self.verdict}: {power}"
+
+    def to_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"verdict": self.verdict, "detectable_excess": finite(self.detectable_excess),
+                                "target_excess": finite(self.target_excess), "level": self.level,
+                                "trials": self.trials, "pairs": self.pairs, "settings": list(self.settings),
+                                "event_classes": list(self.classes),
+                                "power": None if self.power is None else self.power.to_json()}
+        if self.best is not None:
+            b = self.best
+            data.update({"eps_lower_bound": finite(b.eps_lb), "claimed_eps": finite(b.claimed),
+                         "event": b.description, "event_class": b.witness.origin,
                          "f": [_jsonable(x) for x in b.witness.f], "f_prime": [_jsonable(x) for x in b.witness.f_prime],
                          "counts": {"favoured": b.k1, "other": b.k0, "runs": b.n}, "family": b.witness.family,
-                         "pair": b.witness.label, "setting": self.settings[b.witness.setting]})
+                         "pair": b.witness.label, "setting": self.settings[b.witness.setting],
+                         "witness": b.to_data()})
+        data["carried"] = [c.to_data() for c in self.certified]
         return data
 
 
@@ -584,7 +453,9 @@ def _jsonable(x: Any) -> Any:
         return {k: _jsonable(v) for k, v in x}
     if isinstance(x, list | tuple):
         return [_jsonable(v) for v in x]
-    return float(x) if isinstance(x, float | np.floating) else x
+    if isinstance(x, float | np.floating):
+        return finite(float(x))
+    return x
 
 
 def detectable_excess(n: int, p0: float, level: float, claimed: float, delta: float = 0.0) -> float:
@@ -615,15 +486,18 @@ def search(
     target_excess: float,
     executor: Executor | None = None,
     progress: Callable[[str], None] | None = None,
+    power: PowerStatement | None = None,
 ) -> SearchResult:
-    """Run the search (module docstring) and return the verdict; the false-alarm probability is <= ``level``."""
+    """Run the search (module docstring) and return the verdict; the false-alarm probability is <= ``level``.
+
+    ``pass`` needs ``power``, a measured power statement for this search that backs it; otherwise a search that
+    certifies nothing says ``inconclusive``."""
     if not settings:
         raise DPStreamInputError("settings", "must contain at least one setting", settings)
     if not 0.0 < level < 1.0:
         raise DPStreamInputError("level", "must lie in (0, 1)", level)
     say = progress or (lambda message: None)
-    carried = budget.carried
-    z = float(_st.norm.isf(level / (2 * carried)))
+    z = float(_st.norm.isf(level / (2 * (budget.carried + budget.tail))))
     per_input = budget.fit + budget.select
     trials = 0
     proposals: list[tuple[float, Witness]] = []
@@ -631,7 +505,7 @@ def search(
     names_by_setting: dict[int, list[str]] = {}
     spaces = [setting.space or space for setting in settings]
     for si, setting in enumerate(settings):
-        rank = _Ranker(budget.holdout, z, setting.claim)
+        rank = Ranker(budget.holdout, z, setting.claim)
         sp = spaces[si]
         for family, make in sp.families.items():
             f = make(setting.horizon)
@@ -640,66 +514,106 @@ def search(
             R = run_trials(setting.sampler, f, per_input, derived_seed(base_seed, "f"), executor)
             trials += per_input
             FA = sp.features(R)
-            names_by_setting.setdefault(si, sp.feature_names(R.shape[1]))
+            names = names_by_setting.setdefault(si, sp.feature_names(R.shape[1]))
             A_fit, A_sel = FA[:budget.fit], FA[budget.fit:]
+            relations = [r for r in exact_relations(A_fit) if not np.any(r(A_sel))]
+            contrasts = sp.statistics(names)
             for label, g in sp.neighbours(f):
                 n_pairs += 1
                 Rp = run_trials(setting.sampler, g, per_input, derived_seed(base_seed, "f'", label), executor)
                 trials += per_input
                 FB = sp.features(Rp)
                 pair = _Pair(si, family, label, _freeze(f), _freeze(g))
-                ws = _propose(pair, A_fit, FB[:budget.fit], rank, sp.threshold_columns(R.shape[1]))
+                B_fit = FB[:budget.fit]
+                found = propose(A_fit, B_fit, rank, threshold_columns=sp.threshold_columns(R.shape[1]),
+                                contrasts=contrasts, relations=relations)
+                ws = _witnesses(pair, found, A_fit, B_fit)
                 scores = _score(ws, A_sel, FB[budget.fit:], rank)
                 proposals.extend(zip(scores, ws, strict=True))
     if not proposals:
         raise DPStreamInputError("space", "gave no neighbouring pair to test", [list(sp.families) for sp in spaces])
-    proposals.sort(key=lambda p: -p[0])
-    chosen = [w for _, w in _distinct(proposals, carried)]
+    chosen = _carry(proposals, budget)
     say(f"held-out split: {len(chosen)} events")
     a = level / len(chosen)
     n = budget.holdout
-    counts: dict[tuple[int, int], int] = {}  # (witness index, 0 for f / 1 for f') -> events on the held-out runs
+    counts: dict[tuple[int, int], tuple[int, npt.NDArray[np.int64]]] = {}
     inputs_of: dict[tuple[int, tuple[Any, ...]], list[tuple[int, int]]] = {}
     for i, w in enumerate(chosen):
         for side, inputs in enumerate((w.f, w.f_prime)):
             inputs_of.setdefault((w.setting, inputs), []).append((i, side))
     for (si, inputs), users in inputs_of.items():
         # each chunk of runs is sampled and counted where it runs (a worker sends back counts, not rows)
+        counter = _EventCounter(spaces[si].features, tuple(chosen[i] for i, _ in users))
         hits = run_reduced(settings[si].sampler, _thaw(inputs), n, derived_seed(seed, "holdout", si, repr(inputs)),
-                           _EventCounter(spaces[si].features, tuple(chosen[i] for i, _ in users)), executor)
+                           counter, executor)
         trials += n
-        for (i, side), k in zip(users, hits.tolist(), strict=True):
-            counts[(i, side)] = int(k)
+        for (i, side), k, hist in zip(users, *counter.split(hits), strict=True):
+            counts[(i, side)] = (int(k), hist)
     results: list[Certified] = []
     for i, w in enumerate(chosen):
-        k_f, k_fp = counts[(i, 0)], counts[(i, 1)]
+        (k_f, h_f), (k_fp, h_fp) = counts[(i, 0)], counts[(i, 1)]
         k1, k0 = (k_f, k_fp) if w.favours_f else (k_fp, k_f)
         lb = eps_lower_bound(k1, n, k0, n, a, w.delta)
+        histogram = (tuple(float(e) for e in w.edges()), tuple(int(x) for x in h_f), tuple(int(x) for x in h_fp))
         results.append(Certified(w, k1, k0, n, lb, claimed_eps(settings[w.setting].claim, w.delta),
-                                 w.describe(names_by_setting[w.setting])))
+                                 w.describe(names_by_setting[w.setting]), histogram))
     best = max(results, key=lambda c: c.eps_lb - c.claimed) if results else None
     violation = any(c.eps_lb > c.claimed for c in results)
     excess = min((detectable_excess(c.n, c.k0 / c.n, a, c.claimed, c.witness.delta) for c in results),
                  default=math.inf)
     target = min(target_excess * c.claimed for c in results) if results else math.inf
-    verdict = "violation" if violation else ("pass" if excess <= target else "inconclusive")
+    backed = power is not None and power.backs_pass
+    verdict = "violation" if violation else ("pass" if backed else "inconclusive")
     return SearchResult(verdict, best, tuple(results), excess, target, level, trials, n_pairs, len(proposals),
-                        tuple(s.label for s in settings))
+                        tuple(s.label for s in settings), EVENT_CLASSES, power)
+
+
+def _carry(proposals: Sequence[tuple[float, Witness]], budget: SearchBudget) -> list[Witness]:
+    """The events carried to the held-out split: the ``carried`` best on their select-split score and the ``tail``
+    best on their predicted margin (the ``tail`` class), each taken in turn from every setting's ranking."""
+    ordinary = sorted(((s, w) for s, w in proposals if w.origin != "tail"), key=lambda p: -p[0])
+    tails = sorted(((w.predicted, w) for _, w in proposals if w.origin == "tail"), key=lambda p: -p[0])
+    chosen = [w for _, w in _distinct(ordinary, budget.carried)]
+    seen = {_key(w) for w in chosen}
+    chosen += [w for _, w in _distinct([p for p in tails if _key(p[1]) not in seen], budget.tail)]
+    return chosen
+
+
+def _key(w: Witness) -> tuple[Any, ...]:
+    return (w.setting, w.f, w.f_prime, w.event.key(), w.favours_f, w.delta)
 
 
 @dataclass(frozen=True)
 class _EventCounter:
-    """How many runs each fixed event contains, from a chunk of release rows (features block by block: bounded
-    memory). A value, so that :func:`~dpstream.audit.sampler.run_reduced` can send it to the workers."""
+    """How many runs each fixed event contains, and the histogram of its first statistic (:meth:`Witness.edges`),
+    from a chunk of release rows (features block by block: bounded memory). A value, so that
+    :func:`~dpstream.audit.sampler.run_reduced` can send it to the workers; its output is one integer array (the
+    counts, then every histogram), which :meth:`split` takes apart."""
 
     features: Callable[[FloatArray], FloatArray]
     events: tuple[Witness, ...]
 
     def __call__(self, R: FloatArray) -> npt.NDArray[np.int64]:
-        out = np.zeros(len(self.events), dtype=np.int64)
+        sizes = [w.edges().size + 1 for w in self.events]
+        out = np.zeros(len(self.events) + sum(sizes), dtype=np.int64)
         for start in range(0, R.shape[0], HOLDOUT_BLOCK):
-            out += _counts(self.events, self.features(R[start:start + HOLDOUT_BLOCK]))
+            F = self.features(R[start:start + HOLDOUT_BLOCK])
+            out[:len(self.events)] += count_events([w.event for w in self.events], F)
+            at = len(self.events)
+            for w, size in zip(self.events, sizes, strict=True):
+                x = w.statistic(F)
+                out[at:at + size] += np.bincount(np.searchsorted(w.edges(), x, side="right"), minlength=size)[:size]
+                at += size
         return out
+
+    def split(self, total: npt.NDArray[np.int64]) -> tuple[list[int], list[npt.NDArray[np.int64]]]:
+        counts = [int(k) for k in total[:len(self.events)]]
+        hists, at = [], len(self.events)
+        for w in self.events:
+            size = w.edges().size + 1
+            hists.append(np.asarray(total[at:at + size], dtype=np.int64))
+            at += size
+        return counts, hists
 
 
 def _distinct(ranked: Sequence[tuple[float, Witness]], count: int) -> list[tuple[float, Witness]]:
@@ -708,12 +622,12 @@ def _distinct(ranked: Sequence[tuple[float, Witness]], count: int) -> list[tuple
     Settings have different claims, so their margins are not comparable on the small select split: a vacuous
     event of one setting (both frequencies near 1, margin near minus its small claim) can outrank a strong
     one of another (a large likelihood ratio measured on few hits). Taking each setting's best in turn gives
-    every setting a share of the held-out stage; the multiplicity correction is over the ``count`` events
-    carried, whoever carries them."""
+    every setting a share of the held-out stage; the multiplicity correction is over the events carried,
+    whoever carries them."""
     per_setting: dict[int, list[tuple[float, Witness]]] = {}
     seen: set[tuple[Any, ...]] = set()
     for score, w in ranked:
-        key = (w.setting, w.f, w.f_prime, w.kind, w.columns, w.threshold, w.upper, w.favours_f, w.delta)
+        key = _key(w)
         if key not in seen:
             seen.add(key)
             per_setting.setdefault(w.setting, []).append((score, w))

@@ -1,0 +1,124 @@
+"""INSECURE, by design: leaks of known size planted into any algorithm through its noise source.
+
+The statistical audits state their power by planting leaks into the reference and counting how often the search, as
+it is run, certifies them (:mod:`dpstream.audit.power`, docs/audits.md "Power"). A :class:`PlantedNoise` wraps the
+noise source of ONE run and changes its privacy-relevant (additive) draws in one of the ways an implementation gets
+them wrong:
+
+* ``scale/c``: every additive draw with its scale divided by c (Laplace and discrete Laplace ``scale / c``, discrete
+  Gaussian ``sigma2 / c^2``: the standard deviation divided by c). A pure eps-DP Laplace mechanism then loses c * eps
+  (excess (c - 1) * eps); a rho-zCDP Gaussian one c^2 * rho;
+* ``shared``: the second additive draw of the run reuses the noise of the first (one draw shared by two sites: each
+  release keeps its law, their difference is exact);
+* ``noiseless``: the first additive draw of the run adds no noise (one count released exactly).
+
+Non-additive draws (post-processing, the exponential mechanism) are passed through unchanged. A fresh wrapper per
+run: "first" and "second" are counted from its creation. ``dpstream serve --plant LEAK`` serves the reference with a
+planted leak in own (and transcript) mode.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dpstream.errors import DPStreamInputError
+from dpstream.noise import BaseNoiseSource, DrawKind, NoiseSource, Params, dispatch, dispatch_add
+
+__all__ = ["PLANTED_LEAKS", "PlantedLeak", "PlantedNoise"]
+
+
+@dataclass(frozen=True)
+class PlantedLeak:
+    """One planted mistake: ``kind`` is ``scale``, ``shared`` or ``noiseless``; ``factor`` the divisor of ``scale``."""
+
+    kind: str
+    factor: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("scale", "shared", "noiseless"):
+            raise DPStreamInputError("leak", "must be scale/<c>, shared or noiseless", self.kind)
+        if self.kind == "scale" and not (math.isfinite(self.factor) and self.factor > 1.0):
+            raise DPStreamInputError("leak", "a scale divisor c must be a finite number > 1", self.factor)
+
+    @property
+    def name(self) -> str:
+        return f"scale/{self.factor:g}" if self.kind == "scale" else self.kind
+
+    @classmethod
+    def parse(cls, text: str) -> PlantedLeak:
+        """``scale/3``, ``shared`` or ``noiseless``."""
+        if text in ("shared", "noiseless"):
+            return cls(text)
+        head, _, divisor = text.partition("/")
+        if head != "scale" or not divisor:
+            raise DPStreamInputError("leak", "must be scale/<c>, shared or noiseless", text)
+        try:
+            factor = float(divisor)
+        except ValueError:
+            raise DPStreamInputError("leak", "scale/<c> needs a number c > 1", text) from None
+        return cls("scale", factor)
+
+    def describe(self) -> str:
+        if self.kind == "scale":
+            return f"every noise scale divided by {self.factor:g}"
+        if self.kind == "shared":
+            return "one draw shared by two sites (the second additive draw reuses the first's noise)"
+        return "one count left without noise (the first additive draw)"
+
+
+PLANTED_LEAKS: tuple[PlantedLeak, ...] = (
+    PlantedLeak("scale", 1.5), PlantedLeak("scale", 2.0), PlantedLeak("scale", 3.0), PlantedLeak("scale", 4.0),
+    PlantedLeak("shared"), PlantedLeak("noiseless"))
+"""The leak classes the power of the statistical search is calibrated against (docs/audits.md, "Power")."""
+
+
+def _zero(kind: DrawKind) -> Any:
+    return 0.0 if kind is DrawKind.LAPLACE else 0
+
+
+class PlantedNoise(BaseNoiseSource):
+    """INSECURE: ``inner`` with ``leak`` planted into the additive draws of one run (module docstring)."""
+
+    def __init__(self, inner: NoiseSource, leak: PlantedLeak) -> None:
+        self.inner = inner
+        self.leak = leak
+        self._additive = 0
+        self._first: tuple[DrawKind, Any] | None = None
+
+    @property
+    def order_free(self) -> bool:  # type: ignore[override]
+        return False  # "the first draw" depends on the order
+
+    def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
+        return dispatch(self.inner, site, kind, params)
+
+    def _add(self, site: str, kind: DrawKind, params: Params, value: Any) -> tuple[Any, Any]:
+        self._additive += 1
+        leak = self.leak
+        if leak.kind == "scale":
+            if kind is DrawKind.DISCRETE_GAUSSIAN:
+                changed: Params = {"sigma2": params["sigma2"] / leak.factor**2}
+            else:
+                changed = {"scale": params["scale"] / leak.factor}
+            return dispatch_add(self.inner, site, kind, changed, value)
+        if leak.kind == "noiseless" and self._additive == 1:
+            return value, _zero(kind)
+        if leak.kind == "shared" and self._additive == 2 and self._first is not None and self._first[0] is kind:
+            noise = self._first[1]
+            return value + noise, noise
+        release, noise = dispatch_add(self.inner, site, kind, params, value)
+        if self._additive == 1:
+            self._first = (kind, noise)
+        return release, noise
+
+    def _add_many(self, sites: Sequence[str], kind: DrawKind, params: Params, values: Sequence[Any]
+                  ) -> tuple[list[Any], list[Any]]:
+        releases, noises = [], []
+        for site, value in zip(sites, values, strict=True):
+            release, noise = self._add(site, kind, params, value)
+            releases.append(release)
+            noises.append(noise)
+        return releases, noises
