@@ -410,12 +410,18 @@ def numbers_around(lower: float, upper: float, integer: bool = False) -> st.Sear
 @st.composite
 def vectors_around(draw: st.DrawFn, size: int, lower: float, upper: float, integer: bool = False) -> list[Any]:
     """A list for probing vector_domain(atom_domain([lower, upper]), size=size): half the time a member (``size``
-    values of :func:`numbers_within`), otherwise values of :func:`numbers_around` and a length that is mostly
-    ``size``, sometimes size +- 1 or 0."""
+    values of :func:`numbers_within`), otherwise a member with one to three values replaced by values of
+    :func:`numbers_around` (one defect at a time is what finds a missing check), or members of another length
+    (size +- 1, 0)."""
+    values = draw(st.lists(numbers_within(lower, upper, integer), min_size=size, max_size=size))
     if draw(st.booleans()):
-        return draw(st.lists(numbers_within(lower, upper, integer), min_size=size, max_size=size))
-    length = draw(st.sampled_from([size, size, size, size + 1, max(size - 1, 0), 0]))
-    return draw(st.lists(numbers_around(lower, upper, integer), min_size=length, max_size=length))
+        return values
+    if size == 0 or draw(st.integers(0, 3)) == 0:
+        length = draw(st.sampled_from([size + 1, max(size - 1, 0), 0]))
+        return draw(st.lists(numbers_within(lower, upper, integer), min_size=length, max_size=length))
+    for i in draw(st.lists(st.integers(0, size - 1), min_size=1, max_size=3)):
+        values[i] = draw(numbers_around(lower, upper, integer))
+    return values
 
 
 _OUTSIDE_UNIT = (-0.5, math.nextafter(0.0, -1.0), math.nextafter(1.0, 2.0), 1.5, 1e308, math.nan, math.inf, -math.inf)
