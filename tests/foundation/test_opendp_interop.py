@@ -282,29 +282,29 @@ def test_noise_is_checked_first() -> None:
 # (ScriptedNoise records every site requested) with a one-line OpenDPInputError; OpenDP's own membership test of the
 # declared domain agrees. The oracles below restate the documented domains; they do not call the code under test.
 
-BOUNDED: dict[str, tuple[Any, tuple[float, float]]] = {  # every counter, with the bounds its measurement declares
-    "simple": (with_noise(SimpleCounter, 0.7, T), (0.0, 1.0)),
-    "block": (with_noise(BlockCounter, 0.9, 3, T), (-2.0, 2.0)),
-    "binary-tree": (with_noise(BinaryTreeCounter, 1.0, T), (-5.0, 5.0)),
-    "binary-tree-printed": (with_noise(BinaryTreeCounter, 1.0, T, as_printed=True), (0.0, 1.0)),
-    "binary-mechanism": (with_noise(BinaryTreeCounter, 1.5, T, discrete=True), (-LIMIT, LIMIT)),  # default bounds
-    "binary-mechanism-bounded": (with_noise(BinaryTreeCounter, 1.5, T, discrete=True), (-3, 7)),
-    "tree-aggregation": (with_noise(TreeAggregationCounter, 0.5, T), (-LIMIT, LIMIT)),  # default bounds
-    "tree-aggregation-printed": (with_noise(TreeAggregationCounter, 0.5, T, as_printed=True), (-2.5, 2.5)),
-    "unbounded-block": (with_noise(UnboundedBlockCounter, 1.2), (0.0, 5.0)),
-    "hybrid": (with_noise(HybridCounter, 1.2), (-1.0, 1.0)),
-    "sparse": (with_noise(SparseCounter, 4.0, T), (0, 1)),
-    "inhomogeneous-sparse": (with_noise(InhomogeneousSparseCounter, 4.0, 1, lambda r: 4.0), (0, 1)),
+BOUNDED: dict[str, tuple[Any, tuple[float, float], bool]] = {  # every counter: its domain's bounds, i64 or not
+    "simple": (with_noise(SimpleCounter, 0.7, T), (0.0, 1.0), False),
+    "block": (with_noise(BlockCounter, 0.9, 3, T), (-2.0, 2.0), False),
+    "binary-tree": (with_noise(BinaryTreeCounter, 1.0, T), (-5.0, 5.0), False),
+    "binary-tree-printed": (with_noise(BinaryTreeCounter, 1.0, T, as_printed=True), (0.0, 1.0), False),
+    "binary-mechanism": (with_noise(BinaryTreeCounter, 1.5, T, discrete=True), (-LIMIT, LIMIT), True),  # default
+    "binary-mechanism-bounded": (with_noise(BinaryTreeCounter, 1.5, T, discrete=True), (-3, 7), True),
+    "tree-aggregation": (with_noise(TreeAggregationCounter, 0.5, T), (-LIMIT, LIMIT), True),  # default bounds
+    # the printed counter takes reals, but adds integer noise: private on integers only (E-counters-4)
+    "tree-aggregation-printed": (with_noise(TreeAggregationCounter, 0.5, T, as_printed=True), (-3, 3), True),
+    "unbounded-block": (with_noise(UnboundedBlockCounter, 1.2), (0.0, 5.0), False),
+    "hybrid": (with_noise(HybridCounter, 1.2), (-1.0, 1.0), False),
+    "sparse": (with_noise(SparseCounter, 4.0, T), (0, 1), True),
+    "inhomogeneous-sparse": (with_noise(InhomogeneousSparseCounter, 4.0, 1, lambda r: 4.0), (0, 1), True),
 }
 DEFAULT_BOUNDS = {"binary-mechanism", "tree-aggregation"}
 
 
-def _build_counter(name: str, noise: NoiseSource) -> tuple[Any, bool]:
-    make, bounds = BOUNDED[name]
+def _build_counter(name: str, noise: NoiseSource) -> Any:
+    make, bounds, _ = BOUNDED[name]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # the printed variants say they are printed variants
-        meas = counter_measurement(make, T, bounds=None if name in DEFAULT_BOUNDS else bounds, noise=noise)
-    return meas, bool(make(InsecureZeroNoise()).integer_input)
+        return counter_measurement(make, T, bounds=None if name in DEFAULT_BOUNDS else bounds, noise=noise)
 
 
 def _in_stream_domain(x: Any, lower: float, upper: float, integer: bool) -> bool:
@@ -340,17 +340,17 @@ def _member(meas: Any, x: Any) -> bool:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_counter_measurement_releases_exactly_on_its_declared_domain(name: str, data: st.DataObject) -> None:
-    lower, upper = BOUNDED[name][1]
+    _, (lower, upper), integer = BOUNDED[name]
     source = ScriptedNoise({}, seed=3)
-    meas, integer = _build_counter(name, source)
+    meas = _build_counter(name, source)
     x = data.draw(vectors_around(T, lower, upper, integer), label="x")
     if _in_stream_domain(x, lower, upper, integer):
         got = meas(x)
         assert isinstance(got, list) and len(got) == T and all(isinstance(g, float) for g in got)
         assert _member(meas, x) is True
-        zero, _ = _build_counter(name, InsecureZeroNoise())
-        if zero.input_domain == meas.input_domain and BOUNDED[name][0](InsecureZeroNoise()).loss_scales_with_l1:
-            prefix = list(itertools.accumulate(x))  # exact (Python ints; math.fsum-free floats are close enough)
+        zero = _build_counter(name, InsecureZeroNoise())
+        if BOUNDED[name][0](InsecureZeroNoise()).loss_scales_with_l1:  # the linear counters: exact prefix sums
+            prefix = list(itertools.accumulate(x))  # exact for ints; floats round (the counters' sums too)
             if integer:
                 assert zero(x) == [float(s) for s in prefix]  # exact: every sum within 2^53
             else:
@@ -397,6 +397,22 @@ def test_an_integer_counter_declares_the_domain_it_supports() -> None:
     for x in ([LIMIT] * T, [-LIMIT] * T, [LIMIT - 1, 1] * (T // 2)):
         assert zero(x) == [float(s) for s in itertools.accumulate(x)]
         assert len(meas(x)) == T
+
+
+def test_a_counter_adding_integer_noise_takes_integers_even_when_it_accepts_reals() -> None:
+    """The printed tree-aggregation counter (E-counters-4) accepts reals but adds discrete Gaussian noise: z = 0 and
+    z = 1/2 are told apart by one release, so its claim holds on integers only, and its domain is i64."""
+    make = with_noise(TreeAggregationCounter, 0.5, T, as_printed=True)
+    assert not make(InsecureZeroNoise()).integer_input
+    source = ScriptedNoise({}, seed=0)
+    with pytest.warns(UserWarning, match="printed variant"):
+        meas = counter_measurement(make, T, bounds=(0, 5), noise=source)
+    assert str(meas.input_domain) == f"VectorDomain(AtomDomain(bounds=[0, 5], T=i64), size={T})"
+    _assert_refused(lambda: meas([0.5] + [0] * (T - 1)), source, "f(1)")
+    with pytest.raises(DPStreamInputError, match=r"^bounds: must be an integer"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        counter_measurement(make, T, bounds=(0.0, 0.5))
+    assert len(meas([0, 5] * (T // 2))) == T
 
 
 P_BOOL = BooleanCubePartition(3, 3)

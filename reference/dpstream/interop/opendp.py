@@ -45,8 +45,8 @@ from dpstream.claims import Measure, Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter
 from dpstream.errors import DPStreamInputError, require_finite_real, require_int_at_least, require_integer_value
-from dpstream.insecure import InsecureZeroNoise
-from dpstream.noise import NoiseSource, default_noise
+from dpstream.insecure import InsecureZeroNoise, TapeRecorder
+from dpstream.noise import DrawKind, NoiseSource, default_noise
 from dpstream.phdstream.partition import Partition
 from dpstream.phdstream.privtree import LambdaRule, PrivTree, Subtree
 from dpstream.phdstream.tree_function import tree_function
@@ -330,6 +330,17 @@ def _stream_check(T: int, lower: float, upper: float, integer: bool) -> Callable
     return check
 
 
+def _adds_integer_noise(make: Callable[[NoiseSource], Counter]) -> bool:
+    """Whether a counter's first step draws integer noise (discrete Laplace or Gaussian; staged, not committed).
+
+    Such a counter is private on integer inputs only: the fractional part of a real input would be released without
+    noise (E-counters-4: the printed tree-aggregation counter takes reals, and z = 0 and z = 1/2 are told apart by one
+    release), so its measurement takes i64 inputs even when the counter itself accepts reals."""
+    recorder = TapeRecorder(InsecureZeroNoise())
+    make(recorder).stage(0)
+    return any(d.kind in (DrawKind.DISCRETE_LAPLACE, DrawKind.DISCRETE_GAUSSIAN) for d in recorder.tape.draws)
+
+
 def _stream_bounds(probe: Counter, T: int, bounds: object, integer: bool) -> tuple[Any, Any]:
     """The counter domain's bounds: ``bounds`` checked, or (integer counters) the widest supported ones."""
     name = type(probe).__name__
@@ -369,10 +380,11 @@ def counter_measurement(make: Callable[[NoiseSource], Counter], T: int, *, bound
 
     ``make``: a fresh counter on the given source, e.g. ``dpstream.convention.with_noise(BinaryTreeCounter, 1.0, 16)``
     (its horizon, if any, at least T). The domain is ``vector_domain(atom_domain(bounds, T=f64 or i64), size=T)``
-    with ``l1_distance``: exactly T numbers (f64 without NaN for a real-valued counter, i64 for an integer one), each
-    within ``bounds``. ``bounds``: required for a real-valued counter (OpenDP's f64 atoms include +-inf, which a
-    counter refuses) and for one that accepts only some integers (the sparse counters: ``(0, 1)``); an integer
-    counter's default is +-floor(2^53 / T). They must keep T * max|bound| <= :data:`MAX_STREAM_SUM`.
+    with ``l1_distance``: exactly T numbers (f64 without NaN for a real-valued counter, i64 for an integer one or one
+    that adds integer noise), each within ``bounds``. ``bounds``: required for a real-valued counter (OpenDP's f64
+    atoms include +-inf, which a counter refuses) and for one that accepts only some integers (the sparse counters:
+    ``(0, 1)``); an integer counter's default is +-floor(2^53 / T). They must keep T * max|bound| <=
+    :data:`MAX_STREAM_SUM`.
     """
     dp = _dp()
     T = require_int_at_least("T", T, 1)
@@ -385,7 +397,7 @@ def counter_measurement(make: Callable[[NoiseSource], Counter], T: int, *, bound
     if claim.neighbour is not Neighbour.STREAM_ENTRY:
         raise DPStreamInputError("make", "the counter's claim must be for STREAM_ENTRY (l1) neighbours",
                                  claim.neighbour)
-    integer = probe.integer_input
+    integer = probe.integer_input or _adds_integer_noise(make)
     atom_type = "i64" if integer else "f64"
     lower, upper = _stream_bounds(probe, T, bounds, integer)
     atom = dp.atom_domain(bounds=(lower, upper), T=atom_type) if integer else \
