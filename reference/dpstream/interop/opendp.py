@@ -303,7 +303,7 @@ def _integer_distance(what: str, maximum: int) -> Callable[[Any], int]:
 def _stream_check(T: int, lower: float, upper: float, integer: bool) -> Callable[[Any], list[Any]]:
     """The counter domain vector_domain(atom_domain(bounds, f64 without NaN | i64), size=T) as a check: returns the
     input as a list of T floats (ints), or raises DPStreamInputError for the first rule it breaks."""
-    kind = "integers (i64)" if integer else "real numbers (f64)"
+    kind, one = ("integers (i64)", "an integer (i64)") if integer else ("real numbers (f64)", "a real number (f64)")
     number: type = Integral if integer else Real
 
     def check(x: Any) -> list[Any]:
@@ -321,7 +321,7 @@ def _stream_check(T: int, lower: float, upper: float, integer: bool) -> Callable
         for t, v in enumerate(values, start=1):
             typed = isinstance(v, number) and not isinstance(v, bool)  # (no narrowing: v stays Any)
             if not typed:
-                raise DPStreamInputError(f"f({t})", f"must be one of the {kind}", v)
+                raise DPStreamInputError(f"f({t})", f"must be {one}", v)
             if not lower <= v <= upper:
                 raise DPStreamInputError(f"f({t})", f"must lie in the input domain's bounds [{lower}, {upper}]", v)
             out.append(int(v) if integer else float(v))
