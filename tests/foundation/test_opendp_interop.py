@@ -4,6 +4,12 @@ Each measurement, invoked with a seeded source, returns exactly what the algorit
 privacy map at d_in = 1 is the algorithm's ``.claim`` parameter and at d_in = 2, 3 what group privacy (or the l1
 scaling of the counter's loss) gives; a pipeline chains an OpenDP transformation (events -> counts per time step)
 with a counter measurement and is invoked end to end.
+
+Robustness (issue 23): every builder releases exactly on the domain it declares (hypothesis, inputs in and around
+it: ``dpstream.testing.strategies``), refuses everything else before any draw with a one-line ``OpenDPInputError``,
+refuses invalid distances in ``map``/``check``, composes with OpenDP's combinators, and lets an error raised inside
+reach a direct caller as itself. Timing: the whole file takes about 2 s of CPU beyond collecting it (~3 s, mostly
+importing OpenDP), measured on a shared machine.
 """
 
 from __future__ import annotations
