@@ -8,7 +8,7 @@ with a counter measurement and is invoked end to end.
 Robustness (issue 23): every builder releases exactly on the domain it declares (hypothesis, inputs in and around
 it: ``dpstream.testing.strategies``), refuses everything else before any draw with a one-line ``OpenDPInputError``,
 refuses invalid distances in ``map``/``check``, composes with OpenDP's combinators, and lets an error raised inside
-reach a direct caller as itself. Timing: the whole file takes about 2 s of CPU beyond collecting it (~3 s, mostly
+reach a direct caller as itself. Timing: the whole file takes 2 to 5 s of CPU beyond collecting it (3 to 5 s, mostly
 importing OpenDP), measured on a shared machine.
 """
 
