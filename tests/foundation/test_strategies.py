@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 
 from dpstream.audit.neighbours import NeighbourPair, is_neighbour
@@ -20,10 +23,13 @@ from dpstream.testing.strategies import (
     horizons,
     is_valid_event_stream,
     neighbouring_pairs,
+    point_sets_around,
     point_streams,
     record_matrices,
+    records_around,
     to_point_events,
     vector_streams,
+    vectors_around,
 )
 
 
@@ -87,3 +93,30 @@ def test_neighbouring_pairs_are_legal(relation: Neighbour, data: st.DataObject) 
 @given(pair=neighbouring_pairs())
 def test_any_relation(pair: NeighbourPair) -> None:
     assert is_neighbour(pair)
+
+
+def test_probes_around_a_domain_reach_both_sides() -> None:
+    """vectors_around, point_sets_around and records_around draw members of the domain and non-members."""
+    def vector_inside(x: object) -> bool:
+        return isinstance(x, list) and len(x) == 4 and all(type(v) is int and -2 <= v <= 5 for v in x)
+
+    def points_inside(x: object) -> bool:
+        return isinstance(x, list) and all(
+            isinstance(p, list) and len(p) == 2 and all(type(c) is float and 0 <= c <= 1 for c in p) for p in x)
+
+    domain = Domain(("a", "b"), (2, 3))
+
+    def records_inside(x: object) -> bool:
+        return isinstance(x, list) and all(
+            isinstance(r, list) and len(r) == 2 and all(type(c) is int for c in r) and 0 <= r[0] < 2 and 0 <= r[1] < 3
+            for r in x)
+
+    _both_sides(vectors_around(4, -2, 5, integer=True), vector_inside)
+    _both_sides(point_sets_around(2), points_inside)
+    _both_sides(records_around(domain), records_inside)
+
+
+def _both_sides(strategy: st.SearchStrategy[Any], inside: Callable[[Any], bool]) -> None:
+    first = settings(phases=[Phase.generate], database=None)  # the first example found, not shrunk
+    assert inside(find(strategy, lambda x: inside(x) and len(x) > 0, settings=first))
+    assert not inside(find(strategy, lambda x: not inside(x), settings=first))

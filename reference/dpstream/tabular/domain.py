@@ -123,15 +123,14 @@ def validate_records(domain: Domain, records: object, field: str = "records") ->
         raise DPStreamInputError(field, "attribute values must be integer codes", arr.dtype)
     if np.issubdtype(arr.dtype, np.floating) and not (np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))):
         raise DPStreamInputError(field, "attribute values must be integer codes", "non-integer value")
-    out = arr.astype(np.int64)
     sizes = np.asarray(domain.sizes, dtype=np.int64)
-    bad = (out < 0) | (out >= sizes[None, :])
+    bad = (arr < 0) | (arr >= sizes[None, :])  # before the cast: a code beyond int64 must not wrap into range
     if np.any(bad):
         row, col = (int(v) for v in np.argwhere(bad)[0])
         raise DPStreamInputError(
             field,
             f"value of attribute {domain.names[col]!r} must lie in 0..{domain.sizes[col] - 1} "
             "(unknown attribute value or record outside the domain)",
-            int(out[row, col]),
+            int(arr[row, col]),
         )
-    return out
+    return arr.astype(np.int64)

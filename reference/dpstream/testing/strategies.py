@@ -19,6 +19,10 @@ implementation can run the same properties on the same kinds of input::
   deleted, never deleting what is not present), :func:`record_matrices` (longitudinal n x T
   records), :func:`cube_points` / :func:`point_streams` (the hypercube), :func:`domains`,
   :func:`tabular_rows` and :func:`domain_records` (tabular);
+* inputs in and around a declared domain (an OpenDP measurement's, ``dpstream.interop.opendp``): half the time a
+  member, otherwise values just and far outside it, NaN, +-inf, the wrong number type, the wrong length or shape,
+  no number at all: :func:`numbers_within`, :func:`numbers_around`, :func:`vectors_around` (counters),
+  :func:`point_sets_around` (point sets of [0,1]^d), :func:`records_around` (records of a tabular domain);
 * neighbouring inputs for every :class:`dpstream.claims.Neighbour`:
   :func:`neighbouring_pairs` (one relation or any), as :class:`dpstream.audit.neighbours.NeighbourPair`,
   which is what the audit engine consumes (:func:`dpstream.audit.neighbours.is_neighbour` holds
@@ -27,6 +31,7 @@ implementation can run the same properties on the same kinds of input::
 
 from __future__ import annotations
 
+import math
 from collections import Counter as Multiset
 from collections.abc import Sequence
 from typing import Any
@@ -67,14 +72,19 @@ __all__ = [
     "hypercube_partitions",
     "is_valid_event_stream",
     "neighbouring_pairs",
+    "numbers_around",
+    "numbers_within",
+    "point_sets_around",
     "point_streams",
     "record_matrices",
+    "records_around",
     "rhos",
     "selections",
     "tabular_rows",
     "thetas",
     "to_point_events",
     "vector_streams",
+    "vectors_around",
 ]
 
 Event = tuple[float, ...]
@@ -360,3 +370,103 @@ def neighbouring_pairs(relation: Neighbour | None = None) -> st.SearchStrategy[N
     if relation is None:
         return st.one_of(*makers.values())
     return makers[relation]
+
+
+# --- inputs in and around a declared domain ------------------------------------------------------------
+
+NOT_NUMBERS: tuple[Any, ...] = (None, "1", "nan", True, False, b"1", 1j, (1,), [], {})
+"""Values of no number type (bools included: they are not counts), for :func:`numbers_around`."""
+
+
+def numbers_within(lower: float, upper: float, integer: bool = False) -> st.SearchStrategy[Any]:
+    """A member of the atom domain [lower, upper] of i64 (``integer``: Python ints) or f64 (floats, and ints, which
+    OpenDP converts) numbers; the bounds themselves are drawn often."""
+    if integer:
+        lo, hi = math.ceil(lower), math.floor(upper)
+        return st.one_of(st.sampled_from([lo, hi]), st.integers(lo, hi))
+    edges = [lower, upper] + ([0.0, -0.0] if lower <= 0.0 <= upper else [])
+    ints = [st.integers(math.ceil(lower), math.floor(upper))] if math.ceil(lower) <= math.floor(upper) else []
+    return st.one_of(st.sampled_from(edges), st.floats(lower, upper), *ints)
+
+
+def numbers_around(lower: float, upper: float, integer: bool = False) -> st.SearchStrategy[Any]:
+    """A value for probing the atom domain [lower, upper] of i64 (``integer``) or f64 numbers: a member
+    (:func:`numbers_within`), just outside (the next integer or float), far outside (up to 2^64), NaN and +-inf,
+    a number of the other type (any float for i64, 1.0 included), or :data:`NOT_NUMBERS`."""
+    if integer:
+        lo, hi = math.ceil(lower), math.floor(upper)
+        outside = st.one_of(st.sampled_from([lo - 1, hi + 1, -2**62, 2**62, -2**63, 2**63 - 1, 2**63, 2**64]),
+                            st.integers(hi + 1, 2**64), st.integers(-2**64, lo - 1))
+        other = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([float(lo), float(hi)]))
+    else:
+        outside = st.one_of(
+            st.sampled_from([math.nextafter(lower, -math.inf), math.nextafter(upper, math.inf), math.nan, math.inf,
+                             -math.inf, -2.0**62 - 1, 2.0**63, 1e308]),
+            st.floats(min_value=upper, exclude_min=True), st.floats(max_value=lower, exclude_max=True))
+        other = st.just(float("nan"))
+    return st.one_of(numbers_within(lower, upper, integer), outside, other, st.sampled_from(NOT_NUMBERS))
+
+
+@st.composite
+def vectors_around(draw: st.DrawFn, size: int, lower: float, upper: float, integer: bool = False) -> list[Any]:
+    """A list for probing vector_domain(atom_domain([lower, upper]), size=size): half the time a member (``size``
+    values of :func:`numbers_within`), otherwise a member with one to three values replaced by values of
+    :func:`numbers_around` (one defect at a time is what finds a missing check), or members of another length
+    (size +- 1, 0)."""
+    values = draw(st.lists(numbers_within(lower, upper, integer), min_size=size, max_size=size))
+    if draw(st.booleans()):
+        return values
+    if size == 0 or draw(st.integers(0, 3)) == 0:
+        length = draw(st.sampled_from([size + 1, max(size - 1, 0), 0]))
+        return draw(st.lists(numbers_within(lower, upper, integer), min_size=length, max_size=length))
+    for i in draw(st.lists(st.integers(0, size - 1), min_size=1, max_size=3)):
+        values[i] = draw(numbers_around(lower, upper, integer))
+    return values
+
+
+_OUTSIDE_UNIT = (-0.5, math.nextafter(0.0, -1.0), math.nextafter(1.0, 2.0), 1.5, 1e308, math.nan, math.inf, -math.inf)
+
+
+@st.composite
+def point_sets_around(draw: st.DrawFn, d: int, max_n: int = 12) -> Any:
+    """A point set for probing the domain of point sets of [0,1]^d (n >= 0 points, as a list of lists): half the time
+    a member, otherwise with one defect: a coordinate outside [0, 1] (just outside, NaN, +-inf), a point of another
+    dimension, a coordinate that is no number (a string, None), or not a list of points (a flat point, a string)."""
+    points: list[Any] = draw(st.lists(cube_points(d), max_size=max_n))
+    if draw(st.booleans()):
+        return points
+    defect = draw(st.sampled_from(["coordinate", "dimension", "type", "shape"]))
+    bad: list[Any] = list(draw(cube_points(d)))
+    if defect == "coordinate":
+        bad[draw(st.integers(0, d - 1))] = draw(st.sampled_from(_OUTSIDE_UNIT))
+    elif defect == "dimension":
+        bad = [*bad, 0.5] if draw(st.booleans()) or d == 1 else bad[:-1]
+    elif defect == "type":
+        bad[draw(st.integers(0, d - 1))] = draw(st.sampled_from(["0.5", None]))
+    else:
+        return draw(st.sampled_from([bad, "points", None]))
+    points.insert(draw(st.integers(0, len(points))), bad)
+    return points
+
+
+@st.composite
+def records_around(draw: st.DrawFn, domain: Domain, max_rows: int = 12) -> Any:
+    """Records for probing the datasets of ``domain`` (n >= 0 records, as a list of lists): half the time a member
+    (:func:`tabular_rows`), otherwise with one defect: a code outside 0..|X_i| - 1, a code that is no integer (0.5,
+    NaN, +-inf), a record of another arity, or a code that is no number (a string, None)."""
+    records: list[Any] = draw(tabular_rows(domain, max_rows=max_rows)).tolist()
+    if draw(st.booleans()):
+        return records
+    defect = draw(st.sampled_from(["code", "integer", "arity", "type"]))
+    bad: list[Any] = [draw(st.integers(0, s - 1)) for s in domain.sizes]
+    i = draw(st.integers(0, domain.p - 1))
+    if defect == "code":
+        bad[i] = draw(st.sampled_from([-1, domain.sizes[i], domain.sizes[i] + 7, 2**63]))
+    elif defect == "integer":
+        bad[i] = draw(st.sampled_from([0.5, math.nan, math.inf, -math.inf]))
+    elif defect == "arity":
+        bad = [*bad, 0] if draw(st.booleans()) or domain.p == 1 else bad[:-1]
+    else:
+        bad[i] = draw(st.sampled_from(["0", None]))
+    records.insert(draw(st.integers(0, len(records))), bad)
+    return records
