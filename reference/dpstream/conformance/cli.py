@@ -134,8 +134,21 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                         help="own mode draws from SecureNoise (OpenDP) instead of the seeded insecure source")
     parser.add_argument("--as-printed", action="store_true",
                         help="serve the printed variants where the default corrects the paper (NOT private)")
+    parser.add_argument("--plant", metavar="LEAK", type=_leak, default=None,
+                        help="INSECURE: plant a leak of known size into every own/transcript-mode run (scale/<c>, "
+                             "shared, noiseless), to measure the statistical checks' power")
     parser.add_argument("--describe", action="store_true",
                         help="print every served algorithm's parameters, INPUT and RELEASE as JSON Schema and exit")
+
+
+def _leak(text: str) -> Any:
+    from dpstream.errors import DPStreamInputError
+    from dpstream.insecure.planted import PlantedLeak
+
+    try:
+        return PlantedLeak.parse(text)
+    except DPStreamInputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -144,7 +157,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.describe:
         print(describe())
         return 0
-    return serve(secure=args.secure, as_printed=args.as_printed)
+    return serve(secure=args.secure, as_printed=args.as_printed, plant=args.plant)
 
 
 def add_vectors_arguments(parser: argparse.ArgumentParser) -> None:

@@ -7,6 +7,13 @@ Every streaming entry of the catalog is served (``hello`` announces them). Noise
   :class:`~dpstream.insecure.TapeReplay`.
 * ``own``: the reference draws itself, from ``InsecureSeededNoise(seed)`` (reproducible, for
   audits), or from ``SecureNoise`` with ``--secure`` (the seed is then ignored).
+* ``transcript``: as ``own``, and every release comes with the draws made for it (site, kind, params, value:
+  the tape's draw objects): ``{"release": R, "draws": [...]}`` for a step, ``{"releases": [...], "draws": [...]}``
+  for a run, ``{"runs": [...], "draws": [[...], ...]}`` for the bulk op (docs/conformance.md, "Transcript mode").
+
+``--plant LEAK`` (INSECURE, for measuring the statistical checks' power) plants a leak of known size into every run
+of own and transcript mode (:mod:`dpstream.insecure.planted`: ``scale/<c>``, ``shared``, ``noiseless``); a
+transcript then reports the draws the algorithm asked for, with the values the leaky source gave.
 
 ``--as-printed`` serves the printed variants where the catalog has one (the corrected default
 otherwise), which is how the kit shows itself catching a privacy bug without a second program.
@@ -27,7 +34,8 @@ from dpstream.catalog import Entry, entries, entry
 from dpstream.catalog.codecs import NUMBER
 from dpstream.conformance.wire import PROTOCOL_VERSION
 from dpstream.errors import DPStreamInputError, StateError
-from dpstream.insecure import InsecureSeededNoise
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
+from dpstream.insecure.planted import PlantedLeak, PlantedNoise
 from dpstream.noise import BaseNoiseSource, DrawKind, NoiseSource, Params, SecureNoise, derived_seed
 from dpstream.tape import TapeError, value_from_json
 
@@ -60,11 +68,12 @@ class Server:
     """The protocol state machine (one instance per connection)."""
 
     def __init__(self, read: Callable[[], str], write: Callable[[str], None], *, secure: bool = False,
-                 as_printed: bool = False) -> None:
+                 as_printed: bool = False, plant: PlantedLeak | None = None) -> None:
         self._read = read
         self._write = write
         self.secure = secure
         self.as_printed = as_printed
+        self.plant = plant
         self._entry: Entry | None = None
         self._params: Mapping[str, Any] = {}
         self._raw_params: Mapping[str, Any] = {}
@@ -73,6 +82,8 @@ class Server:
         self._mode = "own"
         self._own: NoiseSource | None = None
         self._algorithm: Any = None
+        self._recorder: TapeRecorder | None = None
+        self._reported = 0
 
     def send(self, message: Mapping[str, Any]) -> None:
         self._write(json.dumps(message, allow_nan=False, separators=(",", ":")) + "\n")
@@ -88,10 +99,29 @@ class Server:
             raise WireError(f"draw answer is not JSON: {line[:100]!r}") from exc
 
     def _noise(self) -> NoiseSource:
+        """The source of one fresh run: the wire (tape mode), or the own source (with the planted leak, and under a
+        recorder in transcript mode: :attr:`_recorder` is the run's)."""
         if self._mode == "tape":
             return WireNoise(self._ask)
         assert self._own is not None
-        return self._own
+        own: NoiseSource = self._own if self.plant is None else PlantedNoise(self._own, self.plant)
+        if self._mode == "transcript":
+            self._recorder = TapeRecorder(own)
+            return self._recorder
+        return own
+
+    def _drawn(self, since: int = 0) -> list[dict[str, Any]]:
+        """The draws of the current run (transcript mode) from the ``since``-th on, as the tape writes them."""
+        assert self._recorder is not None
+        return [d.to_json() for d in self._recorder.tape.draws[since:]]
+
+    def _fresh_run(self, inputs: list[Any]) -> tuple[list[Any], list[dict[str, Any]]]:
+        """One fresh run over ``inputs``: its JSON releases and (transcript mode) its draws."""
+        assert self._entry is not None and self._entry.codec is not None
+        codec, params = self._entry.codec, self._params
+        fresh = self._build(self._noise())
+        releases = [codec.encode_release(fresh.step(codec.decode_input(x, params))) for x in inputs]
+        return releases, (self._drawn() if self._mode == "transcript" else [])
 
     def _build(self, noise: NoiseSource) -> Any:
         assert self._entry is not None
@@ -105,9 +135,10 @@ class Server:
         op = message["op"]
         if op == "hello":
             return {"protocol": PROTOCOL_VERSION, "implementation": IMPLEMENTATION,
-                    "algorithms": [e.anchor for e in entries(streaming=True)], "modes": ["tape", "own"],
+                    "algorithms": [e.anchor for e in entries(streaming=True)], "modes": ["tape", "own", "transcript"],
                     "ops": ["runs"], "as_printed": self.as_printed,
-                    "own_noise": "secure" if self.secure else "insecure-seeded"}
+                    "own_noise": "secure" if self.secure else "insecure-seeded",
+                    **({"planted": self.plant.name} if self.plant is not None else {})}
         if op == "init":
             return self._init(message)
         if op in ("step", "run", "runs") and self._entry is None:
@@ -118,15 +149,22 @@ class Server:
             assert self._entry is not None and self._entry.codec is not None
             value = self._entry.codec.decode_input(message["input"], self._params)
             release = self._algorithm.step(value)
-            return {"release": self._entry.codec.encode_release(release)}
+            reply = {"release": self._entry.codec.encode_release(release)}
+            if self._mode == "transcript":
+                reply["draws"] = self._drawn(self._reported)
+                assert self._recorder is not None
+                self._reported = len(self._recorder.tape.draws)
+            return reply
         if op == "run":
             inputs = message.get("inputs")
             if not isinstance(inputs, list):
                 return {"error": "run needs 'inputs', a JSON array"}
-            assert self._entry is not None and self._entry.codec is not None
-            codec, params = self._entry.codec, self._params
-            fresh = self._build(self._noise())
-            return {"releases": [codec.encode_release(fresh.step(codec.decode_input(x, params))) for x in inputs]}
+            step_recorder, self._recorder = self._recorder, None
+            try:
+                releases, draws = self._fresh_run(inputs)
+            finally:
+                self._recorder = step_recorder  # the step-by-step run goes on after a run message
+            return {"releases": releases, "draws": draws} if self._mode == "transcript" else {"releases": releases}
         if op == "runs":
             return self._runs(message)
         return {"error": f"unknown op {op!r}"}
@@ -139,20 +177,26 @@ class Server:
         inputs, count = message.get("inputs"), message.get("count")
         if not isinstance(inputs, list) or not isinstance(count, int) or isinstance(count, bool) or count < 1:
             return {"error": "runs needs 'inputs' (a JSON array) and 'count' (an integer >= 1)"}
-        if self._mode != "own":
-            return {"error": "runs is an own-mode op"}
+        if self._mode == "tape":
+            return {"error": "runs is an own-mode and transcript-mode op"}
         assert self._entry is not None and self._entry.codec is not None
-        e, codec, params = self._entry, self._entry.codec, self._params
-        fresh = self._build(self._noise())  # one line-by-line run checks the stream and is the first run
-        out = [[codec.encode_release(fresh.step(codec.decode_input(x, params))) for x in inputs]]
+        e, codec = self._entry, self._entry.codec
+        step_recorder = self._recorder
+        try:
+            if self._mode == "transcript":
+                runs = [self._fresh_run(inputs) for _ in range(count)]
+                return {"runs": [r for r, _ in runs], "draws": [d for _, d in runs]}
+            out = [self._fresh_run(inputs)[0]]  # one line-by-line run checks the stream and is the first run
+        finally:
+            self._recorder = step_recorder
         model = None
-        if e.model is not None and codec is NUMBER and not self.secure and not (self.as_printed and e.as_printed):
+        if (e.model is not None and codec is NUMBER and not self.secure and not (self.as_printed and e.as_printed)
+                and self.plant is None):
             with contextlib.suppress(DPStreamInputError, KeyError):
                 model = e.model({**self._raw_params, "T": self._raw_params.get("T") or len(inputs)})
         if model is None or model.input_length != len(inputs) or count == 1:
             while len(out) < count:
-                fresh = self._build(self._noise())
-                out.append([codec.encode_release(fresh.step(codec.decode_input(x, params))) for x in inputs])
+                out.append(self._fresh_run(inputs)[0])
             return {"runs": out}
         self._bulk_calls += 1
         seed = derived_seed(self._seed, "runs", self._bulk_calls)
@@ -164,8 +208,8 @@ class Server:
     def _init(self, message: Mapping[str, Any]) -> dict[str, Any]:
         self._entry, self._algorithm = None, None
         anchor, noise, seed = message.get("algorithm"), message.get("noise"), message.get("seed")
-        if noise not in ("tape", "own"):
-            return {"error": "noise must be 'tape' or 'own'"}
+        if noise not in ("tape", "own", "transcript"):
+            return {"error": "noise must be 'tape', 'own' or 'transcript'"}
         if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
             return {"error": "seed must be an integer >= 0"}
         try:
@@ -182,6 +226,7 @@ class Server:
         self._entry, self._params, self._raw_params = chosen, params, raw
         self._seed, self._bulk_calls = seed, 0
         self._algorithm = self._build(self._noise())
+        self._reported = 0
         return {"ok": True}
 
     def loop(self) -> None:
@@ -224,7 +269,7 @@ def describe() -> str:
 
 
 def serve(stdin: IO[str] | None = None, stdout: IO[str] | None = None, *, secure: bool = False,
-          as_printed: bool = False) -> int:
+          as_printed: bool = False, plant: PlantedLeak | None = None) -> int:
     """Answer the protocol on ``stdin``/``stdout`` until end of input; returns the exit status 0."""
     src = sys.stdin if stdin is None else stdin
     dst = sys.stdout if stdout is None else stdout
@@ -233,6 +278,6 @@ def serve(stdin: IO[str] | None = None, stdout: IO[str] | None = None, *, secure
         dst.write(text)
         dst.flush()
 
-    Server(src.readline, write, secure=secure, as_printed=as_printed).loop()
+    Server(src.readline, write, secure=secure, as_printed=as_printed, plant=plant).loop()
     return 0
 

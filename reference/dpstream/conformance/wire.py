@@ -85,10 +85,12 @@ class Hello:
 
 @dataclass(frozen=True)
 class Reply:
-    """The end of one step or run: ``kind`` is "release", "releases" or "error", ``value`` its content."""
+    """The end of one step or run: ``kind`` is "release", "releases" or "error", ``value`` its content; ``draws``:
+    the draws reported with it in transcript mode (the raw JSON list; None when the reply has none)."""
 
     kind: str
     value: Any
+    draws: Any = None
 
 
 _EOF = object()
@@ -261,7 +263,7 @@ class Program:
                     raise ProtocolError("bad-reply", f"draw request in own mode: {message['draw']!r}", self.stderr)
                 self.send({"value": answer(message["draw"])})
                 continue
-            return Reply(kind, message[kind])
+            return Reply(kind, message[kind], message.get("draws"))
 
     def run_many(self, inputs: Sequence[Any], count: int, window: int = 256) -> Iterable[Reply]:
         """``count`` own-mode ``run`` messages on the same inputs, written ahead by a thread (at most
@@ -288,5 +290,5 @@ class Program:
             kind = self._expect(message, "releases", "error", "draw_request")
             if kind == "draw_request":
                 raise ProtocolError("bad-reply", "draw request in own mode", self.stderr)
-            yield Reply(kind, message[kind])
+            yield Reply(kind, message[kind], message.get("draws"))
         writer.join(timeout=self.timeout)
