@@ -423,6 +423,8 @@ REFUSALS: dict[str, tuple[str, Callable[[Path], None] | Change, str]] = {
     "foreign format": ("simple", lambda d: d.update(format="dpstream-noise-tape"), "not a dpstream-checkpoint"),
     "other format version": ("simple", lambda d: d.update(version=2), "format version 2"),
     "extra key": ("simple", lambda d: d.update(extra=1), "exactly the keys"),
+    "the object graph of an unreleased version": ("simple", lambda d: d.update({"class": "x", "algorithm": None}),
+                                                  "saved its object graph"),
     "header params edited alone": ("simple", lambda d: d["params"].update(epsilon=5.0),
                                    "header's algorithm and params"),
     "state params edited alone": ("simple", lambda d: d["state"]["params"].update(epsilon=5.0),

@@ -28,7 +28,7 @@ from dpstream.checkpoint import CheckpointError
 from dpstream.conformance.serve import WireNoise
 from dpstream.counters import HybridCounter, SimpleCounter
 from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, ScriptedNoise, TapeRecorder, TapeReplay
-from dpstream.noise import NoiseSource, SecureNoise
+from dpstream.noise import NoiseSource, SecureNoise, scoped
 from dpstream.tape import Tape
 
 
@@ -82,6 +82,10 @@ def test_a_secure_checkpoint_continues_on_secure_noise(tmp_path: Path) -> None:
     assert type(checkpoint.load(path).noise) is SecureNoise  # noise=None: a fresh SecureNoise
     mine = SecureNoise()
     assert checkpoint.load(path, mine).noise is mine
+    view = scoped(mine, "a scope")  # a scoped view of secure noise draws secure noise
+    assert checkpoint.load(path, view).noise is view
+    with pytest.raises(CheckpointError, match="allow_insecure=True"):
+        checkpoint.load(path, scoped(InsecureSeededNoise(0), "a scope"))
     with pytest.raises(CheckpointError, match="allow_insecure must be True or False"):
         checkpoint.load(path, mine, allow_insecure="yes")  # type: ignore[arg-type]
 

@@ -73,6 +73,9 @@ def parse(text: str, key: object | None) -> dict[str, Any]:
     if doc.get("version") != CHECKPOINT_VERSION:
         raise CheckpointError(f"checkpoint format version {doc.get('version')!r}; this reader reads "
                               f"{CHECKPOINT_VERSION}", doc.get("version"))
+    if "class" in doc and not isinstance(doc.get("algorithm"), str):
+        raise CheckpointError("written by an unreleased dpstream that saved its object graph, before the documented "
+                              "states: this version reads documented states only", doc.get("dpstream"))
     keys = [*HEADER, *(["mac"] if "mac" in doc else []), "sha256"]
     if list(doc) != keys:
         raise CheckpointError(f"a checkpoint has exactly the keys {keys}, in this order", list(doc))

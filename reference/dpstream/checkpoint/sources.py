@@ -21,7 +21,7 @@ from typing import Any
 from dpstream.checkpoint.names import CheckpointError
 from dpstream.errors import DPStreamInputError
 from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder, TapeReplay
-from dpstream.noise import SecureNoise
+from dpstream.noise import ScopedNoise, SecureNoise
 from dpstream.tape import Tape, TapeError
 
 __all__ = ["noise_state", "restore_plan"]
@@ -49,6 +49,13 @@ def noise_state(source: Any) -> dict[str, Any]:
     return {"kind": "other", "class": f"{type(source).__module__}.{type(source).__qualname__}"}
 
 
+def _secure(source: Any) -> bool:
+    """A SecureNoise, or a scoped view of one (its draws are the SecureNoise's, under prefixed sites)."""
+    while isinstance(source, ScopedNoise):
+        source = source.inner
+    return type(source) is SecureNoise
+
+
 def _describe(source: Any) -> str:
     return "none" if source is None else type(source).__name__
 
@@ -62,7 +69,7 @@ def restore_plan(state: Any, source: Any, allow_insecure: bool) -> tuple[Any, li
     if kind == "secure":
         if source is None:
             return SecureNoise(), []
-        if type(source) is not SecureNoise and not allow_insecure:
+        if not _secure(source) and not allow_insecure:
             raise CheckpointError(
                 f"saved with secure noise (SecureNoise); a {_describe(source)} is not secure and would continue a "
                 "private stream with noise that is not private: pass noise=None (a fresh SecureNoise), or opt in "
