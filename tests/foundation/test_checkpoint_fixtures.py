@@ -49,19 +49,20 @@ IDS = [f"{folder}/{name}" for folder, name, _ in CASES]
 
 
 def continued(folder: str, name: str, case: dict[str, Any]) -> tuple[list[str], list[str], TapeReplay]:
-    """(the uninterrupted run's releases from the cut on, the fixture's continued run's, the replay it used)."""
+    """(the uninterrupted run's releases from the cut on and its final state, the same of the run continued from the
+    fixture, the replay the continued run used)."""
     tape = Tape.load(FIXTURES / folder / f"{name}.tape.json")
     xs = TOOL.inputs(case)
-    expected = TOOL.run(TOOL.build(case, TapeReplay(tape)), case, xs)
+    uninterrupted = TOOL.build(case, TapeReplay(tape))
+    expected = TOOL.run(uninterrupted, case, xs)[case["cut"]:]
     replay = TapeReplay(tape)
     alg = checkpoint.load(FIXTURES / folder / f"{name}.ckpt", replay, functions=TOOL.functions())
     got = TOOL.run(alg, case, xs[case["cut"]:])
-    final = [json.dumps(checkpoint.state_of(alg, functions=TOOL.functions()))]
-    uninterrupted = TOOL.build(case, TapeReplay(tape))
-    TOOL.run(uninterrupted, case, xs)
-    return [*expected[case["cut"]:], *[json.dumps(checkpoint.state_of(uninterrupted,
-                                                                       functions=TOOL.functions()))]], [*got, *final], \
-        replay
+
+    def final(a: Any) -> str:
+        return json.dumps(checkpoint.state_of(a, functions=TOOL.functions()))
+
+    return [*expected, final(uninterrupted)], [*got, final(alg)], replay
 
 
 @pytest.mark.parametrize(("folder", "name", "case"), CASES, ids=IDS)
@@ -164,6 +165,16 @@ def _renamed(version: int, migrations: dict[int, Any]) -> StateSpec:
 def _rename_g(doc: dict[str, Any]) -> dict[str, Any]:
     doc["variables"] = {("g_t" if k == "g" else k): v for k, v in doc["variables"].items()}
     return doc
+
+
+def test_the_continuation_check_catches_a_variable_not_restored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A state whose g(t) is read but not restored (the layout unchanged) fails check (1)."""
+    simple = next(s for s in specs() if s.cls is SimpleCounter)
+    variables = tuple(dataclasses.replace(f, put=lambda o, v: None) if f.name == "g" else f for f in simple.variables)
+    _with(monkeypatch, dataclasses.replace(simple, variables=variables, check=None))
+    expected, got, _ = continued(*SIMPLE_CASE)
+    assert got != expected
+    assert layout_problem(*SIMPLE_CASE) is None  # (2) sees no change: the file's layout is the same
 
 
 def test_a_layout_change_without_a_version_bump_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
