@@ -7,10 +7,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
+from collections.abc import Iterator
+from typing import Any
 
 from dpstream.checkpoint.engine import specs
 from dpstream.checkpoint.file import CHECKPOINT_VERSION
+from dpstream.checkpoint.kinds import Kind, Record
 from dpstream.checkpoint.spec import Field, StateSpec
 
 __all__ = ["render"]
@@ -47,8 +51,40 @@ of T is its list of child indices (the root `[]`); a function is `{{"dpstream": 
 """
 
 
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
 def _row(part: str, f: Field) -> str:
-    return f"| {part} | `{f.name}` | {f.kind.doc} | {f.doc} |"
+    return f"| {part} | `{f.name}` | {_cell(f.kind.doc)} | {_cell(f.doc)} |"
+
+
+def _records(kind: Any) -> Iterator[Record]:
+    """The records a kind is made of, depth first (a record before the records of its fields)."""
+    if isinstance(kind, Record):
+        yield kind
+        for _, inner in kind.fields:
+            yield from _records(inner)
+    elif dataclasses.is_dataclass(kind) and isinstance(kind, Kind):
+        for f in dataclasses.fields(kind):
+            value = getattr(kind, f.name)
+            for item in value if isinstance(value, tuple) else (value,):
+                inner = item[1] if isinstance(item, tuple) and len(item) == 2 else item
+                if isinstance(inner, Kind):
+                    yield from _records(inner)
+
+
+def _value_types() -> list[str]:
+    seen: dict[str, str] = {}
+    for spec in specs():
+        for f in (*spec.params, *spec.derived, *spec.variables):
+            for record in _records(f.kind):
+                seen.setdefault(record.doc, record.structure)
+    lines = ["## Value types", "",
+             "The records the tables name, each a JSON object with exactly these fields (one of several is written "
+             "with a `\"type\"` key naming which, e.g. `{\"type\": \"explicit\", \"domain\": ..., ...}`).", "",
+             "| type | fields |", "|---|---|"]
+    return [*lines, *(f"| {name} | {_cell(structure)} |" for name, structure in sorted(seen.items())), ""]
 
 
 def _spec(spec: StateSpec) -> list[str]:
@@ -73,6 +109,7 @@ def render() -> str:
             lines += [f"## {title}", ""]
             for spec in members:
                 lines += _spec(spec)
+    lines += _value_types()
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

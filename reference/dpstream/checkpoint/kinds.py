@@ -352,7 +352,7 @@ class Pairs(Kind):
 class _Node(Kind):
     """A vertex of the tree T: its path of child indices from the root (the root is ``[]``)."""
 
-    doc = "vertex of T (list of child indices; root `[]`)"
+    doc = "vertex of T"
 
     def encode(self, value: Any, w: Writer, path: str) -> Any:
         if not isinstance(value, tuple) or not all(_is_int(i) for i in value):
@@ -443,7 +443,12 @@ class Record(Kind):
 
     @property
     def doc(self) -> str:  # type: ignore[override]
-        return f"{self.name or self.cls.__name__} {{" + "; ".join(f"{n}: {k.doc}" for n, k in self.fields) + "}"
+        return self.name or self.cls.__name__
+
+    @property
+    def structure(self) -> str:
+        """Its fields and their kinds (the value types of docs/checkpoint-states.md)."""
+        return "{" + "; ".join(f"`{n}`: {k.doc}" for n, k in self.fields) + "}"
 
     def encode(self, value: Any, w: Writer, path: str) -> Any:
         if type(value) is not self.cls:
@@ -468,7 +473,7 @@ class Variant(Kind):
 
     @property
     def doc(self) -> str:  # type: ignore[override]
-        return " or ".join(f"`{name}` {rec.doc}" for name, rec in self.options)
+        return " or ".join(f"{rec.doc} (type `{name}`)" for name, rec in self.options)
 
     def encode(self, value: Any, w: Writer, path: str) -> Any:
         for name, rec in self.options:
