@@ -54,6 +54,9 @@ __all__ = ["CHECKPOINT_FORMAT", "CHECKPOINT_VERSION", "CheckpointError", "StateS
 
 Functions = Mapping[str, Callable[..., Any]]
 
+_canonical = canonical  # the serialisation the sha256 is computed over (docs/checkpoint.md), as first named here
+_noise_state = noise_state  # a source's noise section, as first named here
+
 
 def _origin(obj: Any) -> Any:
     return importlib.import_module("dpstream.catalog").origin(obj)
