@@ -17,8 +17,10 @@ import importlib
 from functools import cache
 
 from dpstream.catalog.entry import Builder, Entry, RejectSpec, StatisticalSpec, VectorSpec
+from dpstream.catalog.origins import Origin, origin
 
-__all__ = ["FAMILIES", "Builder", "Entry", "RejectSpec", "StatisticalSpec", "VectorSpec", "entries", "entry"]
+__all__ = ["FAMILIES", "Builder", "Entry", "Origin", "RejectSpec", "StatisticalSpec", "VectorSpec", "entries", "entry",
+           "origin"]
 
 FAMILIES = ("counters", "phdstream", "longitudinal", "hypercube", "tabular")
 """The catalog modules, one per algorithm family (and per docs page)."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpstream.catalog.codecs import Codec, Features
+from dpstream.catalog.origins import Origin, record
 from dpstream.catalog.params import ParamSchema
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.insecure import InsecureZeroNoise
@@ -153,7 +154,9 @@ class Entry:
         if builder is None:
             what = "a printed variant" if as_printed else "a standalone instance"
             raise LookupError(f"{self.anchor} has no {what} ({self.notes or 'see the catalog'})")
-        return builder(valid, noise)
+        made = builder(valid, noise)
+        record(made, Origin(self.anchor, dict(params), as_printed, noise))  # a checkpoint builds it again this way
+        return made
 
     def claim(self, params: Mapping[str, Any], *, as_printed: bool = False) -> PrivacyClaim:
         """The claim that holds for these parameters (built on a zero source: construction draws nothing)."""

@@ -91,15 +91,18 @@ class HybridCounter(Counter):
                                  note="Chan, Shi & Song 2011 Hybrid Mechanism: eps/2 Logarithmic + "
                                       "eps/2 Binary (proofs/proof_hybrid_counter.py)")
 
+    def binary_mechanism(self, k: int) -> BinaryTreeCounter:
+        """B_k (k >= 1): budget eps/2, horizon 2^k - 1, scope ``"CSS11-hybrid B k=<k>"`` (creating it draws nothing)."""
+        scope = site(f"{HYBRID_ANCHOR} B", k=k)
+        return BinaryTreeCounter(self.epsilon / 2.0, 2**k - 1, noise=scoped(self.noise, scope))
+
     def _staging(self, x: float, t: int) -> CounterStaging:
         if _is_power_of_two(t):
             k = t.bit_length() - 1
             # L's statistic (the true sum since the last power of two) through the noise door (value-in)
             beta = self.beta + (yield laplace(self.noise, site(f"{HYBRID_ANCHOR} L", t=t), self.pending + x,
                                               2.0 / self.epsilon))
-            binary = (BinaryTreeCounter(self.epsilon / 2.0, t - 1, noise=scoped(self.noise, site(f"{HYBRID_ANCHOR} B",
-                                                                                           k=k)))
-                      if k >= 1 else None)
+            binary = self.binary_mechanism(k) if k >= 1 else None
 
             def commit_power() -> None:
                 self.beta, self.pending, self.k, self.binary = beta, 0.0, k, binary

@@ -141,6 +141,7 @@ class SparseCounter(Counter):
         self.T_tilde: float | None = None  # T~_j of the open segment (None before t = 1)
         self.read = 0  # inputs read by the open segment
         # Online counting subroutine: A_sub with eps/2, made at the first segment end.
+        self.subroutine = subroutine  # as given (None: the Binary Mechanism with horizon T)
         self._subroutine = subroutine if subroutine is not None else binary_mechanism(T)
         self.sub: Counter | None = None
         self.segments_ended = 0
@@ -164,10 +165,14 @@ class SparseCounter(Counter):
         noisy: int = yield discrete_laplace(self.noise, site("004-alg2 u2", j=j), base, 2.0 / self.epsilon)
         return noisy + (self.T0 - base)  # [004-alg2 u2] T~_j = T_0 + lambda_j, lambda_j ~ Lap_Z(2/eps)
 
+    def new_subroutine(self) -> Counter:
+        """A new A_sub (eps/2, in the scope ``"004-alg2 u8"``), as made at the first segment end (draws nothing)."""
+        return self._subroutine(self.epsilon / 2.0, scoped(self.noise, "004-alg2 u8"))
+
     def _copy_sub(self) -> Counter:
         """A_sub to be stepped in this step: a copy of the current one (copy-on-write) or a new one."""
         if self.sub is None:
-            return self._subroutine(self.epsilon / 2.0, scoped(self.noise, "004-alg2 u8"))
+            return self.new_subroutine()
         return copy.deepcopy(self.sub, memo={id(self.noise): self.noise})
 
     def _staging(self, x: float, t: int) -> CounterStaging:
@@ -243,6 +248,7 @@ class InhomogeneousSparseCounter(Counter):
             raise DPStreamInputError("first_time", f"must be <= t_r0 = {self.t_r0} (no input may be missed)",
                                      first_time)
         super().__init__(noise, None)
+        self.sparse = sparse  # as given (None: SparseCounter)
         self._sparse: SparseFactory = sparse if sparse is not None else (
             lambda eps, T, n: SparseCounter(eps, T, noise=n))
         self.S_tilde = 0.0
@@ -269,6 +275,13 @@ class InhomogeneousSparseCounter(Counter):
     def global_time(self, t: int) -> int:
         return self.first_time + t - 1
 
+    def level_counter(self, r: int, eps_r: float | None = None) -> Counter:
+        """Level r's Algorithm 2 (004-alg3 u2): budget eps_r / 2, horizon t_{r+1} - t_r, scope ``"004-alg3 u2 r=<r>"``
+        (creating it draws nothing)."""
+        budget = self.eps_r(r) if eps_r is None else eps_r
+        horizon = level_start(r + 1, self.epsilon) - level_start(r, self.epsilon)
+        return self._sparse(budget / 2.0, horizon, scoped(self.noise, site("004-alg3 u2", r=r)))
+
     def _staging(self, x: float, t: int) -> CounterStaging:
         tg = self.global_time(t)
         if tg < self.t_r0:  # before the starting level: X_t is not used (004-lem3.3 (2))
@@ -290,8 +303,7 @@ class InhomogeneousSparseCounter(Counter):
             # [004-alg3 u1] while r0 <= r < inf: the current level is r
             r, t_next = first_new, level_start(first_new + 1, self.epsilon)
             # [004-alg3 u2] for t in [t_r, t_{r+1}): Algorithm 2 with horizon t_{r+1} - t_r and eps_r / 2
-            horizon = t_next - level_start(r, self.epsilon)
-            sub = self._sparse(budgets[r] / 2.0, horizon, scoped(self.noise, site("004-alg3 u2", r=r)))
+            sub = self.level_counter(r, budgets[r])
         assert sub is not None
         sub_step = yield from sub.staging(x)
         c_t = sub_step.release

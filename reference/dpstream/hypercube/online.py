@@ -181,24 +181,29 @@ class OnlineSyntheticData(OnlineParameters):
         super().__init__(epsilon, d, noise=noise, schedule=schedule, as_printed=as_printed, rule=rule,
                          sample_times=sample_times, sparse_as_printed=sparse_as_printed)
         sparse: SparseFactory = lambda eps, T, n: SparseCounter(eps, T, noise=n, as_printed=sparse_as_printed)  # noqa: E731
+        self.region_counter = region_counter  # as given (None: 004-alg3 with Algorithm 2 per level)
         self._region_counter: RegionCounterFactory = region_counter if region_counter is not None else (
             lambda region, r0, eps_levels, first, n: InhomogeneousSparseCounter(
                 self.epsilon, r0, eps_levels, noise=n, first_time=first, sparse=sparse))
         self.counters: list[list[Counter]] = [[]]  # counters[j][index]: A_theta; the root has none
 
+    def new_region_counter(self, region: Region, t: int) -> Counter:
+        """[004-alg1 u4] A_theta of ``region``, created at time t (004-alg3 with r0 and eps_(|theta|, r) of the
+        schedule, scope ``"004-alg1 u6 theta=<bits>"``); creating it draws nothing, the history is not replayed."""
+        j = region.depth
+        eps_levels: Callable[[int], float] = lambda r, j=j: self.schedule(j, r)  # type: ignore[misc]  # noqa: E731
+        return self._region_counter(region, self.schedule.r0(j), eps_levels, self._first_time(j, t),
+                                    scoped(self.noise, site("004-alg1 u6", theta=region.label)))
+
     def _new_counters(self, j: int, t: int) -> tuple[list[Counter], int]:
         """[004-alg1 u3-u4] the regions of depth j and their subroutines A_theta (created at time t),
         and the number of counter steps made to replay the history."""
-        r0 = self.schedule.r0(j)
         first = self._first_time(j, t)
-        eps_levels: Callable[[int], float] = lambda r, j=j: self.schedule(j, r)  # type: ignore[misc]  # noqa: E731
         made: list[Counter] = []
         history = np.asarray(self.history, dtype=np.float64).reshape(-1, self.d)
         cells = self.partition.cell_indices(history, j) if first < t else np.zeros(0, dtype=np.int64)
         for index in range(2**j):
-            region = Region(j, index)
-            counter = self._region_counter(
-                region, r0, eps_levels, first, scoped(self.noise, site("004-alg1 u6", theta=region.label)))
+            counter = self.new_region_counter(Region(j, index), t)
             for i in range(first, t):  # replay x_first..x_{t-1}
                 counter.step(self._input(j, i, bool(cells[i - 1] == index)))
             made.append(counter)

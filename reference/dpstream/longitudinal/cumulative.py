@@ -216,6 +216,12 @@ class CumulativeSynthesizer:
             raise HorizonExceededError("t", f"cannot step past the horizon T = {self.T}", self.t + 1)
         return validate_column(column, self.n)
 
+    def new_counter(self, b: int) -> Counter:
+        """M_b of 002-alg2 u5, created at t = b: budget ``counter_rho[b-1]``, horizon T - b + 1, scope
+        ``"002-alg2 u5 b=<b>"`` (creating it draws nothing)."""
+        return self.counter_factory(self.counter_rho[b - 1], self.T - b + 1,
+                                    scoped(self.noise, site("002-alg2 u5", b=b)))
+
     # -- one round -----------------------------------------------------------------------------------
     def step(self, column: Any) -> CumulativeRelease:
         """Consume D^t and release the synthetic column D^^t."""
@@ -229,8 +235,7 @@ class CumulativeSynthesizer:
         D_hat_t = np.zeros(n, dtype=np.int64)  # [002-alg2 u2] initialize D^^t = (0, ..., 0)
         reach = np.bincount(weights[x == 1], minlength=t)  # reach[b-1] = #{i : weight b-1, x_i^t = 1}
         # M_t starts at t = b (its stream is 0 before), horizon T - t + 1 (creating it draws nothing)
-        new_counter = self.counter_factory(self.counter_rho[t - 1], self.T - t + 1,
-                                           scoped(self.noise, site("002-alg2 u5", b=t)))
+        new_counter = self.new_counter(t)
         M = [*self.counters[:t - 1], new_counter]
         # with an order-free source the t counter steps of u5 are independent: drawn in one batch up front
         staged = (run_all([M[b - 1].staging(int(reach[b - 1])) for b in range(1, t + 1)], True)

@@ -261,14 +261,17 @@ class InitPrivTreeThenCounters(_Baseline):
                                  "initialization PrivTree+Counting (eps) or one leaf counter (eps); "
                                  + _counts_note(self.lambda_rule))
 
+    def leaf_counter(self, v: Node) -> Counter:
+        """The counter of leaf v of S (budget eps, scope ``"001-sec5.3 counter v=<v>"``; creating it draws nothing)."""
+        return self.factory(self.epsilon, scoped(self.noise, site("001-sec5.3 counter", v=node_label(v))))
+
     def step(self, batch: PointEvents) -> SyntheticRelease:
         prepared = self._true.stage(batch)
         t = self.t + 1
         if self.S is None:
             S, initial = privtree_counting(self.partition, prepared.release.dF, self.epsilon, self.theta,
                                            noise=self.noise, t=t, lambda_rule=self.lambda_rule)
-            counters = {v: self.factory(self.epsilon, scoped(self.noise, site("001-sec5.3 counter", v=node_label(v))))
-                        for v in S.leaves}
+            counters = {v: self.leaf_counter(v) for v in S.leaves}
             leaf_values = dict(initial)
             commits: list[Staged[float]] = []
         else:

@@ -179,6 +179,7 @@ class MainAlgorithm:
         # the selector is calibrated with the printed 1/4 if asked (E-tabular-8), but accounts with the true Δ_u
         self.selector = Selector(self.epsilon, self.k, score_sensitivity(self.Q), selection_law,
                                  score_sensitivity(self.Q, True) if printed_workload_sensitivity else None)
+        self.bias = bias
         self.biases = [workload_bias(domain, q, bias) if isinstance(q, Workload) else 0.0 for q in self.Q]
         self.noise: NoiseSource = default_noise() if noise is None else noise
         self.counter_factory: CounterFactory = simple_factory if counter_factory is None else counter_factory

@@ -141,6 +141,7 @@ class StreamingMWEM:
         self.Q, self.k, self.epsilon, self.total_rule = checked_round(queries, k, epsilon, total)
         self.fitter: DatasetFitter = MultiplicativeWeights() if fitter is None else fitter
         self.selector = Selector(self.epsilon, self.k, score_sensitivity(self.Q), selection_law)
+        self.bias = bias
         self.biases = [0.0] * len(self.Q) if bias is BiasRule.NONE else [
             float(np.prod(domain.shape_of(q.columns))) if bias is BiasRule.PRINTED else 1.0 for q in self.Q]
         self.lap_scale = 2.0 * self.k / self.epsilon      # Lap(2k/eps) of L16, sensitivity 1 per cell

@@ -28,13 +28,23 @@ from dpstream.errors import DPStreamInputError, require_finite_real
 from dpstream.tabular.fitting import Measurement
 from dpstream.tabular.queries import Query, Workload
 
-__all__ = ["TotalKind", "TotalRule"]
+__all__ = ["ConstantSize", "TotalKind", "TotalRule"]
 
 
 class TotalKind(StrEnum):
     PUBLIC = "public"
     MEASURED = "measured"
     TRUE_SIZE = "true-size"
+
+
+@dataclass(frozen=True)
+class ConstantSize:
+    """n_t = n at every time t: the sizes of ``TotalRule.public(n)`` (data, not a closure: checkpoints write it)."""
+
+    n: float
+
+    def __call__(self, t: int) -> float:
+        return self.n
 
 
 @dataclass(frozen=True)
@@ -52,7 +62,7 @@ class TotalRule:
         n = require_finite_real("sizes", sizes)
         if n < 0:
             raise DPStreamInputError("sizes", "must be >= 0", sizes)
-        return cls(TotalKind.PUBLIC, lambda t: n)
+        return cls(TotalKind.PUBLIC, ConstantSize(n))
 
     @classmethod
     def measured(cls) -> TotalRule:
