@@ -70,7 +70,17 @@ from dpstream.noise import derived_seed
 if TYPE_CHECKING:
     from dpstream.conformance.runner import ConformConfig, Task
 
-__all__ = ["FALSE_ALARM", "ProgramRefusedError", "ProtocolSampler", "statistical_checks", "statistical_tasks"]
+__all__ = [
+    "FALSE_ALARM",
+    "ProgramRefusedError",
+    "ProtocolSampler",
+    "StatisticalPlan",
+    "horizon_of",
+    "plan_for",
+    "setting_label",
+    "statistical_checks",
+    "statistical_tasks",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -157,15 +167,10 @@ class ProtocolSampler:
 
     def _releases(self, program: Program, inputs: list[Any], runs: int) -> Iterator[Any]:
         if self.bulk:
-            program.send({"op": "runs", "inputs": inputs, "count": runs})
-            message = program.receive()
-            if "error" in message:
-                raise ProgramRefusedError(f"a valid stream was refused: {message['error']}")
-            block = message.get("runs")
-            if not isinstance(block, list) or len(block) != runs:
-                raise ProtocolError("bad-reply", f"'runs' must answer {{\"runs\": [{runs} lists of releases]}}",
-                                    program.stderr)
-            yield from block
+            reply = program.runs(inputs, runs)
+            if reply.kind == "error":
+                raise ProgramRefusedError(f"a valid stream was refused: {reply.value}")
+            yield from reply.value
             return
         for reply in program.run_many(inputs, runs):
             if reply.kind == "error":
@@ -195,7 +200,7 @@ class StatisticalPlan:
     spaces: tuple[SearchSpace, ...]
 
 
-def _horizon(e: Entry, params: Mapping[str, Any]) -> int:
+def horizon_of(e: Entry, params: Mapping[str, Any]) -> int:
     assert e.statistical is not None
     spec = e.statistical
     return int(params[spec.horizon]) if spec.horizon is not None else spec.length
@@ -231,7 +236,7 @@ def _space(e: Entry, params: Mapping[str, Any], profile: Profile) -> SearchSpace
         if not limited:
             return space
         return SearchSpace(space.families, _first(space.neighbours, QUICK_PAIRS))
-    design, valid, T = spec.design, e.params.validate(params), _horizon(e, params)
+    design, valid, T = spec.design, e.params.validate(params), horizon_of(e, params)
     streams = design.families(valid, T)
     if limited:
         streams = dict(list(streams.items())[:QUICK_FAMILIES])
@@ -346,7 +351,7 @@ def _privacy(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: b
     profile = Profile(config.profile)
     prof = profile_spec(profile)
     budget = _budget(e.statistical, profile, bulk)
-    settings = [Setting(_label(p), _sampler(config, plan, p, bulk), e.claim(p), _horizon(e, p), space)
+    settings = [Setting(setting_label(p), _sampler(config, plan, p, bulk), e.claim(p), horizon_of(e, p), space)
                 for p, space in zip(plan.settings, plan.spaces, strict=True)]
     try:
         with _executor(config) as executor:
@@ -363,7 +368,7 @@ def _privacy(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: b
                    seconds=time.perf_counter() - started)
 
 
-def _label(params: Mapping[str, Any]) -> str:
+def settingsetting_label(params: Mapping[str, Any]) -> str:
     """The setting's parameters in one line (objects and lists of objects, e.g. a domain or queries, left out)."""
     def shown(v: Any) -> bool:
         return not isinstance(v, Mapping) and not (isinstance(v, list) and any(isinstance(x, Mapping) for x in v))
@@ -376,7 +381,7 @@ def _law(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: bool,
     e, name = plan.entry, "law: calibration and accuracy"
     assert e.model is not None
     params = plan.settings[0]
-    T = _horizon(e, params)
+    T = horizon_of(e, params)
     model = e.model({**params, "T": T})
     family = next(iter(plan.spaces[0].families.values()))
     f = family(T)
@@ -394,7 +399,7 @@ def _law(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: bool,
     failed = [c for c in checks if c.passed is False]
     verdict = Verdict.DEVIATION if failed else Verdict.PASS
     text = "; ".join(f"{c.kind.value}: {'FAILED ' if c.passed is False else ''}{c.detail}" for c in checks)
-    return Outcome(Mode.STATISTICAL, e.anchor, name, verdict, message=f"{_label(params)}, {runs} runs: {text}",
+    return Outcome(Mode.STATISTICAL, e.anchor, name, verdict, message=f"{setting_label(params)}, {runs} runs: {text}",
                    details={"checks": [{"kind": c.kind.value, "passed": c.passed, "value": _finite(c.value),
                                         "bound": _finite(c.bound), "detail": c.detail} for c in checks],
                             "false_alarm": level}, seconds=time.perf_counter() - started)

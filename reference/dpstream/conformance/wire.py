@@ -218,7 +218,7 @@ class Program:
     def _expect(self, message: dict[str, Any], *definitions: str) -> str:
         """The first of ``definitions`` whose top-level key is in ``message`` and whose schema it meets."""
         keys = {"hello_reply": "protocol", "ok": "ok", "error": "error", "draw_request": "draw",
-                "release": "release", "releases": "releases"}
+                "release": "release", "releases": "releases", "runs_reply": "runs"}
         for definition in definitions:
             if keys[definition] in message:
                 problems = validator(definition)(message)
@@ -264,6 +264,24 @@ class Program:
                 self.send({"value": answer(message["draw"])})
                 continue
             return Reply(kind, message[kind], message.get("draws"))
+
+    def runs(self, inputs: Sequence[Any], count: int) -> Reply:
+        """The bulk op ``runs`` (announced in hello): ``count`` fresh runs on ``inputs`` in one message; the reply's
+        value is the list of runs (each a list of releases), ``draws`` one list of draws per run in transcript
+        mode."""
+        self.send({"op": "runs", "inputs": list(inputs), "count": count})
+        message = self.receive()
+        kind = self._expect(message, "runs_reply", "error")
+        if kind == "error":
+            return Reply("error", message["error"])
+        block = message["runs"]
+        if len(block) != count:
+            raise ProtocolError("bad-reply", f"'runs' asked {count} runs, got {len(block)}", self.stderr)
+        draws = message.get("draws")
+        if draws is not None and (not isinstance(draws, list) or len(draws) != count):
+            raise ProtocolError("bad-reply", f"'runs' asked {count} runs, got draws for "
+                                f"{len(draws) if isinstance(draws, list) else 'none'}", self.stderr)
+        return Reply("runs", block, draws)
 
     def run_many(self, inputs: Sequence[Any], count: int, window: int = 256) -> Iterable[Reply]:
         """``count`` own-mode ``run`` messages on the same inputs, written ahead by a thread (at most

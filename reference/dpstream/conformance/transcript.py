@@ -1,0 +1,405 @@
+"""Transcript mode of ``dpstream conform``: white-box checks of a program that uses its own randomness.
+
+A program announcing the noise mode ``transcript`` draws from its own generator (as in ``own`` mode) and reports,
+with every release, the draws it made for it (docs/conformance.md, "Transcript mode"). Per algorithm, the check:
+
+1. **exactness**, on fresh inputs no vector fixed in advance: each run's reported draws must be exactly the
+   reference's for that input (sites, kinds, parameters: the known-answer rules of
+   :class:`~dpstream.conformance.tape_mode.TapeAnswerer`), and its releases the reference's deterministic replay of
+   the reported values (the codec's tolerance);
+2. **the seed**: ``init`` with the same seed and the same run again gives the same releases and draws;
+3. **the law of the reported values** over many runs on one input per setting: goodness of fit per kind and
+   parameters and per site (power in the tails), no draw that never varies, no value reused between sites or runs,
+   no correlation between sites or between consecutive runs (:func:`dpstream.audit.draw_laws.law_findings`);
+4. **aimed search**: where the law tests point at a site (a mis-scaled, missing, constant or reused draw), the
+   black-box witness search is aimed there, in own mode: the input where it was seen, the neighbours that move the
+   statistic the site's noise protects (found by replaying the reference with that draw perturbed) and that
+   statistic as a declared contrast; a leak seen in the transcript is then certified as a ``violation`` with its
+   witness when it is one.
+
+A program whose transcripts pass 1-3 inherits the reference's proof (proofs/proof_transcript_inheritance.py): its
+releases are the reference's function of draws with the reference's laws, provided the report is honest and the
+values are used as reported. Findings of 1-3 are ``deviation``\\ s; a certified aimed search is a ``violation``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from dpstream.audit.draw_laws import LawFinding, law_findings
+from dpstream.audit.events import Linear
+from dpstream.audit.profiles import profile_spec
+from dpstream.audit.registry import Profile
+from dpstream.audit.sampler import trial_executor
+from dpstream.audit.search import SearchBudget, SearchResult, SearchSpace, Setting, search
+from dpstream.catalog import Entry
+from dpstream.catalog.codecs import compare
+from dpstream.conformance.entry_sampler import featurise
+from dpstream.conformance.outcome import Mode, Outcome, Verdict
+from dpstream.conformance.serve import WireError, WireNoise
+from dpstream.conformance.statistical import (
+    ProtocolSampler,
+    StatisticalPlan,
+    horizon_of,
+    plan_for,
+    setting_label,
+)
+from dpstream.conformance.tape_mode import DrawIssue, TapeAnswerer
+from dpstream.conformance.wire import Program, ProtocolError
+from dpstream.errors import DPStreamInputError, StateError
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
+from dpstream.noise import ADDITIVE_KINDS, DrawKind, derived_seed, validated_params
+from dpstream.tape import Draw, Tape, TapeError, value_from_json
+
+if TYPE_CHECKING:
+    from dpstream.conformance.runner import ConformConfig, Task
+
+__all__ = ["LAW_RUNS", "parse_draws", "replay", "transcript_tasks"]
+
+LAW_RUNS = {Profile.QUICK: 300, Profile.THOROUGH: 3000}
+"""Runs per setting whose reported draws the law tests pool."""
+EXACT_CASES = {Profile.QUICK: 6, Profile.THOROUGH: 40}
+"""Fresh inputs per algorithm whose transcripts are replayed on the reference."""
+AIMED_BUDGET = {Profile.QUICK: SearchBudget(fit=300, select=300, holdout=3000, carried=4, tail=2),
+                Profile.THOROUGH: SearchBudget(fit=3000, select=3000, holdout=60_000, carried=8, tail=4)}
+"""The aimed search's budget (runs of the program in own mode)."""
+AIMED_PAIRS = 3
+NAME = "transcript: draws and releases"
+
+
+class TranscriptError(RuntimeError):
+    """A transcript that cannot be read: a draw object of the wrong shape, a site reported twice."""
+
+
+def parse_draws(raw: Any) -> list[Draw]:
+    """The reported draws (a JSON list of draw objects, as a tape writes them), validated; TranscriptError if not."""
+    if not isinstance(raw, list):
+        raise TranscriptError(f"'draws' must be a JSON array of draw objects, got {str(raw)[:80]}")
+    out: list[Draw] = []
+    seen: set[str] = set()
+    for item in raw:
+        if not isinstance(item, dict) or set(item) != {"site", "kind", "params", "value"}:
+            raise TranscriptError(f"a draw is {{site, kind, params, value}}, got {str(item)[:120]}")
+        try:
+            kind = DrawKind(str(item["kind"]))
+            params = validated_params(kind, item["params"] if isinstance(item["params"], dict) else {})
+            value = value_from_json(kind, item["value"], params)
+        except (ValueError, KeyError, TypeError, TapeError, DPStreamInputError) as exc:
+            raise TranscriptError(f"draw {str(item)[:120]}: {exc}") from exc
+        site = str(item["site"])
+        if site in seen:
+            raise TranscriptError(f"site {site!r} reported twice in one run")
+        seen.add(site)
+        out.append(Draw(site, kind, params, value))
+    return out
+
+
+@dataclass(frozen=True)
+class Replay:
+    """The reference replayed on a transcript: its releases, the draw issues (sites, kinds, parameters that differ
+    from what the reference asks), the reported sites it never asked for, or why it could not run."""
+
+    releases: list[Any]
+    issues: list[DrawIssue]
+    unused: list[str]
+    failed: str | None = None
+
+
+def replay(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], draws: Sequence[Draw]) -> Replay:
+    """The reference for ``e`` run on ``inputs`` with every draw answered from ``draws`` by site (a site not
+    reported is answered with a neutral value and noted, as in tape mode)."""
+    assert e.codec is not None
+    answerer = TapeAnswerer(Tape(tuple(draws)))
+
+    def ask(request: dict[str, Any]) -> Any:
+        return {"value": answerer.answer(request["draw"])}
+
+    codec = e.codec
+    valid = e.params.validate(params)
+    releases: list[Any] = []
+    try:
+        algorithm = e.make(params, WireNoise(ask))
+        for t, x in enumerate(inputs, start=1):
+            answerer.begin_step(t)
+            releases.append(codec.encode_release(algorithm.step(codec.decode_input(x, valid))))
+    except (DPStreamInputError, StateError, WireError, TapeError) as exc:
+        return Replay(releases, answerer.issues, answerer.missing(), f"{type(exc).__name__}: {exc}")
+    return Replay(releases, answerer.issues, answerer.missing())
+
+
+# --------------------------------------------------------------------------------------------- cases
+
+
+def _cases(plan: StatisticalPlan, count: int, seed: int) -> list[tuple[Mapping[str, Any], list[Any]]]:
+    """Fresh inputs: for every setting of the plan, its input families and neighbours (valid streams of the claim's
+    relation), a seeded choice of ``count`` of them."""
+    pool: list[tuple[Mapping[str, Any], list[Any]]] = []
+    for params, space in zip(plan.settings, plan.spaces, strict=True):
+        T = horizon_of(plan.entry, params)
+        for make in space.families.values():
+            f = make(T)
+            pool.append((params, f))
+            pool.extend((params, g) for _, g in space.neighbours(f))
+    from dpstream.noise import data_rng
+
+    order = data_rng(derived_seed(seed, "transcript cases")).permutation(len(pool))
+    return [pool[i] for i in order[:count]]
+
+
+# --------------------------------------------------------------------------------------------- tasks
+
+
+def transcript_tasks(config: ConformConfig, anchors: Sequence[str], modes: Sequence[str], ops: Sequence[str],
+                     level: float) -> tuple[list[Task], list[Outcome]]:
+    """One task per announced algorithm with a statistical plan (each at false-alarm ``level``), and skipped
+    outcomes for the others."""
+    from dpstream.conformance.runner import Task
+
+    profile = Profile(config.profile)
+    tasks: list[Task] = []
+    skipped: list[Outcome] = []
+    for anchor in anchors:
+        if "transcript" not in modes:
+            skipped.append(Outcome(Mode.TRANSCRIPT, anchor, "*", Verdict.SKIPPED,
+                                   message="the program has no transcript mode"))
+            continue
+        plan = plan_for(anchor, profile)
+        if isinstance(plan, str):
+            skipped.append(Outcome(Mode.TRANSCRIPT, anchor, "*", Verdict.SKIPPED, message=plan))
+            continue
+        tasks.append(Task(Mode.TRANSCRIPT, anchor, NAME, partial(_check, config, plan, level, "runs" in ops)))
+    return tasks, skipped
+
+
+@dataclass
+class _Findings:
+    exact: list[str]
+    law: list[tuple[int, LawFinding]]
+    details: dict[str, Any]
+
+
+def _run(program: Program, anchor: str, params: Mapping[str, Any], inputs: Sequence[Any], seed: int
+         ) -> tuple[list[Any] | None, list[Draw], Any, str | None]:
+    """One transcript run: (releases, parsed draws, raw draws, refusal)."""
+    refused = program.init(anchor, params, "transcript", seed)
+    if refused is not None:
+        return None, [], None, f"valid parameters {dict(params)} refused: {refused}"
+    reply = program.run(inputs)
+    if reply.kind == "error":
+        return None, [], None, f"a valid stream was refused: {reply.value}"
+    if reply.draws is None:
+        raise ProtocolError("bad-reply", "transcript mode: a run's reply has no 'draws'", program.stderr)
+    try:
+        draws = parse_draws(reply.draws)
+    except TranscriptError as exc:
+        raise ProtocolError("bad-reply", f"transcript mode: {exc}", program.stderr) from None
+    return list(reply.value), draws, reply.draws, None
+
+
+def _exactness(program: Program, plan: StatisticalPlan, cases: Sequence[tuple[Mapping[str, Any], list[Any]]],
+               seed: int, found: _Findings) -> None:
+    e = plan.entry
+    assert e.codec is not None
+    checked = 0
+    for i, (params, inputs) in enumerate(cases):
+        s = derived_seed(seed, "exact", i)
+        releases, draws, raw, refused = _run(program, e.anchor, params, inputs, s)
+        if refused is not None or releases is None:
+            found.exact.append(f"case {i}: {refused}")
+            continue
+        checked += 1
+        ref = replay(e, params, inputs, draws)
+        where = f"case {i} ({setting_label(params)}, {len(inputs)} steps)"
+        if ref.failed:
+            found.exact.append(f"{where}: the reference cannot run on the reported draws: {ref.failed}")
+        for issue in ref.issues[:3]:
+            found.exact.append(f"{where}: {issue.describe()}")
+        if ref.unused:
+            found.exact.append(f"{where}: {len(ref.unused)} reported draw(s) the reference never makes, e.g. "
+                               f"{ref.unused[0]!r}")
+        if not ref.failed:
+            diff = compare(ref.releases, releases, e.codec.tolerance)
+            if diff is not None:
+                found.exact.append(f"{where}: the releases are not the replay of the reported draws: {diff}")
+        again, _, raw_again, _ = _run(program, e.anchor, params, inputs, s)
+        if again != releases or json.dumps(raw_again, sort_keys=True) != json.dumps(raw, sort_keys=True):
+            found.exact.append(f"{where}: the same seed did not reproduce the run")
+        if len(found.exact) >= 8:
+            break
+    found.details["exact_cases"] = checked
+
+
+def _law_runs(program: Program, anchor: str, params: Mapping[str, Any], inputs: Sequence[Any], runs: int,
+              seed: int, bulk: bool) -> list[list[Draw]]:
+    refused = program.init(anchor, params, "transcript", seed)
+    if refused is not None:
+        raise ProtocolError("bad-reply", f"transcript mode: valid parameters refused: {refused}", program.stderr)
+    raw: list[Any] = []
+    if bulk:
+        for start in range(0, runs, 500):
+            reply = program.runs(inputs, min(500, runs - start))
+            if reply.kind == "error" or reply.draws is None:
+                raise ProtocolError("bad-reply", f"transcript mode: 'runs' gave no draws ({reply.value})"[:300],
+                                    program.stderr)
+            raw.extend(reply.draws)
+    else:
+        for reply in program.run_many(list(inputs), runs):
+            if reply.kind == "error" or reply.draws is None:
+                raise ProtocolError("bad-reply", f"transcript mode: a run gave no draws ({reply.value})"[:300],
+                                    program.stderr)
+            raw.append(reply.draws)
+    try:
+        return [parse_draws(r) for r in raw]
+    except TranscriptError as exc:
+        raise ProtocolError("bad-reply", f"transcript mode: {exc}", program.stderr) from None
+
+
+def _check(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: bool, program: Program) -> Outcome:
+    started = time.perf_counter()
+    e = plan.entry
+    profile = Profile(config.profile)
+    seed = derived_seed(config.seed, e.anchor, "transcript")
+    found = _Findings([], [], {})
+    law_runs: dict[int, list[list[Draw]]] = {}
+    try:
+        _exactness(program, plan, _cases(plan, EXACT_CASES[profile], seed), seed, found)
+        law_level = level / 2 / len(plan.settings)
+        tests = 0
+        for si, (params, space) in enumerate(zip(plan.settings, plan.spaces, strict=True)):
+            f = next(iter(space.families.values()))(horizon_of(e, params))
+            runs = _law_runs(program, e.anchor, params, f, LAW_RUNS[profile], derived_seed(seed, "law", si), bulk)
+            law_runs[si] = runs
+            failed, m = law_findings(runs, law_level, derived_seed(seed, "pit", si))
+            tests += m
+            found.law.extend((si, x) for x in failed)
+        found.details["law_tests"] = tests
+    except ProtocolError as exc:
+        return Outcome(Mode.TRANSCRIPT, e.anchor, NAME, Verdict.PROTOCOL_ERROR, message=str(exc),
+                       details={"kind": exc.kind, "stderr_tail": exc.stderr[-2000:]},
+                       seconds=time.perf_counter() - started)
+    aimed: SearchResult | None = None
+    if found.law:
+        si, finding = next(((si, x) for si, x in found.law if x.sites), found.law[0])
+        found.details["aimed_at"] = {"setting": setting_label(plan.settings[si]), "sites": list(finding.sites),
+                                     "test": finding.test}
+        try:
+            aimed = _aimed_search(config, plan, si, law_runs[si][0], finding, level / 2, bulk, profile, seed)
+        except ProtocolError as exc:
+            found.details["aimed_search_error"] = str(exc)
+    return _outcome(e.anchor, found, aimed, started)
+
+
+def _outcome(anchor: str, found: _Findings, aimed: SearchResult | None, started: float) -> Outcome:
+    lines = list(found.exact)
+    lines += [f"[{setting}] {x.what} ({x.test}, p = {x.p:.2g})" for setting, x in
+              ((f"setting {si + 1}", x) for si, x in found.law)]
+    details = {**found.details, "exact_findings": found.exact,
+               "law_findings": [{"setting": si, "test": x.test, "sites": list(x.sites), "p": x.p, "what": x.what}
+                                for si, x in found.law]}
+    conformance = Verdict.DEVIATION if lines else Verdict.PASS
+    privacy: Verdict | None = None
+    message = "; ".join(lines[:4]) + (f"; and {len(lines) - 4} more" if len(lines) > 4 else "")
+    if aimed is not None:
+        details["aimed_search"] = aimed.to_data()
+        if aimed.verdict == "violation":
+            privacy = Verdict.VIOLATION
+            message = f"aimed search certified the leak: {aimed.detail()}; transcript: {message}"
+        else:
+            message += f"; the aimed search certified nothing ({aimed.verdict})"
+    if not lines:
+        message = (f"{details.get('exact_cases', 0)} fresh inputs replayed exactly, the seed reproduces, "
+                   f"{details.get('law_tests', 0)} tests of the reported draws' laws passed")
+    return Outcome(Mode.TRANSCRIPT, anchor, NAME, conformance, privacy, message=message, details=details,
+                   seconds=time.perf_counter() - started)
+
+
+# --------------------------------------------------------------------------------------------- aimed search
+
+
+def _perturbed(draws: Sequence[Draw], site: str) -> list[Draw] | None:
+    """The draws with the one at ``site`` moved by three of its standard deviations (additive kinds only)."""
+    out = []
+    moved = False
+    for d in draws:
+        if d.site == site and d.kind in ADDITIVE_KINDS:
+            if d.kind is DrawKind.DISCRETE_GAUSSIAN:
+                shift: float = max(1, round(3 * math.sqrt(float(d.params["sigma2"]))))
+            else:
+                shift = 3 * float(d.params["scale"])
+            value = d.value + (int(shift) if d.kind is not DrawKind.LAPLACE else shift)
+            out.append(Draw(d.site, d.kind, d.params, value))
+            moved = True
+        else:
+            out.append(d)
+    return out if moved else None
+
+
+def _influence(e: Entry, params: Mapping[str, Any], f: Sequence[Any], draws: Sequence[Draw], site: str
+               ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], list[Draw]] | None:
+    """(features of the replay on f, change of the features when the draw at ``site`` moves, the draws used): the
+    statistic the site's noise protects. A site the program did not report is taken from a seeded reference run."""
+    if not any(d.site == site for d in draws):
+        recorder = TapeRecorder(InsecureSeededNoise(0))
+        assert e.codec is not None
+        algorithm = e.make(params, recorder)
+        valid = e.params.validate(params)
+        for x in f:
+            algorithm.step(e.codec.decode_input(x, valid))
+        draws = list(recorder.tape.draws)
+    moved = _perturbed(draws, site)
+    if moved is None:
+        return None
+    base, shifted = replay(e, params, f, draws), replay(e, params, f, moved)
+    if base.failed or shifted.failed:
+        return None
+    F0 = featurise(e.anchor, params, [base.releases])[0]
+    F1 = featurise(e.anchor, params, [shifted.releases])[0]
+    return F0, F1 - F0, list(draws)
+
+
+def _aimed_search(config: ConformConfig, plan: StatisticalPlan, si: int, draws: Sequence[Draw], finding: LawFinding,
+                  level: float, bulk: bool, profile: Profile, seed: int) -> SearchResult | None:
+    """The witness search aimed at ``finding``'s first site (module docstring, step 4); None if no neighbour
+    moves the statistic that site protects."""
+    e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
+    T = horizon_of(e, params)
+    f = next(iter(space.families.values()))(T)
+    influence = _influence(e, params, f, draws, finding.sites[0])
+    if influence is None:
+        return None
+    F0, w, used = influence
+    cols = np.flatnonzero(np.abs(w) > 1e-9)
+    if cols.size == 0:
+        return None
+    effects = []
+    for label, g in space.neighbours(f):
+        moved = replay(e, params, g, used)
+        if moved.failed:
+            continue
+        Fg = featurise(e.anchor, params, [moved.releases])[0]
+        effects.append((abs(float(w[cols] @ (Fg[cols] - F0[cols]))), label, g))
+    chosen = [(label, g) for effect, label, g in sorted(effects, key=lambda x: -x[0]) if effect > 0][:AIMED_PAIRS]
+    if not chosen:
+        return None
+    contrast = Linear(tuple(int(c) for c in cols), tuple(float(x) for x in w[cols]),
+                      f"what the noise at {finding.sites[0]!r} protects")
+
+    def neighbours(x: list[Any]) -> list[tuple[str, list[Any]]]:
+        return list(chosen)
+
+    aimed = SearchSpace(families={"aimed": lambda T: f}, neighbours=neighbours, features=space.features,
+                        feature_names=space.feature_names, threshold_columns=space.threshold_columns,
+                        statistics=lambda names: [contrast, *space.statistics(names)])
+    sampler = ProtocolSampler(config.command, e.anchor, params, timeout=config.timeout, bulk=bulk)
+    setting = Setting(setting_label(params), sampler, e.claim(params), T, aimed)
+    with trial_executor(config.jobs, config.scheduler) as executor:
+        return search([setting], aimed, AIMED_BUDGET[profile], level=level, seed=derived_seed(seed, "aimed"),
+                      target_excess=profile_spec(profile).target_excess, executor=executor)
