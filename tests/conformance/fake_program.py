@@ -6,7 +6,11 @@ one deliberate fault chosen on the command line. Standard library only, like an 
 FAULT: ``none`` (correct), ``crash-on-step`` (exits at the second step), ``garbage`` (prints a non-JSON
 line as its release), ``hang`` (never answers a step), ``bad-hello`` (hello without "modes"),
 ``accept-everything`` (no validation of params or inputs), ``wrong-scale`` (asks for Lap(2/eps)),
-``extra-draw`` (asks for one more site per step), ``exit-1`` (exits with status 1 at end of input).
+``extra-draw`` (asks for one more site per step), ``exit-1`` (exits with status 1 at end of input),
+``ka-mistake`` (exactly one known-answer mistake: a run with T = 1 releases 1e-6 too much), ``crash-on-T1``
+(exits at the step of a run with T = 1), ``sticky-epsilon`` (the first init accepted after a refused one ignores
+its epsilon and asks for Lap(1)), ``dirty-after-refusal`` (the first init accepted after a refused one starts
+its sum at 1 instead of 0).
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ def valid_params(params: object) -> str | None:
 def main() -> int:
     state: dict[str, float] = {}
     steps = 0
+    refused = False  # the last init was refused (for the faults that misbehave after a refusal)
     for line in sys.stdin:
         message = json.loads(line)
         op = message.get("op")
@@ -57,12 +62,18 @@ def main() -> int:
         elif op == "init":
             problem = valid_params(message.get("params"))
             if problem or message.get("algorithm") != "001-alg8":
+                refused = True
                 say({"error": problem or "unknown algorithm"})
                 continue
             params = message["params"] if isinstance(message.get("params"), dict) else {}
             eps, T = params.get("epsilon"), params.get("T")
             state = {"eps": float(eps) if isinstance(eps, int | float) and eps > 0 else 1.0,
                      "T": float(T) if isinstance(T, int | float) else math.inf, "t": 0, "g": 0.0}
+            if refused and FAULT == "sticky-epsilon":
+                state["eps"] = 1.0
+            if refused and FAULT == "dirty-after-refusal":
+                state["g"] = 1.0
+            refused = False
             say({"ok": True})
         elif op == "step":
             x = message.get("input")
@@ -75,6 +86,8 @@ def main() -> int:
                 return 3
             if FAULT == "hang":
                 time.sleep(3600)
+            if FAULT == "crash-on-T1" and state["T"] == 1:
+                return 3
             t = int(state["t"]) + 1
             scale = (2.0 if FAULT == "wrong-scale" else 1.0) / state["eps"]
             z = ask(f"001-alg8 L4 t={t}", scale)
@@ -85,7 +98,7 @@ def main() -> int:
                 sys.stdout.flush()
                 continue
             state["t"], state["g"] = t, state["g"] + (float(x if isinstance(x, int | float) else 0) + z)
-            say({"release": state["g"]})
+            say({"release": state["g"] + (1e-6 if FAULT == "ka-mistake" and state["T"] == 1 else 0.0)})
         else:
             say({"error": f"unknown op {op!r}"})
     return 1 if FAULT == "exit-1" else 0

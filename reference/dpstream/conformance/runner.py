@@ -3,7 +3,9 @@
 The program is started once and restarted after any check that ends in a protocol error, so one
 crash costs one check, not the run. Algorithms the program announces but the reference does not
 know, modes it does not announce, and algorithms asked for with ``--algorithm`` that it does not
-announce are reported as ``skipped``.
+announce are reported as ``skipped``. The known-answer checks keep each vector's replay (``Replays``) for the
+must-reject cases that replay it after a refusal; with must-reject but not known-answer mode, the vectors those
+cases replay are checked (and reported) once each.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 
 from dpstream.catalog import entries
 from dpstream.conformance.outcome import Mode, Outcome, Verdict
-from dpstream.conformance.vector_checks import check_known_answer, check_must_reject, protocol_outcome
+from dpstream.conformance.vector_checks import Replays, check_known_answer, check_must_reject, protocol_outcome
 from dpstream.conformance.wire import Hello, Program, ProtocolError
 from dpstream.vectors import corpus
 from dpstream.vectors.format import KnownAnswerVector, MustRejectVector
@@ -77,6 +79,7 @@ def plan(config: ConformConfig, hello: Hello) -> tuple[list[Task], list[Outcome]
             skipped.append(_skipped(Mode.KNOWN_ANSWER, anchor, "*", "asked for with --algorithm, not announced"))
     chosen = [a for a in announced if not config.algorithms or a in config.algorithms]
     tasks: list[Task] = []
+    replays: Replays = {}  # shared by the known-answer checks and the must-reject cases that replay their vectors
     ka = {a: list(corpus.known_answer(a, config.corpus_root)) for a in chosen if a in known}
     for anchor in chosen:
         if anchor not in known:
@@ -85,14 +88,18 @@ def plan(config: ConformConfig, hello: Hello) -> tuple[list[Task], list[Outcome]
         vectors = ka[anchor]
         by_id = {v.id: v for v in vectors}
         tape = "tape" in hello.modes
+        rejects = list(corpus.must_reject(anchor, config.corpus_root)) if Mode.MUST_REJECT in config.modes else []
         if Mode.KNOWN_ANSWER in config.modes:
             if not tape:
                 skipped.append(_skipped(Mode.KNOWN_ANSWER, anchor, "*", "the program has no tape mode"))
-            for v in vectors if tape else ():
-                tasks.append(Task(Mode.KNOWN_ANSWER, anchor, v.id, partial(_known, v)))
-        if Mode.MUST_REJECT in config.modes:
-            for r in corpus.must_reject(anchor, config.corpus_root):
-                tasks.append(Task(Mode.MUST_REJECT, anchor, r.id, partial(_reject, r, tape, by_id)))
+            checked = vectors
+        else:  # the vectors the init cases replay after a refusal: checked, and reported, once each
+            named = {r.then for r in rejects if r.at == "init"}
+            checked = [v for v in vectors if v.id in named]
+        for v in checked if tape else ():
+            tasks.append(Task(Mode.KNOWN_ANSWER, anchor, v.id, partial(_known, v, replays)))
+        for r in rejects:
+            tasks.append(Task(Mode.MUST_REJECT, anchor, r.id, partial(_reject, r, tape, by_id, replays)))
     if Mode.STATISTICAL in config.modes:
         from dpstream.conformance.statistical import statistical_checks, statistical_tasks
 
@@ -103,12 +110,13 @@ def plan(config: ConformConfig, hello: Hello) -> tuple[list[Task], list[Outcome]
     return tasks, skipped
 
 
-def _known(vector: KnownAnswerVector, program: Program) -> Outcome:
-    return check_known_answer(program, vector)
+def _known(vector: KnownAnswerVector, replays: Replays, program: Program) -> Outcome:
+    return check_known_answer(program, vector, replays)
 
 
-def _reject(vector: MustRejectVector, tape: bool, by_id: Mapping[str, KnownAnswerVector], program: Program) -> Outcome:
-    return check_must_reject(program, vector, tape, by_id.get)
+def _reject(vector: MustRejectVector, tape: bool, by_id: Mapping[str, KnownAnswerVector], replays: Replays,
+            program: Program) -> Outcome:
+    return check_must_reject(program, vector, tape, by_id.get, replays)
 
 
 def conform(config: ConformConfig, progress: Callable[[Outcome, int, int], None] | None = None) -> ConformReport:

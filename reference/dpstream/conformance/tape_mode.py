@@ -5,6 +5,13 @@ A :class:`TapeAnswerer` serves ``{"draw": {"site", "kind", "params"}}`` requests
 different parameters is answered with the tape's value and noted; a site that is not on the tape is
 answered with a neutral value of its kind (0, false, the first indices, the box's low corner) and
 noted; at the end :meth:`missing` lists the sites never requested.
+
+The rules (docs/conformance.md, "The checks"; pinned by ``tests/conformance/test_draw_pins.py``): the kind
+must be the tape's; the parameter keys exactly the tape's; float parameters equal within the relative
+tolerance :data:`PARAM_RTOL` (a request off by one unit in the last place passes), integer parameters (``k``,
+``n``, ``count``) exactly, list parameters (``scores``, ``low``, ``high``) element by element with the same
+length. A site asked twice (``repeated-site``), a site not on the tape (``unexpected-site``) and a request
+with an unknown kind or invalid parameters (``malformed``) are noted too.
 """
 
 from __future__ import annotations
@@ -86,25 +93,29 @@ class TapeAnswerer:
         self.requests += 1
         site, kind_name, params = draw.get("site"), draw.get("kind"), draw.get("params")
         try:
+            if not isinstance(site, str) or not site:
+                raise ValueError("site must be a non-empty string")
+            if not isinstance(params, Mapping):
+                raise TypeError("params must be an object")
             kind = DrawKind(str(kind_name))
-            checked = validated_params(kind, params if isinstance(params, Mapping) else {})
+            checked = validated_params(kind, params)
         except (ValueError, KeyError, TypeError) as exc:
             self.issues.append(DrawIssue(self.step, str(site), "malformed", None, f"{draw!r} ({exc})"))
             return 0
-        recorded = self._by_site.get(str(site))
+        recorded = self._by_site.get(site)
         if recorded is None:
-            self.issues.append(DrawIssue(self.step, str(site), "unexpected-site", None,
-                                         f"{kind.value} {checked}"))
+            self.issues.append(DrawIssue(self.step, site, "unexpected-site", None, f"{kind.value} {checked}"))
             return _neutral(kind, checked)
-        if str(site) in self.used:
-            self.issues.append(DrawIssue(self.step, str(site), "repeated-site", None, None))
-        self.used.add(str(site))
-        self._this_step.append(str(site))
+        if site in self.used:
+            self.issues.append(DrawIssue(self.step, site, "repeated-site", None, None))
+        self.used.add(site)
+        self._this_step.append(site)
         if recorded.kind is not kind:
-            self.issues.append(DrawIssue(self.step, str(site), "kind", recorded.kind.value, kind.value))
-        elif set(checked) != set(recorded.params) or not all(
-                params_equal(checked[k], recorded.params[k], PARAM_RTOL) for k in checked):
-            self.issues.append(DrawIssue(self.step, str(site), "params", recorded.params, checked))
+            self.issues.append(DrawIssue(self.step, site, "kind", recorded.kind.value, kind.value))
+        elif set(params) != set(recorded.params):  # an extra key is a difference too (validation ignores it)
+            self.issues.append(DrawIssue(self.step, site, "params", recorded.params, dict(params)))
+        elif not all(params_equal(checked[k], recorded.params[k], PARAM_RTOL) for k in checked):
+            self.issues.append(DrawIssue(self.step, site, "params", recorded.params, checked))
         return value_to_json(recorded.kind, recorded.value)
 
     def missing(self) -> list[str]:

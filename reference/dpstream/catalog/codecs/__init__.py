@@ -35,7 +35,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Tolerance:
-    """|got - expected| <= absolute + relative * |expected| for every number; integers must be equal."""
+    """|got - expected| <= absolute + relative * |expected| for a float expected; an integer expected must be
+    matched exactly (by value: ``3`` or ``3.0``)."""
 
     absolute: float = 1e-9
     relative: float = 1e-9
@@ -65,19 +66,36 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _compare_number(expected: int | float, got: Any, tolerance: Tolerance, where: str) -> str | None:
+    if not _is_number(got):
+        return f"{where}: expected a number {expected!r}, got {got!r}"
+    if isinstance(expected, int):  # by value: 3 and 3.0 match 3, 3.0000001 does not
+        return None if got == expected else f"{where}: expected the integer {expected}, got {got!r}"
+    try:
+        gap = abs(float(got) - expected)
+    except OverflowError:  # an integer too large for a float
+        gap = math.inf
+    limit = tolerance.absolute + tolerance.relative * abs(expected)
+    if math.isfinite(gap) and gap <= limit:  # NaN and infinities never match
+        return None
+    return f"{where}: expected {expected!r}, got {got!r} (|diff| {gap:.3g} > {limit:.3g})"
+
+
+def _length_difference(expected: list[Any], got: list[Any], where: str) -> str:
+    n = min(len(expected), len(got))
+    which = f"extra item [{n}]: {got[n]!r}" if len(got) > n else f"missing item [{n}]: {expected[n]!r}"
+    return f"{where}: expected {len(expected)} items, got {len(got)} ({which})"[:500]
+
+
 def compare(expected: Any, got: Any, tolerance: Tolerance, path: str = "") -> str | None:
-    """``None`` when ``got`` matches ``expected`` (numbers within ``tolerance``), else the first difference."""
+    """``None`` when ``got`` matches ``expected``, else the first difference, named by its path.
+
+    A float expected matches any JSON number within ``tolerance`` (boundary included); an integer expected
+    only a number of the same value (``3`` or ``3.0``); booleans are not numbers; ``null``, NaN and
+    infinities match no number; objects need the same keys and lists the same length, at every depth."""
     where = path or "release"
     if _is_number(expected):
-        if not _is_number(got):
-            return f"{where}: expected a number {expected!r}, got {got!r}"
-        if isinstance(expected, int) and isinstance(got, int):
-            return None if expected == got else f"{where}: expected {expected}, got {got}"
-        if not math.isfinite(float(got)):
-            return f"{where}: expected {expected!r}, got {got!r}"
-        gap = abs(float(got) - float(expected))
-        limit = tolerance.absolute + tolerance.relative * abs(float(expected))
-        return None if gap <= limit else f"{where}: expected {expected!r}, got {got!r} (|diff| {gap:.3g} > {limit:.3g})"
+        return _compare_number(expected, got, tolerance, where)
     if isinstance(expected, Mapping):
         if not isinstance(got, Mapping):
             return f"{where}: expected an object, got {type(got).__name__}"
@@ -93,7 +111,7 @@ def compare(expected: Any, got: Any, tolerance: Tolerance, path: str = "") -> st
         if not isinstance(got, list):
             return f"{where}: expected a list, got {type(got).__name__}"
         if len(expected) != len(got):
-            return f"{where}: expected {len(expected)} items, got {len(got)}"
+            return _length_difference(expected, got, where)
         for i, (e, g) in enumerate(zip(expected, got, strict=True)):
             diff = compare(e, g, tolerance, f"{where}[{i}]")
             if diff is not None:
