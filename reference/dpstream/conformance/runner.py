@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from dpstream.catalog import entries
 from dpstream.conformance.outcome import Mode, Outcome, Verdict
@@ -100,14 +101,33 @@ def plan(config: ConformConfig, hello: Hello) -> tuple[list[Task], list[Outcome]
             tasks.append(Task(Mode.KNOWN_ANSWER, anchor, v.id, partial(_known, v, replays)))
         for r in rejects:
             tasks.append(Task(Mode.MUST_REJECT, anchor, r.id, partial(_reject, r, tape, by_id, replays)))
-    if Mode.STATISTICAL in config.modes:
-        from dpstream.conformance.statistical import statistical_checks, statistical_tasks
-
-        plans, not_applicable = statistical_checks(config, [a for a in chosen if a in known], hello.modes,
-                                                   hello.ops)
-        skipped.extend(not_applicable)
-        tasks.extend(statistical_tasks(config, plans, bulk="runs" in hello.ops))
+    tasks.extend(_statistical(config, [a for a in chosen if a in known], hello, skipped))
     return tasks, skipped
+
+
+def _statistical(config: ConformConfig, anchors: list[str], hello: Hello, skipped: list[Outcome]) -> list[Task]:
+    """The statistical and transcript tasks; they share the false-alarm budget
+    :data:`~dpstream.conformance.statistical.FALSE_ALARM` equally (Bonferroni)."""
+    from dpstream.conformance.statistical import (
+        FALSE_ALARM,
+        statistical_checks,
+        statistical_checks_count,
+        statistical_tasks,
+    )
+    from dpstream.conformance.transcript import transcript_tasks
+
+    plans: list[Any] = []
+    if Mode.STATISTICAL in config.modes:
+        plans, not_applicable = statistical_checks(config, anchors, hello.modes, hello.ops)
+        skipped.extend(not_applicable)
+    transcripts: list[Task] = []
+    if Mode.TRANSCRIPT in config.modes:
+        transcripts, not_applicable = transcript_tasks(config, anchors, hello.modes, hello.ops, 1.0)
+        skipped.extend(not_applicable)
+    level = FALSE_ALARM / max(1, statistical_checks_count(plans) + len(transcripts))
+    if transcripts:
+        transcripts, _ = transcript_tasks(config, anchors, hello.modes, hello.ops, level)
+    return [*statistical_tasks(config, plans, "runs" in hello.ops, level), *transcripts]
 
 
 def _known(vector: KnownAnswerVector, replays: Replays, program: Program) -> Outcome:

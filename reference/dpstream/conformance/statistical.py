@@ -48,11 +48,11 @@ import numpy.typing as npt
 from dpstream.audit.accuracy import accuracy_check
 from dpstream.audit.bounds import chebyshev_bound
 from dpstream.audit.calibration import calibration_linear
+from dpstream.audit.events import DECIMALS
 from dpstream.audit.profiles import COUNTER_ALPHABET, profile_spec
 from dpstream.audit.registry import Profile
 from dpstream.audit.sampler import run_trials, trial_executor
 from dpstream.audit.search import (
-    DECIMALS,
     Alphabet,
     SearchBudget,
     SearchSpace,
@@ -79,6 +79,7 @@ __all__ = [
     "plan_for",
     "setting_label",
     "statistical_checks",
+    "statistical_checks_count",
     "statistical_tasks",
 ]
 
@@ -309,12 +310,18 @@ def statistical_checks(config: ConformConfig, anchors: Sequence[str], modes: Seq
     return plans, skipped
 
 
+def statistical_checks_count(plans: Sequence[tuple[str, StatisticalPlan]]) -> int:
+    """How many statistical checks share the false-alarm budget: the search, and the two law checks where the
+    catalog has a model."""
+    return sum(1 + (2 if plan.entry.model is not None else 0) for _, plan in plans)
+
+
 def statistical_tasks(config: ConformConfig, plans: Sequence[tuple[str, StatisticalPlan]],
-                      bulk: bool) -> list[Task]:
+                      bulk: bool, level: float) -> list[Task]:
+    """The statistical tasks, each check at false-alarm ``level`` (the run's share: :data:`FALSE_ALARM` split over
+    every statistical and transcript check)."""
     from dpstream.conformance.runner import Task
 
-    n_checks = sum(1 + (2 if plan.entry.model is not None else 0) for _, plan in plans)
-    level = FALSE_ALARM / max(n_checks, 1)
     tasks: list[Task] = []
     for anchor, plan in plans:
         tasks.append(Task(Mode.STATISTICAL, anchor, "privacy: witness search",
@@ -368,7 +375,7 @@ def _privacy(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: b
                    seconds=time.perf_counter() - started)
 
 
-def settingsetting_label(params: Mapping[str, Any]) -> str:
+def setting_label(params: Mapping[str, Any]) -> str:
     """The setting's parameters in one line (objects and lists of objects, e.g. a domain or queries, left out)."""
     def shown(v: Any) -> bool:
         return not isinstance(v, Mapping) and not (isinstance(v, list) and any(isinstance(x, Mapping) for x in v))

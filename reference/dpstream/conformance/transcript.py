@@ -68,9 +68,11 @@ LAW_RUNS = {Profile.QUICK: 300, Profile.THOROUGH: 3000}
 """Runs per setting whose reported draws the law tests pool."""
 EXACT_CASES = {Profile.QUICK: 6, Profile.THOROUGH: 40}
 """Fresh inputs per algorithm whose transcripts are replayed on the reference."""
-AIMED_BUDGET = {Profile.QUICK: SearchBudget(fit=300, select=300, holdout=3000, carried=4, tail=2),
-                Profile.THOROUGH: SearchBudget(fit=3000, select=3000, holdout=60_000, carried=8, tail=4)}
-"""The aimed search's budget (runs of the program in own mode)."""
+AIMED_BUDGET = {Profile.QUICK: SearchBudget(fit=1000, select=1000, holdout=20_000, carried=4, tail=4),
+                Profile.THOROUGH: SearchBudget(fit=5000, select=5000, holdout=200_000, carried=8, tail=4)}
+"""The aimed search's budget (runs of the program in own mode) for an entry of cost 1; an entry of cost c gets it
+divided by c (floors :data:`AIMED_FLOOR`), as the statistical mode does."""
+AIMED_FLOOR = SearchBudget(fit=300, select=300, holdout=4000, carried=4, tail=4)
 AIMED_PAIRS = 3
 NAME = "transcript: draws and releases"
 
@@ -367,39 +369,63 @@ def _influence(e: Entry, params: Mapping[str, Any], f: Sequence[Any], draws: Seq
 
 def _aimed_search(config: ConformConfig, plan: StatisticalPlan, si: int, draws: Sequence[Draw], finding: LawFinding,
                   level: float, bulk: bool, profile: Profile, seed: int) -> SearchResult | None:
-    """The witness search aimed at ``finding``'s first site (module docstring, step 4); None if no neighbour
-    moves the statistic that site protects."""
+    """The witness search aimed at ``finding`` (module docstring, step 4); None if no neighbour moves what its
+    site protects.
+
+    The influence w of the site's draw on the features (the replay with that draw moved, divided by how far) gives
+    the statistic the draw protects; a neighbour g moves it by w.(F(g) - F(f)) / |w|^2 with the draws held fixed.
+    For a draw reused at two sites a and b the leak is in the difference of what they protect, so g is ranked by
+    the difference of its two moves. The chosen neighbours' shifts (F(g) - F(f), draws held fixed) and w are
+    declared to the search as linear statistics."""
     e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
     T = horizon_of(e, params)
     f = next(iter(space.families.values()))(T)
-    influence = _influence(e, params, f, draws, finding.sites[0])
-    if influence is None:
+    distinct = list(dict.fromkeys(finding.sites))
+    sites = distinct[:2] if finding.kind == "reused" else distinct[:1]
+    influences = [_influence(e, params, f, draws, site) for site in sites]
+    if any(x is None for x in influences):
         return None
-    F0, w, used = influence
-    cols = np.flatnonzero(np.abs(w) > 1e-9)
-    if cols.size == 0:
+    F0, _, used = influences[0]  # type: ignore[misc]
+    ws = [x[1] for x in influences if x is not None]
+    if not all(np.any(np.abs(w) > 1e-9) for w in ws):
         return None
     effects = []
     for label, g in space.neighbours(f):
-        moved = replay(e, params, g, used)
-        if moved.failed:
+        replayed = replay(e, params, g, used)
+        if replayed.failed:
             continue
-        Fg = featurise(e.anchor, params, [moved.releases])[0]
-        effects.append((abs(float(w[cols] @ (Fg[cols] - F0[cols]))), label, g))
-    chosen = [(label, g) for effect, label, g in sorted(effects, key=lambda x: -x[0]) if effect > 0][:AIMED_PAIRS]
-    if not chosen:
+        shift = featurise(e.anchor, params, [replayed.releases])[0] - F0
+        moves = [float(w @ shift) / float(w @ w) for w in ws]
+        effects.append((abs(moves[0] - moves[1]) if len(moves) == 2 else abs(moves[0]), label, g, shift))
+    ranked = [x for x in sorted(effects, key=lambda x: -x[0]) if x[0] > 1e-9][:AIMED_PAIRS]
+    if not ranked:
         return None
-    contrast = Linear(tuple(int(c) for c in cols), tuple(float(x) for x in w[cols]),
-                      f"what the noise at {finding.sites[0]!r} protects")
+    chosen = [(label, g) for _, label, g, _ in ranked]
+    contrasts = []
+    for site, w in zip(sites, ws, strict=True):
+        cols = np.flatnonzero(np.abs(w) > 1e-9)
+        contrasts.append(Linear(tuple(int(c) for c in cols), tuple(float(x) for x in w[cols]),
+                                f"what the noise at {site!r} protects"))
+    for _, label, _, shift in ranked:
+        cols = np.flatnonzero(np.abs(shift) > 1e-9)
+        if cols.size:
+            contrasts.append(Linear(tuple(int(c) for c in cols), tuple(float(x) for x in shift[cols]),
+                                    f"the shift of {label!r} with the draws held fixed"))
 
     def neighbours(x: list[Any]) -> list[tuple[str, list[Any]]]:
         return list(chosen)
 
     aimed = SearchSpace(families={"aimed": lambda T: f}, neighbours=neighbours, features=space.features,
                         feature_names=space.feature_names, threshold_columns=space.threshold_columns,
-                        statistics=lambda names: [contrast, *space.statistics(names)])
+                        statistics=lambda names: [*contrasts, *space.statistics(names)])
     sampler = ProtocolSampler(config.command, e.anchor, params, timeout=config.timeout, bulk=bulk)
     setting = Setting(setting_label(params), sampler, e.claim(params), T, aimed)
     with trial_executor(config.jobs, config.scheduler) as executor:
-        return search([setting], aimed, AIMED_BUDGET[profile], level=level, seed=derived_seed(seed, "aimed"),
+        return search([setting], aimed, _aimed_budget(profile, e), level=level, seed=derived_seed(seed, "aimed"),
                       target_excess=profile_spec(profile).target_excess, executor=executor)
+
+
+def _aimed_budget(profile: Profile, e: Entry) -> SearchBudget:
+    base, cost = AIMED_BUDGET[profile], e.statistical.cost if e.statistical is not None else 1
+    return SearchBudget(fit=max(AIMED_FLOOR.fit, base.fit // cost), select=max(AIMED_FLOOR.select, base.select // cost),
+                        holdout=max(AIMED_FLOOR.holdout, base.holdout // cost), carried=base.carried, tail=base.tail)
