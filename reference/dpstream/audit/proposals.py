@@ -455,8 +455,8 @@ def propose(A: FloatArray, B: FloatArray, rank: Ranker, *, threshold_columns: in
     for relation in relations:
         b = relation(B)
         if np.any(b):  # 0 on every run on f, not on some run on f'
-            _, d = rank.margin([A.shape[0]], [int(np.sum(b == 0))], A.shape[0])
-            found.append(Proposal(Event("atom", (relation,), (0.0,)), True, float(d[0]), "relation"))
+            _, chosen = rank.margin([A.shape[0]], [int(np.sum(b == 0))], A.shape[0])
+            found.append(Proposal(Event("atom", (relation,), (0.0,)), True, float(chosen[0]), "relation"))
     found += _pair_events(A, B, ranked, rank)
     classifier = _logistic(A, B, ranked[:CLASSIFIER_POOL])
     if classifier is not None:

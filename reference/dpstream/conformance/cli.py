@@ -51,6 +51,9 @@ def conform_parser() -> argparse.ArgumentParser:
                         help="program instances run in parallel by statistical checks (default: %(default)s)")
     parser.add_argument("--scheduler", metavar="ADDRESS", help="a Dask scheduler for the statistical trials")
     parser.add_argument("--vectors", type=Path, metavar="DIR", help="a corpus folder (default: the shipped one)")
+    parser.add_argument("--power-table", type=Path, metavar="FILE",
+                        help="the measured power that backs 'pass' verdicts (default: the shipped table; "
+                             "python -m dpstream.conformance.power calibrate writes one)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
@@ -86,12 +89,14 @@ def conform_main(argv: Sequence[str]) -> int:
         parser.error("--seed must be >= 0")
     if args.jobs < 1:
         parser.error("--jobs must be >= 1")
+    if args.power_table is not None and not args.power_table.is_file():
+        parser.error(f"--power-table {args.power_table}: no such file")
     if args.vectors is not None and not (args.vectors / "manifest.json").is_file():
         parser.error(f"--vectors {args.vectors}: no manifest.json there")
     modes = frozenset(Mode) if args.mode == "all" else frozenset({Mode(args.mode)})
     config = ConformConfig(command=tuple(command), modes=modes, profile=args.profile,
                            algorithms=tuple(args.algorithm), timeout=args.timeout, seed=args.seed, jobs=args.jobs,
-                           scheduler=args.scheduler, corpus_root=args.vectors)
+                           scheduler=args.scheduler, corpus_root=args.vectors, power_table=args.power_table)
     report = conform(config, progress=_progress(args.no_progress))
     print(format_table(report))
     for path, write in ((args.json, write_json), (args.junit, write_junit), (args.markdown, write_markdown)):

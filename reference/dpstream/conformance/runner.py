@@ -38,6 +38,8 @@ class ConformConfig:
     jobs: int = 1
     scheduler: str | None = None
     corpus_root: Path | None = None
+    power_table: Path | None = None
+    """The power table that backs ``pass`` verdicts (default: the shipped one; dpstream.conformance.power)."""
 
 
 @dataclass

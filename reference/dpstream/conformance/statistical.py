@@ -36,7 +36,7 @@ import atexit
 import contextlib
 import math
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from functools import partial
@@ -49,12 +49,14 @@ from dpstream.audit.accuracy import accuracy_check
 from dpstream.audit.bounds import chebyshev_bound
 from dpstream.audit.calibration import calibration_linear
 from dpstream.audit.events import DECIMALS
+from dpstream.audit.power_statement import PowerStatement
 from dpstream.audit.profiles import COUNTER_ALPHABET, profile_spec
 from dpstream.audit.registry import Profile
-from dpstream.audit.sampler import run_trials, trial_executor
+from dpstream.audit.sampler import Sampler, run_trials, trial_executor
 from dpstream.audit.search import (
     Alphabet,
     SearchBudget,
+    SearchResult,
     SearchSpace,
     Setting,
     counter_space,
@@ -75,8 +77,11 @@ __all__ = [
     "ProgramRefusedError",
     "ProtocolSampler",
     "StatisticalPlan",
+    "budget_for",
     "horizon_of",
     "plan_for",
+    "run_search",
+    "search_settings",
     "setting_label",
     "statistical_checks",
     "statistical_checks_count",
@@ -351,25 +356,49 @@ def _refused(anchor: str, name: str, exc: Exception, started: float) -> Outcome:
                    seconds=time.perf_counter() - started)
 
 
+def budget_for(plan: StatisticalPlan, profile: Profile, bulk: bool) -> SearchBudget:
+    """The search budget of ``plan`` (the profile's, scaled by the entry's cost; vectorised with ``bulk``)."""
+    assert plan.entry.statistical is not None
+    return _budget(plan.entry.statistical, profile, bulk)
+
+
+def search_settings(plan: StatisticalPlan, sampler: Callable[[Mapping[str, Any]], Sampler]) -> list[Setting]:
+    """One search setting per point of the plan's sweep, with ``sampler(params)`` and the reference's claim."""
+    e = plan.entry
+    return [Setting(setting_label(p), sampler(p), e.claim(p), horizon_of(e, p), space)
+            for p, space in zip(plan.settings, plan.spaces, strict=True)]
+
+
+def run_search(plan: StatisticalPlan, sampler: Callable[[Mapping[str, Any]], Sampler], profile: Profile, bulk: bool,
+               *, level: float, seed: int, executor: Executor | None,
+               power: PowerStatement | None = None) -> SearchResult:
+    """The statistical mode's witness search of ``plan`` on runs from ``sampler`` (the program's; the reference's
+    with a planted leak when the power is calibrated: :mod:`dpstream.conformance.power`)."""
+    return search(search_settings(plan, sampler), plan.spaces[0], budget_for(plan, profile, bulk), level=level,
+                  seed=derived_seed(seed, plan.entry.anchor), target_excess=profile_spec(profile).target_excess,
+                  executor=executor, power=power)
+
+
 def _privacy(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: bool, program: Program) -> Outcome:
+    from dpstream.conformance.power import power_statement
+
     started = time.perf_counter()
     e, name = plan.entry, "privacy: witness search"
     assert e.statistical is not None
     profile = Profile(config.profile)
-    prof = profile_spec(profile)
-    budget = _budget(e.statistical, profile, bulk)
-    settings = [Setting(setting_label(p), _sampler(config, plan, p, bulk), e.claim(p), horizon_of(e, p), space)
-                for p, space in zip(plan.settings, plan.spaces, strict=True)]
+    budget = budget_for(plan, profile, bulk)
+    power = power_statement(plan, profile, bulk, level, config.power_table)
     try:
         with _executor(config) as executor:
-            result = search(settings, plan.spaces[0], budget, level=level, seed=derived_seed(config.seed, e.anchor),
-                            target_excess=prof.target_excess, executor=executor)
+            result = run_search(plan, partial(_sampler, config, plan, bulk=bulk), profile, bulk, level=level,
+                                seed=config.seed, executor=executor, power=power)
     except (ProgramRefusedError, ProtocolError) as exc:
         return _refused(e.anchor, name, exc, started)
     verdict = {"violation": Verdict.VIOLATION, "pass": Verdict.PASS, "inconclusive": Verdict.INCONCLUSIVE}[
         result.verdict]
     law = {} if e.model is not None else {"law": NO_LAW}
-    budget_data = {"fit": budget.fit, "select": budget.select, "holdout": budget.holdout, "carried": budget.carried}
+    budget_data = {"fit": budget.fit, "select": budget.select, "holdout": budget.holdout, "carried": budget.carried,
+                   "tail": budget.tail}
     return Outcome(Mode.STATISTICAL, e.anchor, name, None, verdict, message=result.detail(),
                    details={**result.to_data(), "false_alarm": level, "budget": budget_data, **law},
                    seconds=time.perf_counter() - started)
