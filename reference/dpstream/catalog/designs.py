@@ -8,13 +8,16 @@ the search tries, every one a valid stream (:func:`valid_events`).
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections import Counter as Multiset
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dpstream.audit.neighbours import event_pairs
 
-__all__ = ["Event", "event_neighbours", "valid_events"]
+__all__ = ["Event", "contrasts", "event_neighbours", "valid_events"]
 
 Event = tuple[Any, ...]
 """One event: the item's coordinates (a point, a record), then +1 (inserted) or -1 (removed)."""
@@ -83,3 +86,54 @@ def event_neighbours(batches: Sequence[Sequence[Event]], inserted: Sequence[tupl
         if removal is not None:
             add(t, removal, True, f"drop the removal of {list(removal[:-1])}")
     return out
+
+
+MAX_CONTRASTS = 48
+"""Declared statistics per setting (the search proposes events on each, for every neighbouring pair)."""
+_TIMED = re.compile(r"^t=(\d+) (.*)$")
+
+
+def contrasts(names: Sequence[str], quantities: Sequence[str], *, total: str | None = None
+              ) -> list[tuple[str, Mapping[str, float]]]:
+    """The sensitivity analysis of the synthesizers, as linear statistics of their features (``t=<t> <quantity><cell>``
+    names; :class:`~dpstream.catalog.entry.SearchDesign`): one event changes a count at every step from its time on,
+    and a record that moves changes two cells in opposite directions. For every quantity prefix of ``quantities``:
+
+    * every cell's count summed over the steps (the evidence of a persistent change adds up while independent noise
+      does not);
+    * at every step, and summed over the steps, the difference of consecutive cells (in the order of the names);
+    * with ``total``, the sum of the features whose name starts with it (e.g. the size of PrivTree's subtree).
+    """
+    by_cell: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    by_step: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for name in names:
+        match = _TIMED.match(name)
+        step, rest = (match.group(1), match.group(2)) if match else ("", name)
+        for q in quantities:
+            if rest.startswith(q):
+                by_cell[(q, rest)][name] = 1.0
+                by_step[(q, step)].append(name)
+                break
+    out: list[tuple[str, Mapping[str, float]]] = []
+    if total is not None:
+        chosen = {n: 1.0 for n in names if n.startswith(total)}
+        if len(chosen) > 1:
+            out.append((f"sum of '{total}'", chosen))
+    for (_, cell), weights in by_cell.items():
+        if len(weights) > 1:
+            out.append((f"{cell} summed over the steps", weights))
+    differences: dict[str, dict[str, float]] = defaultdict(dict)
+    steps: list[tuple[str, Mapping[str, float]]] = []
+    for members in by_step.values():
+        for a, b in itertools.pairwise(members):
+            steps.append((f"{a} - {b}", {a: 1.0, b: -1.0}))
+            key = f"{_cell(a)} - {_cell(b)} summed over the steps"
+            differences[key][a] = 1.0
+            differences[key][b] = -1.0
+    out += [(label, w) for label, w in differences.items() if len(w) > 2]
+    return (out + steps)[:MAX_CONTRASTS]
+
+
+def _cell(name: str) -> str:
+    match = _TIMED.match(name)
+    return match.group(2) if match else name

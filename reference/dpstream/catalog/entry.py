@@ -77,13 +77,19 @@ class SearchDesign:
     * ``features(params, T)``: the fixed-length featurisation of a run's releases (:class:`Features`);
     * ``events(params, f)``: f as :func:`dpstream.audit.neighbours.is_neighbour` reads it under the relation (EVENT:
       batches of event tuples ``(*x, +1 | -1)``; individual relations: the record columns; POINT_REPLACE: the
-      points), so that a test can check every pair.
+      points), so that a test can check every pair;
+    * ``statistics(params, T)``: linear statistics of the features where the papers' sensitivity analysis puts the
+      loss, ``(label, {feature name: weight})`` (a count summed over the steps it persists, the difference of two
+      cells a record moves between, the records of a region): the search proposes events on them first
+      (:func:`dpstream.catalog.designs.contrasts`).
     """
 
     families: Callable[[Mapping[str, Any], int], dict[str, Stream]]
     neighbours: Callable[[Mapping[str, Any], Stream], list[tuple[str, Stream]]]
     features: Callable[[Mapping[str, Any], int], Features]
     events: Callable[[Mapping[str, Any], Sequence[Any]], tuple[Any, ...]]
+    statistics: Callable[[Mapping[str, Any], int], Sequence[tuple[str, Mapping[str, float]]]] = \
+        field(default=lambda p, T: ())
 
 
 @dataclass(frozen=True)

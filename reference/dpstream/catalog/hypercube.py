@@ -21,6 +21,7 @@ from dpstream.catalog.codecs.hypercube import (
     encode_release,
     online_features,
 )
+from dpstream.catalog.designs import contrasts
 from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec
 from dpstream.catalog.params import ParamSchema, integer, positive, string
 from dpstream.claims import Neighbour, PrivacyClaim
@@ -144,7 +145,9 @@ def _replacements(p: P, f: list[Any]) -> list[tuple[str, list[Any]]]:
 
 
 ONLINE_DESIGN = SearchDesign(_point_families, _replacements, lambda p, T: online_features(p["epsilon"], p["d"], T),
-                             lambda p, f: tuple(tuple(x) for x in f))
+                             lambda p, f: tuple(tuple(x) for x in f),
+                             lambda p, T: contrasts(online_features(p["epsilon"], p["d"], T).names,
+                                                    ("n'(", "points in ")))
 
 
 def _online_rejects() -> list[RejectSpec]:

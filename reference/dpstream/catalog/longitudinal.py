@@ -20,6 +20,7 @@ from dpstream.catalog.codecs.longitudinal import (
     encode_window,
     window_features,
 )
+from dpstream.catalog.designs import contrasts
 from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec
 from dpstream.catalog.params import Param, ParamSchema, integer, positive
 from dpstream.claims import Neighbour
@@ -196,12 +197,13 @@ def _substitutions(p: P, f: list[Any]) -> list[tuple[str, list[Any]]]:
     return out
 
 
-def _design(features: Any) -> SearchDesign:
-    return SearchDesign(_report_families, _substitutions, features, lambda p, f: tuple(tuple(c) for c in f))
+def _design(features: Any, quantity: str) -> SearchDesign:
+    return SearchDesign(_report_families, _substitutions, features, lambda p, f: tuple(tuple(c) for c in f),
+                        lambda p, T: contrasts(features(p, T).names, (quantity,), total="ones in synthetic column"))
 
 
-WINDOW_DESIGN = _design(lambda p, T: window_features(T, p["k"]))
-CUMULATIVE_DESIGN = _design(lambda p, T: cumulative_features(T))
+WINDOW_DESIGN = _design(lambda p, T: window_features(T, p["k"]), "p_")
+CUMULATIVE_DESIGN = _design(lambda p, T: cumulative_features(T), "S^_")
 SEARCH_COST = 10
 """Search budget divisor: a run of 3-5 steps through ``dpstream serve`` takes 0.2-0.5 ms (docs/conformance.md)."""
 

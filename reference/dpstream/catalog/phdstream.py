@@ -27,7 +27,7 @@ from dpstream.catalog.codecs.phdstream import (
     subtree_features,
     tree_features,
 )
-from dpstream.catalog.designs import Event, event_neighbours
+from dpstream.catalog.designs import Event, contrasts, event_neighbours
 from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec
 from dpstream.catalog.params import Param, ParamSchema, integer, number, positive, string
 from dpstream.claims import Neighbour
@@ -439,7 +439,9 @@ def _stream_neighbours(p: P, f: list[Any]) -> list[tuple[str, list[Any]]]:
 def _stream_design(synthetic: bool) -> SearchDesign:
     return SearchDesign(_stream_families, _stream_neighbours,
                         lambda p, T: tree_features(partition(p), T, synthetic=synthetic),
-                        lambda p, f: tuple(_batch_events(b) for b in f))
+                        lambda p, f: tuple(_batch_events(b) for b in f),
+                        lambda p, T: contrasts(tree_features(partition(p), T, synthetic=synthetic).names,
+                                               ("G(", "points in ")))
 
 
 def _point_counts(P_: HypercubePartition, points: Sequence[Sequence[float]]) -> dict[str, float]:
@@ -488,7 +490,8 @@ STREAM_COST = 10
 
 PRIVTREE_DESIGN = SearchDesign(
     _privtree_families, _privtree_neighbours, lambda p, T: subtree_features(partition(p)),
-    lambda p, f: tuple(_leaf_events(F, [node_label(v) for v in partition(p).leaves()]) for F in f))
+    lambda p, f: tuple(_leaf_events(F, [node_label(v) for v in partition(p).leaves()]) for F in f),
+    lambda p, T: contrasts(subtree_features(partition(p)).names, ("in S(",), total="in S("))
 
 STATISTICAL_NOTE = ("statistical checks: EVENT neighbours (one point inserted or removed at one time: a point "
                     "added to or an insertion dropped from one batch, a present point removed or a removal dropped); "

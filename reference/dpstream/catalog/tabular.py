@@ -29,7 +29,7 @@ from dpstream.catalog.codecs.tabular import (
     encode_dataset,
     queries_of,
 )
-from dpstream.catalog.designs import Event, event_neighbours
+from dpstream.catalog.designs import Event, contrasts, event_neighbours
 from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec
 from dpstream.catalog.params import Param, ParamSchema, integer, positive, string
 from dpstream.claims import Neighbour, PrivacyClaim
@@ -451,9 +451,11 @@ def _dataset_neighbours(p: P, f: list[Any]) -> list[tuple[str, list[Any]]]:
 
 
 STREAM_DESIGN = SearchDesign(_record_families, _record_neighbours, lambda p, T: dataset_features(_domain(p), T),
-                             lambda p, f: tuple(_step_events(x) for x in f))
+                             lambda p, f: tuple(_step_events(x) for x in f),
+                             lambda p, T: contrasts(dataset_features(_domain(p), T).names, ("g(",)))
 OFFLINE_DESIGN = SearchDesign(_dataset_families, _dataset_neighbours, lambda p, T: dataset_features(_domain(p), T),
-                              lambda p, f: tuple(tuple((*r, 1) for r in x) for x in f))
+                              lambda p, f: tuple(tuple((*r, 1) for r in x) for x in f),
+                              lambda p, T: contrasts(dataset_features(_domain(p), T).names, ("g(",)))
 STREAM_COST = 10
 """Search budget divisor of the streams: a 3-step run through ``dpstream serve`` takes 0.6-0.9 ms (the one-shot
 boxes 0.15-0.2 ms, cost 3), docs/conformance.md."""

@@ -48,7 +48,7 @@ import numpy.typing as npt
 from dpstream.audit.accuracy import accuracy_check
 from dpstream.audit.bounds import chebyshev_bound
 from dpstream.audit.calibration import calibration_linear
-from dpstream.audit.events import DECIMALS
+from dpstream.audit.events import DECIMALS, Linear
 from dpstream.audit.power_statement import PowerStatement
 from dpstream.audit.profiles import COUNTER_ALPHABET, profile_spec
 from dpstream.audit.registry import Profile
@@ -251,9 +251,22 @@ def _space(e: Entry, params: Mapping[str, Any], profile: Profile) -> SearchSpace
     def neighbours(f: list[Any]) -> list[tuple[str, list[Any]]]:
         return design.neighbours(valid, f)
 
+    declared = design.statistics(valid, T)
     return SearchSpace(families={name: partial(_stream, stream) for name, stream in streams.items()},
                        neighbours=_first(neighbours, QUICK_PAIRS) if limited else neighbours,
-                       features=_rounded, feature_names=lambda k: names, threshold_columns=lambda k: k)
+                       features=_rounded, feature_names=lambda k: names, threshold_columns=lambda k: k,
+                       statistics=partial(_declared, declared))
+
+
+def _declared(declared: Sequence[tuple[str, Mapping[str, float]]], names: Sequence[str]) -> list[Linear]:
+    """The design's declared statistics as :class:`~dpstream.audit.events.Linear` statistics of these features."""
+    index = {name: i for i, name in enumerate(names)}
+    out = []
+    for label, weights in declared:
+        used = [(index[n], w) for n, w in weights.items() if n in index]
+        if used:
+            out.append(Linear(tuple(c for c, _ in used), tuple(float(w) for _, w in used), label))
+    return out
 
 
 def _stream(stream: list[Any], T: int) -> list[Any]:
