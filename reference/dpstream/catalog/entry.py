@@ -116,6 +116,10 @@ class StatisticalSpec:
     length: int = 16
     design: SearchDesign | None = None
     cost: int = 1
+    planted: str | None = None
+    """The sites (a regular expression) of the released counts the design's neighbours move: where the power
+    calibration plants a noiseless count or a shared draw (:mod:`dpstream.insecure.planted`); None: any additive
+    draw."""
 
 
 @dataclass(frozen=True)

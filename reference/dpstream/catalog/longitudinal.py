@@ -230,7 +230,7 @@ ENTRIES: tuple[Entry, ...] = (
                                      {"T": 5, "k": 1, "rho": 2.0, "n_pad": 40},
                                      {"T": 3, "k": 3, "rho": 1.0, "n_pad": 40}),
                                     Neighbour.INDIVIDUAL_SUBSTITUTE, alphabet=(0, 1), integer_inputs=True, length=4,
-                                    design=WINDOW_DESIGN, cost=SEARCH_COST),
+                                    design=WINDOW_DESIGN, cost=SEARCH_COST, planted="002-alg1 u3 "),
         notes="RELEASE null before t = k; the noise can exhaust the padding (E-longitudinal-3): the step then raises "
               "PaddingExhaustedError (a StateError, not an input error) and the run is over -- the vectors use "
               "draws that do not, and the statistical sweep uses n_pad = 40 (exhaustion needs a discrete Gaussian "
@@ -257,7 +257,7 @@ ENTRIES: tuple[Entry, ...] = (
             *_step_rejects("002-alg2", CUMULATIVE)],
         statistical=StatisticalSpec(({"T": 4, "rho": 0.5}, {"T": 5, "rho": 2.0}), Neighbour.INDIVIDUAL_SUBSTITUTE,
                                     alphabet=(0, 1), integer_inputs=True, length=4, design=CUMULATIVE_DESIGN,
-                                    cost=SEARCH_COST),
+                                    cost=SEARCH_COST, planted="002-alg2 u5 "),
         notes="counters: tree-based aggregation (002-alg3) with budget rho_b / 2 (E-longitudinal-7); not DP under "
               "add/remove (n records are output). Statistical checks: one individual's sequence substituted; "
               "features: S^^t and the ones of every synthetic column. As "

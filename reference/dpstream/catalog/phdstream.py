@@ -488,6 +488,10 @@ STREAM_COST = 10
 """Search budget divisor of the point-stream entries: a 3-step run through ``dpstream serve`` takes 0.4-0.8 ms
 (PrivTree alone: 0.05-0.08 ms, cost 2), docs/conformance.md."""
 
+PLANTED_COUNTS = "001-alg1 L6 |001-alg3 L7 "
+"""The released counts of the stream boxes (leaf noise, or a vertex's counter): where the power calibration plants a
+noiseless count or a shared draw."""
+
 PRIVTREE_DESIGN = SearchDesign(
     _privtree_families, _privtree_neighbours, lambda p, T: subtree_features(partition(p)),
     lambda p, f: tuple(_leaf_events(F, [node_label(v) for v in partition(p).leaves()]) for F in f),
@@ -511,7 +515,8 @@ ENTRIES: tuple[Entry, ...] = (
         vectors=lambda: _stream_vectors("001-alg1", BASE),
         must_reject=lambda: [*_param_rejects(BASE), *_step_rejects("001-alg1", BASE)],
         statistical=StatisticalSpec(_sweep(), Neighbour.EVENT, alphabet=None, horizon=None, length=3,
-                                    design=_stream_design(False), cost=STREAM_COST),
+                                    design=_stream_design(False), cost=STREAM_COST,
+                                    planted=PLANTED_COUNTS),
         notes="the box's input F in C(T) arrives as point batches, turned into nabla F(., t) by (4) "
               "(TreeLevelOnPoints); RELEASE T(t) and G on T(t); as printed: PrivTree scale of 001-alg5 L3. "
               + STATISTICAL_NOTE,
@@ -537,7 +542,8 @@ ENTRIES: tuple[Entry, ...] = (
              "counter 'block' needs B")]),
             *_step_rejects("001-alg2", OLD_ALG2_PARAMS)],
         statistical=StatisticalSpec(_sweep(tree="001-alg1"), Neighbour.EVENT, alphabet=None, horizon=None, length=3,
-                                    design=_stream_design(True), cost=STREAM_COST),
+                                    design=_stream_design(True), cost=STREAM_COST,
+                                    planted=PLANTED_COUNTS),
         notes="rule (5) is post-processing (the claim is the tree algorithm's); as printed: PrivTree scale of "
               "001-alg5 L3, and 001-alg3 L7 as printed with tree 001-alg3. " + STATISTICAL_NOTE,
         sites=f"{SITES_PRIVTREE}; tree 001-alg1: '001-alg1 L6 t=<t> v=<leaf>'; tree 001-alg3: {SITES_COUNTERS}; "
@@ -556,7 +562,8 @@ ENTRIES: tuple[Entry, ...] = (
         must_reject=lambda: [*_param_rejects(OLD_ALG3_PARAMS, _counter_rejects(OLD_ALG3_PARAMS)),
                              *_step_rejects("001-alg3", OLD_ALG3_PARAMS)],
         statistical=StatisticalSpec(_sweep(counter="simple"), Neighbour.EVENT, alphabet=None, horizon=None,
-                                    length=3, design=_stream_design(False), cost=STREAM_COST),
+                                    length=3, design=_stream_design(False), cost=STREAM_COST,
+                                    planted=PLANTED_COUNTS),
         notes="an instance of online selective counting (001-alg4); input as for 001-alg1 (point batches, (4)); "
               "as printed: d(v, t) = C_v's output (E-phdstream-5) and PrivTree scale of 001-alg5 L3. "
               + STATISTICAL_NOTE,
@@ -597,7 +604,8 @@ ENTRIES: tuple[Entry, ...] = (
         must_reject=lambda: [*_param_rejects(OLD_ALG3_PARAMS, _counter_rejects(OLD_ALG3_PARAMS)),
                              *_step_rejects("001-alg6", OLD_ALG3_PARAMS)],
         statistical=StatisticalSpec(_sweep(counter="simple"), Neighbour.EVENT, alphabet=None, horizon=None,
-                                    length=3, design=_stream_design(True), cost=STREAM_COST),
+                                    length=3, design=_stream_design(True), cost=STREAM_COST,
+                                    planted=PLANTED_COUNTS),
         notes="releases what 001-alg2 around 001-alg3 (same counter) releases on the same tape (section C.1); as "
               "printed: L3's lambda with the full eps and counters at eps/4 (E-phdstream-6). " + STATISTICAL_NOTE,
         sites=f"Algorithm 7 L15 at the PrivTree site {SITES_PRIVTREE}; L20 {SITES_COUNTERS}; {SITES_RULE5}",

@@ -461,9 +461,9 @@ STREAM_COST = 10
 boxes 0.15-0.2 ms, cost 3), docs/conformance.md."""
 
 STREAM_SPEC = StatisticalSpec(_sweep(), Neighbour.EVENT, alphabet=None, horizon=None, length=3, design=STREAM_DESIGN,
-                              cost=STREAM_COST)
+                              cost=STREAM_COST, planted="L16 |L8 i=|L3 i=")
 OFFLINE_SPEC = StatisticalSpec(_sweep(offline=True), Neighbour.EVENT, alphabet=None, horizon=None, length=1,
-                               design=OFFLINE_DESIGN, cost=3)
+                               design=OFFLINE_DESIGN, cost=3, planted="L8 i=")
 
 STAT_NOTE = ("statistical checks: EVENT neighbours (one record added or removed at one time, 003-def3.3) with the "
              "public sizes unchanged; features: the released cell counts")

@@ -253,7 +253,7 @@ def _space(e: Entry, params: Mapping[str, Any], profile: Profile) -> SearchSpace
 
     declared = design.statistics(valid, T)
     return SearchSpace(families={name: partial(_stream, stream) for name, stream in streams.items()},
-                       neighbours=_first(neighbours, QUICK_PAIRS) if limited else neighbours,
+                       neighbours=_first(neighbours, QUICK_PAIRS if limited else THOROUGH_PAIRS),
                        features=_rounded, feature_names=lambda k: names, threshold_columns=lambda k: k,
                        statistics=partial(_declared, declared))
 
@@ -289,15 +289,24 @@ def _first(neighbours: Any, count: int) -> Any:
     return kept
 
 
+DESIGN_BUDGET = {Profile.QUICK: SearchBudget(fit=600, select=600, holdout=6000, carried=8, tail=4),
+                 Profile.THOROUGH: SearchBudget(fit=5000, select=5000, holdout=120_000, carried=6, tail=4)}
+"""The budget of an entry searched with a cost hint (the synthesizers), before it is divided by the cost: sized so
+that the thorough profile runs in about 5 minutes on 2 cores (docs/conformance.md, "Budgets")."""
+THOROUGH_PAIRS = 8
+"""Neighbours per input family on the thorough profile, for entries searched with a design."""
+
+
 def _budget(spec: Any, profile: Profile, bulk: bool) -> SearchBudget:
-    """The profile's budget (vectorised for a program with the bulk op ``runs``); with a cost hint, the line-by-line
-    budget divided by it (floors :data:`MIN_SPLIT`, :data:`MIN_HOLDOUT`), whatever the program announces."""
+    """The profile's budget (vectorised for a program with the bulk op ``runs``); with a cost hint,
+    :data:`DESIGN_BUDGET` divided by it (floors :data:`MIN_SPLIT`, :data:`MIN_HOLDOUT`), whatever the program
+    announces."""
     prof = profile_spec(profile)
     if spec.design is None and spec.cost == 1:
         return prof.vectorised if bulk else prof.line_by_line
-    base = prof.line_by_line
+    base = DESIGN_BUDGET[profile]
     return SearchBudget(fit=max(MIN_SPLIT, base.fit // spec.cost), select=max(MIN_SPLIT, base.select // spec.cost),
-                        holdout=max(MIN_HOLDOUT, base.holdout // spec.cost), carried=base.carried)
+                        holdout=max(MIN_HOLDOUT, base.holdout // spec.cost), carried=base.carried, tail=base.tail)
 
 
 def _quick_sweep(sweep: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

@@ -12,6 +12,10 @@ them wrong:
   release keeps its law, their difference is exact);
 * ``noiseless``: the first additive draw of the run adds no noise (one count released exactly).
 
+``shared`` and ``noiseless`` count only the draws whose site matches ``sites`` (a regular expression; empty: every
+additive draw), so that the leak lands on a count that is released (an entry's catalog names it:
+``StatisticalSpec.planted``); on the command line ``noiseless:<regex>``.
+
 Non-additive draws (post-processing, the exponential mechanism) are passed through unchanged. A fresh wrapper per
 run: "first" and "second" are counted from its creation. ``dpstream serve --plant LEAK`` serves the reference with a
 planted leak in own (and transcript) mode.
@@ -20,6 +24,7 @@ planted leak in own (and transcript) mode.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,22 +41,34 @@ class PlantedLeak:
 
     kind: str
     factor: float = 1.0
+    sites: str = ""
+    """Only additive draws at sites matching this regular expression count as first and second (empty: all)."""
 
     def __post_init__(self) -> None:
         if self.kind not in ("scale", "shared", "noiseless"):
             raise DPStreamInputError("leak", "must be scale/<c>, shared or noiseless", self.kind)
         if self.kind == "scale" and not (math.isfinite(self.factor) and self.factor > 1.0):
             raise DPStreamInputError("leak", "a scale divisor c must be a finite number > 1", self.factor)
+        try:
+            re.compile(self.sites)
+        except re.error as exc:
+            raise DPStreamInputError("leak", f"the site pattern is not a regular expression ({exc})",
+                                     self.sites) from None
 
     @property
     def name(self) -> str:
         return f"scale/{self.factor:g}" if self.kind == "scale" else self.kind
 
+    def at(self, sites: str | None) -> PlantedLeak:
+        """The same leak, counting only draws at sites matching ``sites`` (None: unchanged)."""
+        return self if sites is None else PlantedLeak(self.kind, self.factor, sites)
+
     @classmethod
     def parse(cls, text: str) -> PlantedLeak:
-        """``scale/3``, ``shared`` or ``noiseless``."""
+        """``scale/3``, ``shared`` or ``noiseless``, optionally followed by ``:<regex>`` (the sites that count)."""
+        text, _, sites = text.partition(":")
         if text in ("shared", "noiseless"):
-            return cls(text)
+            return cls(text, 1.0, sites)
         head, _, divisor = text.partition("/")
         if head != "scale" or not divisor:
             raise DPStreamInputError("leak", "must be scale/<c>, shared or noiseless", text)
@@ -59,7 +76,7 @@ class PlantedLeak:
             factor = float(divisor)
         except ValueError:
             raise DPStreamInputError("leak", "scale/<c> needs a number c > 1", text) from None
-        return cls("scale", factor)
+        return cls("scale", factor, sites)
 
     def describe(self) -> str:
         if self.kind == "scale":
@@ -96,21 +113,24 @@ class PlantedNoise(BaseNoiseSource):
         return dispatch(self.inner, site, kind, params)
 
     def _add(self, site: str, kind: DrawKind, params: Params, value: Any) -> tuple[Any, Any]:
-        self._additive += 1
         leak = self.leak
+        counted = not leak.sites or re.search(leak.sites, site) is not None
+        if counted:
+            self._additive += 1
         if leak.kind == "scale":
             if kind is DrawKind.DISCRETE_GAUSSIAN:
                 changed: Params = {"sigma2": params["sigma2"] / leak.factor**2}
             else:
                 changed = {"scale": params["scale"] / leak.factor}
             return dispatch_add(self.inner, site, kind, changed, value)
-        if leak.kind == "noiseless" and self._additive == 1:
+        if counted and leak.kind == "noiseless" and self._additive == 1:
             return value, _zero(kind)
-        if leak.kind == "shared" and self._additive == 2 and self._first is not None and self._first[0] is kind:
+        if counted and leak.kind == "shared" and self._additive == 2 and self._first is not None \
+                and self._first[0] is kind:
             noise = self._first[1]
             return value + noise, noise
         release, noise = dispatch_add(self.inner, site, kind, params, value)
-        if self._additive == 1:
+        if counted and self._additive == 1:
             self._first = (kind, noise)
         return release, noise
 
