@@ -6,7 +6,8 @@ one deliberate fault chosen on the command line. Standard library only, like an 
 FAULT: ``none`` (correct), ``crash-on-step`` (exits at the second step), ``garbage`` (prints a non-JSON
 line as its release), ``hang`` (never answers a step), ``bad-hello`` (hello without "modes"),
 ``accept-everything`` (no validation of params or inputs), ``wrong-scale`` (asks for Lap(2/eps)),
-``extra-draw`` (asks for one more site per step), ``exit-1`` (exits with status 1 at end of input).
+``extra-draw`` (asks for one more site per step), ``exit-1`` (exits with status 1 at end of input),
+``no-horizon-is-1`` (a missing T is taken as T = 1, so a second step is refused: every shipped vector gives T).
 """
 
 from __future__ import annotations
@@ -61,8 +62,9 @@ def main() -> int:
                 continue
             params = message["params"] if isinstance(message.get("params"), dict) else {}
             eps, T = params.get("epsilon"), params.get("T")
+            no_horizon = 1.0 if FAULT == "no-horizon-is-1" else math.inf
             state = {"eps": float(eps) if isinstance(eps, int | float) and eps > 0 else 1.0,
-                     "T": float(T) if isinstance(T, int | float) else math.inf, "t": 0, "g": 0.0}
+                     "T": float(T) if isinstance(T, int | float) else no_horizon, "t": 0, "g": 0.0}
             say({"ok": True})
         elif op == "step":
             x = message.get("input")

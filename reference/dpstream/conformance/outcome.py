@@ -45,6 +45,7 @@ class Mode(StrEnum):
     KNOWN_ANSWER = "known-answer"
     MUST_REJECT = "must-reject"
     STATISTICAL = "statistical"
+    DIFFERENTIAL = "differential"
 
 
 @dataclass(frozen=True)

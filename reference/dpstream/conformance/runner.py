@@ -35,6 +35,12 @@ class ConformConfig:
     jobs: int = 1
     scheduler: str | None = None
     corpus_root: Path | None = None
+    cases: int = 100
+    """Differential mode: fresh cases per algorithm (docs/conformance.md, "Differential checks")."""
+    differential_seconds: float = 60.0
+    """Differential mode: seconds per algorithm, shrinking included."""
+    differential_out: Path = Path("dpstream-differential")
+    """Differential mode: the folder the shrunk cases are written to."""
 
 
 @dataclass
@@ -93,6 +99,15 @@ def plan(config: ConformConfig, hello: Hello) -> tuple[list[Task], list[Outcome]
         if Mode.MUST_REJECT in config.modes:
             for r in corpus.must_reject(anchor, config.corpus_root):
                 tasks.append(Task(Mode.MUST_REJECT, anchor, r.id, partial(_reject, r, tape, by_id)))
+        if Mode.DIFFERENTIAL in config.modes:
+            from dpstream.conformance.differential import NAME, check_differential
+
+            if not tape:
+                skipped.append(_skipped(Mode.DIFFERENTIAL, anchor, "*", "the program has no tape mode"))
+            elif known[anchor].cases is None:
+                skipped.append(_skipped(Mode.DIFFERENTIAL, anchor, "*", "its catalog entry draws no cases"))
+            else:
+                tasks.append(Task(Mode.DIFFERENTIAL, anchor, NAME, partial(check_differential, config, anchor)))
     if Mode.STATISTICAL in config.modes:
         from dpstream.conformance.statistical import statistical_checks, statistical_tasks
 
