@@ -196,7 +196,7 @@ def test_programs_without_tape_mode_are_skipped() -> None:
 
 
 def _cases_of_seeds(anchor: str, seeds: range) -> list[Any]:
-    """The random case of a 2-example run per seed, as the differential mode draws them."""
+    """The random case of a 2-example run per seed, as the differential mode draws them (no fixed_generation)."""
     drawn: list[Any] = []
     for s in seeds:
         @settings(database=None, max_examples=2, deadline=None, phases=(Phase.generate,),

@@ -3,9 +3,11 @@
 A catalog entry's ``cases`` (an :class:`~dpstream.catalog.entry.Entry` field) draws one case -- parameters and an
 input stream, as the protocol's JSON -- through a :class:`CaseDraw`. The differential mode implements the drawer with
 Hypothesis (:func:`dpstream.testing.strategies.catalog_cases`), so that every choice can shrink: a scalar drawn with
-``edges`` is one of them about half of the time and shrinks to the first (list the simplest first), an option of
-:meth:`CaseDraw.choice` shrinks to the first option, and the input streams come from the strategies of
-:mod:`dpstream.testing.strategies` (valid streams: no removal of what is absent, points in the domain, ...).
+``edges`` is one of them about half of the time and shrinks to the first, an option of :meth:`CaseDraw.choice`
+shrinks to the first option, and the input streams come from the strategies of :mod:`dpstream.testing.strategies`
+(valid streams: no removal of what is absent, points in the domain, ...). List the simplest edge and option first:
+a case drawn on an edge shrinks only to an earlier edge, never back into the range (a stream length drawn with
+edges ``(T,)`` would stay T long; ``(1, T)`` shrinks to one step).
 
 The generators weight the edges the known-answer vectors care about (T = 1, 2^k, 2^k +- 1, empty batches, deletions
 back to zero, D = 0, large fanout, extreme parameters, optional parameters left out) and stay within what the docs

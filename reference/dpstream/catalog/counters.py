@@ -269,7 +269,7 @@ def _counter_cases(*, privacy: str = "epsilon", horizon: str = "required", kinds
         elif horizon == "optional":
             params = optional(draw, params, "T", lambda: draw.integer(1, EDGE_HORIZONS[-1], EDGE_HORIZONS))
         T = params.get("T")
-        length = draw.integer(1, T, (T,)) if T is not None else draw.integer(1, UNBOUNDED_LENGTHS[-1],
+        length = draw.integer(1, T, (1, T)) if T is not None else draw.integer(1, UNBOUNDED_LENGTHS[-1],
                                                                               UNBOUNDED_LENGTHS)
         edges = horizon_labels(T, length) if T is not None else (f"{length} steps",)
         if horizon == "optional" and T is None:
@@ -292,7 +292,7 @@ def _multidim_cases(draw: CaseDraw) -> Case:
     else:
         params = optional(draw, params, "T", lambda: draw.integer(1, 65, horizon_edges(65)))
     T = params.get("T")
-    length = draw.integer(1, T, (T,)) if T is not None else draw.integer(1, 65, horizon_edges(65))
+    length = draw.integer(1, T, (1, T)) if T is not None else draw.integer(1, 65, horizon_edges(65))
     edges = (f"d={params['d']}", f"component={component}", *(horizon_labels(T, length) if T else ()))
     return Case(params, draw.vector_stream(params["d"], length), edges)
 

@@ -175,7 +175,7 @@ MAX_T = 9
 
 
 def _reports(draw: CaseDraw, T: int) -> tuple[list[list[int]], tuple[str, ...]]:
-    length = draw.integer(1, T, (T,))
+    length = draw.integer(1, T, (1, T))
     rows = draw.report_matrix(10, length)
     columns = [[row[t] for row in rows] for t in range(length)]
     return columns, (*horizon_labels(T, length), f"n={len(rows)}")

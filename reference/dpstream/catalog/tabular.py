@@ -404,7 +404,7 @@ MAX_K = 6
 
 
 def _tabular_params(draw: CaseDraw, offline: bool) -> tuple[dict[str, Any], tuple[str, ...]]:
-    sizes = [draw.integer(1, 3, (2, 1, 3)) for _ in range(draw.integer(1, 3, (2, 1, 3)))]
+    sizes = [draw.integer(1, 3, (2, 1, 3)) for _ in range(draw.integer(1, 3, (1, 2, 3)))]
     kinds = ("one-way", "workloads-1", *(("two-way", "workloads-2") if len(sizes) > 1 else ()))
     kind = draw.choice(kinds)
     Q = _queries(sizes, kind)

@@ -36,7 +36,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,7 +61,8 @@ from dpstream.vectors.generate import known_answer_vector
 if TYPE_CHECKING:
     from dpstream.conformance.runner import ConformConfig
 
-__all__ = ["NAME", "check_differential", "fixed_generation", "output_problem", "write_vector"]
+__all__ = ["NAME", "check_differential", "fixed_generation", "fresh_cases", "output_problem", "run_seed",
+           "write_vector"]
 
 NAME = "fresh cases"
 """The outcome's name (one check per algorithm)."""
@@ -225,21 +226,46 @@ def _search(s: _Search) -> None:
             if time.perf_counter() > s.new_until:
                 s.cut = True
                 break
-            _run_hypothesis(s, derived_seed(s.config.seed, "differential", s.e.anchor, s.runs))
+            _run_hypothesis(s, run_seed(s.config.seed, s.e.anchor, s.runs))
             s.runs += 1
 
 
 def _run_hypothesis(s: _Search, run_seed: int) -> None:
+    _hypothesis_run(s.e.anchor, run_seed, s.test)
+
+
+def _hypothesis_run(anchor: str, run_seed: int, test: Callable[[Case, int], None]) -> None:
+    """One seeded Hypothesis run of two examples of ``anchor``'s cases and tape seeds: the simplest case, then a
+    random one; a case on which ``test`` raises :class:`_DivergedError` is shrunk."""
     @settings(database=None, max_examples=2, deadline=None, phases=(Phase.generate, Phase.shrink),
               suppress_health_check=list(HealthCheck), report_multiple_bugs=False, verbosity=Verbosity.quiet,
               print_blob=False, derandomize=False)
     @hypothesis_seed(run_seed)
-    @given(case=catalog_cases(s.e.anchor), seed=TAPE_SEEDS)
+    @given(case=catalog_cases(anchor), seed=TAPE_SEEDS)
     def differential(case: Case, seed: int) -> None:
-        s.test(case, seed)
+        test(case, seed)
 
     with contextlib.suppress(_DivergedError, _Stop):
         differential()
+
+
+def run_seed(seed: int, anchor: str, run: int) -> int:
+    """The seed of the differential mode's Hypothesis run number ``run`` for ``anchor`` under ``--seed seed``."""
+    return derived_seed(seed, "differential", anchor, run)
+
+
+def fresh_cases(anchor: str, seed: int, count: int) -> list[tuple[Case, int]]:
+    """The random cases (and tape seeds) of the differential mode's first ``count`` runs for ``anchor`` under
+    ``--seed seed``, without the reference (where it refuses a case, the mode draws another in that run)."""
+    out: list[tuple[Case, int]] = []
+
+    def keep(case: Case, tape: int) -> None:
+        out.append((case, tape))
+
+    with fixed_generation():
+        for run in range(count):
+            _hypothesis_run(anchor, run_seed(seed, anchor, run), keep)
+    return out[1::2]  # every run draws the simplest case first
 
 
 def _vector_path(out: Path, vector: KnownAnswerVector) -> Path:

@@ -1,8 +1,8 @@
 """Hypothesis strategies for testing an implementation of the dpstream algorithms.
 
 Needs `hypothesis <https://hypothesis.readthedocs.io>`_, a dependency of dpstream (the differential mode of
-``dpstream conform`` draws its cases here). dpstream's own property tests (``property_tests/``) draw from these strategies, so another
-implementation can run the same properties on the same kinds of input::
+``dpstream conform`` draws its cases here). dpstream's own property tests (``property_tests/``) draw from these
+strategies, so another implementation can run the same properties on the same kinds of input::
 
     from hypothesis import given
     from dpstream.testing.strategies import counter_streams, epsilons
