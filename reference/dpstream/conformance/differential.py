@@ -49,7 +49,7 @@ from dpstream.catalog import Entry, entry
 from dpstream.catalog.cases import Case
 from dpstream.conformance.outcome import Mode, Outcome, Verdict
 from dpstream.conformance.vector_checks import check_known_answer
-from dpstream.conformance.wire import Program
+from dpstream.conformance.wire import Program, ProtocolError
 from dpstream.errors import DPStreamInputError, StateError
 from dpstream.noise import derived_seed
 from dpstream.tape import TapeError
@@ -226,12 +226,8 @@ def _search(s: _Search) -> None:
             if time.perf_counter() > s.new_until:
                 s.cut = True
                 break
-            _run_hypothesis(s, run_seed(s.config.seed, s.e.anchor, s.runs))
+            _hypothesis_run(s.e.anchor, run_seed(s.config.seed, s.e.anchor, s.runs), s.test)
             s.runs += 1
-
-
-def _run_hypothesis(s: _Search, run_seed: int) -> None:
-    _hypothesis_run(s.e.anchor, run_seed, s.test)
 
 
 def _hypothesis_run(anchor: str, run_seed: int, test: Callable[[Case, int], None]) -> None:
@@ -268,14 +264,10 @@ def fresh_cases(anchor: str, seed: int, count: int) -> list[tuple[Case, int]]:
     return out[1::2]  # every run draws the simplest case first
 
 
-def _vector_path(out: Path, vector: KnownAnswerVector) -> Path:
-    return out / f"{vector.id}.json"
-
-
 def write_vector(out: Path, vector: KnownAnswerVector) -> Path:
     """Write ``vector`` into the folder ``out`` (``<out>/<algorithm>/<name>.json``) and rewrite ``<out>/manifest.json``
     to list every known-answer vector of the folder (so that ``--vectors <out>`` replays them)."""
-    path = _vector_path(out, vector)
+    path = out / f"{vector.id}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(dumps(vector.to_json()), encoding="utf-8")
     rows = []
@@ -314,7 +306,7 @@ def _replay(s: _Search, vector: KnownAnswerVector) -> Outcome:
     try:
         program.start()
         return check_known_answer(program, vector)
-    except Exception as exc:  # the program cannot even start: reported as not reproduced
+    except ProtocolError as exc:  # the copy cannot even start: not reproduced
         return Outcome(Mode.DIFFERENTIAL, vector.algorithm, NAME, Verdict.PROTOCOL_ERROR, message=str(exc))
     finally:
         program.kill()
@@ -330,6 +322,7 @@ def check_differential(config: ConformConfig, anchor: str, program: Program) -> 
     finally:
         if s.program is not program:  # a copy started by the search
             s.program.kill()
+    searched = time.perf_counter() - started
     budget = {"cases": config.cases, "seconds": config.differential_seconds, "seed": config.seed}
     details: dict[str, Any] = {"cases": s.cases, "refused_by_reference": len(s.dropped), "cut": s.cut, "budget": budget}
     finding = s.broken or s.best
@@ -354,7 +347,7 @@ def check_differential(config: ConformConfig, anchor: str, program: Program) -> 
     replay = _replay(s, finding.vector)
     reproduced = replay.verdict is Verdict.DEVIATION
     details.update(found_at_case=s.cases, found_after_seconds=round(s.found_after, 3), shrink_runs=s.shrink_runs,
-                   shrink_seconds=round(time.perf_counter() - started - s.found_after, 3),
+                   shrink_seconds=round(searched - s.found_after, 3),
                    first_failing_case={"steps": len(s.first.vector.inputs), "draws": len(s.first.vector.tape.draws)},
                    reproduced=reproduced, replay=replay.message)
     again = "" if reproduced else " (NOT reproduced when replayed alone on a fresh copy of the program)"
