@@ -156,6 +156,21 @@ def test_the_shrunk_vectors_are_a_corpus_and_the_reports_show_them(tmp_path: Pat
     assert main([*replay, *fake("none")]) == 0
 
 
+def test_a_manifest_in_the_output_folder_keeps_its_rows_or_is_refused(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    run(fake("no-horizon-is-1"), ("001-alg8",), out, seed=1)
+    run(fake("no-horizon-is-1"), ("001-alg8",), out, seed=2)  # the second run keeps the first one's row
+    assert [r["id"] for r in json.loads((out / "manifest.json").read_text())["vectors"]] == [
+        "001-alg8/differential-seed1", "001-alg8/differential-seed2"]
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "manifest.json").write_text('{"not": "a corpus"}')
+    with pytest.raises(SystemExit) as info:
+        main(["conform", "--differential-out", str(foreign), "--", *fake("none")])
+    assert info.value.code == 4 and "not a dpstream corpus manifest" in capsys.readouterr().err
+
+
 def test_the_same_seed_gives_the_same_cases_and_the_same_vector(tmp_path: Path) -> None:
     reports = [run(fake("no-horizon-is-1"), ("001-alg8",), tmp_path / name, seed=seed)
                for name, seed in (("a", 7), ("b", 7), ("c", 8))]

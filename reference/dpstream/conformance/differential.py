@@ -16,8 +16,8 @@ algorithm the program announces (in tape mode) whose catalog entry draws cases (
   smaller seed is kept only where the case still fails, so the seed is part of the shrunk data) -- while the program
   keeps being driven through the protocol. The smallest failing case is then replayed alone on a fresh copy of the
   program (``reproduced`` in the details), written as a known-answer vector in the corpus format to
-  ``<out>/<anchor>/differential-seed<seed>.json`` (``<out>/manifest.json`` lists every vector of the folder, so
-  ``dpstream conform --mode known-answer --vectors <out>`` replays them), and reported with its first divergence.
+  ``<out>/<anchor>/differential-seed<seed>.json`` (listed in ``<out>/manifest.json``, so ``dpstream conform --mode
+  known-answer --vectors <out>`` replays it), and reported with its first divergence.
 * **budget**, per algorithm: ``cases`` fresh cases, or ``differential_seconds`` (the first half for new cases, the
   rest for shrinking), whichever ends first.
 * **reproducible.** The cases are a function of the seed and the algorithm: every Hypothesis run is seeded, has no
@@ -52,9 +52,8 @@ from dpstream.conformance.vector_checks import check_known_answer
 from dpstream.conformance.wire import Program, ProtocolError
 from dpstream.errors import DPStreamInputError, StateError
 from dpstream.noise import derived_seed
-from dpstream.tape import TapeError
 from dpstream.testing.strategies import catalog_cases
-from dpstream.vectors.corpus import CORPUS_FORMAT, MANIFEST, ManifestRow, sha256_of
+from dpstream.vectors.corpus import CORPUS_FORMAT, MANIFEST, CorpusError, ManifestRow, load_manifest, sha256_of
 from dpstream.vectors.format import KnownAnswerVector, dumps
 from dpstream.vectors.generate import known_answer_vector
 
@@ -265,22 +264,19 @@ def fresh_cases(anchor: str, seed: int, count: int) -> list[tuple[Case, int]]:
 
 
 def write_vector(out: Path, vector: KnownAnswerVector) -> Path:
-    """Write ``vector`` into the folder ``out`` (``<out>/<algorithm>/<name>.json``) and rewrite ``<out>/manifest.json``
-    to list every known-answer vector of the folder (so that ``--vectors <out>`` replays them)."""
+    """Write ``vector`` into the folder ``out`` (``<out>/<algorithm>/<name>.json``) and list it in
+    ``<out>/manifest.json`` (made, or kept with its other rows), so that ``--vectors <out>`` replays it."""
     path = out / f"{vector.id}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(dumps(vector.to_json()), encoding="utf-8")
-    rows = []
-    for file in sorted(out.glob("*/*.json")):
-        try:
-            v = KnownAnswerVector.load(file)
-        except (OSError, ValueError, KeyError, TypeError, TapeError):  # not a known-answer vector: not listed
-            continue
-        rows.append(ManifestRow(v.id, "known-answer", v.algorithm, v.params, v.edges,
-                                file.relative_to(out).as_posix(), sha256_of(file)))
-    manifest = {"format": CORPUS_FORMAT, "version": 1, "corpus": "differential",
-                "vectors": [r.to_json() for r in rows]}
-    (out / MANIFEST).write_text(dumps(manifest), encoding="utf-8")
+    manifest = out / MANIFEST
+    before: dict[str, Any] = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
+    rows = {r.id: r for r in load_manifest(out)} if before else {}
+    rows[vector.id] = ManifestRow(vector.id, "known-answer", vector.algorithm, vector.params, vector.edges,
+                                  path.relative_to(out).as_posix(), sha256_of(path))
+    manifest.write_text(dumps({"format": CORPUS_FORMAT, "version": 1, "corpus": before.get("corpus", "differential"),
+                               "vectors": [r.to_json() for r in sorted(rows.values(), key=lambda r: r.id)]}),
+                        encoding="utf-8")
     return path
 
 
@@ -363,6 +359,11 @@ def output_problem(out: Path) -> str | None:
     if out.exists():
         if not out.is_dir():
             return f"--differential-out {out}: not a folder"
+        if (out / MANIFEST).exists():
+            try:
+                load_manifest(out)
+            except (CorpusError, OSError, ValueError, KeyError, TypeError):
+                return f"--differential-out {out}: its {MANIFEST} is not a dpstream corpus manifest"
         return None if os.access(out, os.W_OK) else f"--differential-out {out}: not writable"
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
