@@ -10,7 +10,8 @@ line as its release), ``hang`` (never answers a step), ``bad-hello`` (hello with
 ``ka-mistake`` (exactly one known-answer mistake: a run with T = 1 releases 1e-6 too much), ``crash-on-T1``
 (exits at the step of a run with T = 1), ``sticky-epsilon`` (the first init accepted after a refused one ignores
 its epsilon and asks for Lap(1)), ``dirty-after-refusal`` (the first init accepted after a refused one starts
-its sum at 1 instead of 0).
+its sum at 1 instead of 0),
+``no-horizon-is-1`` (a missing T is taken as T = 1, so a second step is refused: every shipped vector gives T).
 """
 
 from __future__ import annotations
@@ -67,8 +68,9 @@ def main() -> int:
                 continue
             params = message["params"] if isinstance(message.get("params"), dict) else {}
             eps, T = params.get("epsilon"), params.get("T")
+            no_horizon = 1.0 if FAULT == "no-horizon-is-1" else math.inf
             state = {"eps": float(eps) if isinstance(eps, int | float) and eps > 0 else 1.0,
-                     "T": float(T) if isinstance(T, int | float) else math.inf, "t": 0, "g": 0.0}
+                     "T": float(T) if isinstance(T, int | float) else no_horizon, "t": 0, "g": 0.0}
             if refused and FAULT == "sticky-epsilon":
                 state["eps"] = 1.0
             if refused and FAULT == "dirty-after-refusal":

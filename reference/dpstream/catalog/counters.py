@@ -21,6 +21,16 @@ from dpstream.audit.counters.models import (
     unbounded_block_model,
 )
 from dpstream.audit.linear_model import LinearReleaseModel
+from dpstream.catalog.cases import (
+    EDGE_HORIZONS,
+    PRIVACY_EDGES,
+    Case,
+    CaseDraw,
+    CaseGenerator,
+    horizon_edges,
+    horizon_labels,
+    optional,
+)
 from dpstream.catalog.codecs import NUMBER, NUMBER_VECTOR
 from dpstream.catalog.entry import Entry, RejectSpec, StatisticalSpec, VectorSpec
 from dpstream.catalog.params import ParamSchema, integer, positive, string
@@ -239,6 +249,62 @@ def _multidim_model(p: P) -> LinearReleaseModel:
     return multidimensional_model([component.model(p)] * p["d"])
 
 
+# ----------------------------------------------------------------------------------------- differential cases
+UNBOUNDED_LENGTHS = (1, 2, 4, 5, 8, 13, 14, 16, 17, 29, 30, 32, 33, 54, 55, 64, 65, 90, 91, 128, 129)
+"""Stream lengths of the counters without a horizon: 2^k and 2^k + 1 (the hybrid counter's epochs) and the ends of
+the unbounded block counter's partitions (lengths 4, 9, 16, 25, 36: t = 4, 13, 29, 54, 90) and the steps after."""
+INPUT_KINDS = ("integer", "bits", "real")
+
+
+def _counter_cases(*, privacy: str = "epsilon", horizon: str = "required", kinds: Sequence[str] = INPUT_KINDS,
+                   block: bool = False) -> CaseGenerator:
+    """Cases of a counter: the privacy parameter, ``B`` for the block counter, the horizon T (``horizon``:
+    "required", "optional" -- drawn or left out -- or "none"), a stream within T of one of ``kinds``."""
+    def cases(draw: CaseDraw) -> Case:
+        params: dict[str, Any] = {privacy: draw.number(0.001, 1000.0, PRIVACY_EDGES)}
+        if block:
+            params["B"] = draw.integer(1, 16, (1, 2, 3, 4, 8))
+        if horizon == "required":
+            params["T"] = draw.integer(1, EDGE_HORIZONS[-1], EDGE_HORIZONS)
+        elif horizon == "optional":
+            params = optional(draw, params, "T", lambda: draw.integer(1, EDGE_HORIZONS[-1], EDGE_HORIZONS))
+        T = params.get("T")
+        length = draw.integer(1, T, (1, T)) if T is not None else draw.integer(1, UNBOUNDED_LENGTHS[-1],
+                                                                              UNBOUNDED_LENGTHS)
+        edges = horizon_labels(T, length) if T is not None else (f"{length} steps",)
+        if horizon == "optional" and T is None:
+            edges += ("T left out",)
+        return Case(params, draw.counter_stream(draw.choice(kinds), length), edges)
+
+    return cases
+
+
+def _multidim_cases(draw: CaseDraw) -> Case:
+    """001-sec4.3: d in 1..4, each component with the parameters it uses (B for 001-alg9, T for 001-alg10, T optional
+    otherwise), integer vectors within T."""
+    component = draw.choice(("001-alg8", "001-alg9", "001-alg10"))
+    params: dict[str, Any] = {"d": draw.integer(1, 4, (1, 2, 3)), "epsilon": draw.number(0.001, 1000.0, PRIVACY_EDGES),
+                              "component": component}
+    if component == "001-alg9":
+        params["B"] = draw.integer(1, 8, (1, 2, 3))
+    if component == "001-alg10":
+        params["T"] = draw.integer(1, 65, horizon_edges(65))
+    else:
+        params = optional(draw, params, "T", lambda: draw.integer(1, 65, horizon_edges(65)))
+    T = params.get("T")
+    length = draw.integer(1, T, (1, T)) if T is not None else draw.integer(1, 65, horizon_edges(65))
+    edges = (f"d={params['d']}", f"component={component}", *(horizon_labels(T, length) if T else ()))
+    return Case(params, draw.vector_stream(params["d"], length), edges)
+
+
+def _inhomogeneous_cases(draw: CaseDraw) -> Case:
+    """004-alg3: eps, the first level r0 and a constant eps_r; a Boolean stream of up to 64 steps."""
+    params = {"epsilon": draw.number(0.001, 1000.0, PRIVACY_EDGES), "r0": draw.integer(0, 6, (0, 1, 2)),
+              "eps_r": draw.number(0.01, 100.0, (2.0, 1.0, 8.0, 0.5))}
+    length = draw.integer(1, 64, (1, 2, 4, 8, 16, 17, 32, 33, 64))
+    return Case(params, draw.counter_stream("bits", length), (f"r0={params['r0']}", f"{length} steps"))
+
+
 # ----------------------------------------------------------------------------------------- entries
 UNBOUNDED_BLOCK_SPEC = StatisticalSpec(({"epsilon": 0.5}, {"epsilon": 2.0}), Neighbour.STREAM_ENTRY, horizon=None,
                                        length=29)
@@ -304,6 +370,7 @@ ENTRIES: tuple[Entry, ...] = (
                                  ("bits", "reals", "ones", "signed")),
         must_reject=lambda: _rejects("001-alg8", {"epsilon": 1.0, "T": 4}, horizon=True),
         statistical=StatisticalSpec(_sweep(), Neighbour.STREAM_ENTRY),
+        cases=_counter_cases(horizon="optional"),
         notes="as printed = default (no erratum)",
         sites="one draw per step: laplace at '001-alg8 L4 t=<t>', scale 1/epsilon; g(t) = g(t-1) + (f(t) + z)",
     ),
@@ -317,6 +384,7 @@ ENTRIES: tuple[Entry, ...] = (
                              RejectSpec("init-B-zero", {"epsilon": 1.0, "B": 0, "T": 4}, "B must be >= 1",
                                         at_init=True)],
         statistical=StatisticalSpec(_sweep(B=3), Neighbour.STREAM_ENTRY),
+        cases=_counter_cases(horizon="optional", block=True),
         notes="as printed = default (no erratum)",
         sites="block end (t mod B = 0): laplace at '001-alg9 L7 t=<t>'; otherwise laplace at '001-alg9 L10 t=<t>'; "
               "scale 2/epsilon",
@@ -332,6 +400,7 @@ ENTRIES: tuple[Entry, ...] = (
                                  ("bits", "reals", "ones", "counts", "alternating")),
         must_reject=lambda: _rejects("001-alg10", {"epsilon": 1.0, "T": 4}, horizon=True),
         statistical=StatisticalSpec(_sweep(horizons=(13, 16, 4)), Neighbour.STREAM_ENTRY),
+        cases=_counter_cases(),
         sites="one draw per step (the node created at t): laplace at '001-alg10 L8 t=<t>', scale "
               "(floor(log2 T)+1)/epsilon (printed: log2(T)/epsilon)",
     ),
@@ -345,6 +414,7 @@ ENTRIES: tuple[Entry, ...] = (
                                  horizons=(1, 2, 4, 7, 9, 16, 17)),
         must_reject=lambda: _rejects("004-lem3.1", {"epsilon": 1.0, "T": 4}, horizon=True, integer_only=True),
         statistical=StatisticalSpec(_sweep(), Neighbour.STREAM_ENTRY, integer_inputs=True),
+        cases=_counter_cases(kinds=("integer", "bits")),
         sites="as 001-alg10 with discrete_laplace draws",
     ),
     Entry(
@@ -358,6 +428,7 @@ ENTRIES: tuple[Entry, ...] = (
                                  epsilons=(0.1, 0.5, 2.0)),
         must_reject=lambda: _rejects("002-alg3", {"rho": 0.5, "T": 4}, horizon=True, integer_only=True, privacy="rho"),
         statistical=StatisticalSpec(_sweep("rho", (0.1, 1.0)), Neighbour.STREAM_ENTRY, integer_inputs=True),
+        cases=_counter_cases(privacy="rho", kinds=("integer", "bits")),
         sites="one draw per step: discrete_gaussian at '002-alg3 u8 t=<t>', sigma2 (floor(log2 T)+1)/(2 rho)",
     ),
     Entry(
@@ -369,6 +440,7 @@ ENTRIES: tuple[Entry, ...] = (
         vectors=_unbounded_vectors("003-alg4"),
         must_reject=lambda: _rejects("003-alg4", {"epsilon": 1.0}, horizon=False),
         statistical=UNBOUNDED_BLOCK_SPEC,
+        cases=_counter_cases(horizon="none"),
         notes="unbounded: no horizon parameter",
         sites="block ends: laplace at '003-alg4 L14 t=<t>'; in-block: laplace at '003-alg4 L21 t=<t>'; scale 2/epsilon",
     ),
@@ -381,6 +453,7 @@ ENTRIES: tuple[Entry, ...] = (
         vectors=lambda: _unbounded_vectors("000-alg4")()[:3],
         must_reject=lambda: _rejects("000-alg4", {"epsilon": 1.0}, horizon=False)[:8],
         statistical=UNBOUNDED_BLOCK_SPEC,
+        cases=_counter_cases(horizon="none"),
         notes="the same box as 003-alg4 (same code, sites '003-alg4 ...'); its statistical checks are 003-alg4's, "
               "run under its own name",
         sites="as 003-alg4",
@@ -394,6 +467,7 @@ ENTRIES: tuple[Entry, ...] = (
         must_reject=lambda: _rejects("CSS11-hybrid", {"epsilon": 1.0}, horizon=False),
         statistical=StatisticalSpec(({"epsilon": 0.5}, {"epsilon": 2.0}), Neighbour.STREAM_ENTRY, horizon=None,
                                     length=16),
+        cases=_counter_cases(horizon="none"),
         notes="not among the five papers: written from the published structure (docs/counters.md)",
         sites="'CSS11-hybrid L t=<2^k>' and 'CSS11-hybrid B k=<k> / 001-alg10 L8 t=<tau>'",
     ),
@@ -414,6 +488,7 @@ ENTRIES: tuple[Entry, ...] = (
                                      {"d": 3, "epsilon": 1.0, "component": "001-alg9", "B": 3, "T": 13},
                                      {"d": 2, "epsilon": 2.0, "component": "001-alg8", "T": 16}),
                                     Neighbour.STREAM_ENTRY, cost=5),
+        cases=_multidim_cases,
         notes="a section of 001, not a printed box; statistical checks: d-dimensional entries of 0/1, one "
               "coordinate of one entry moved by 1 (l1 change 1); a run through serve takes 0.3-0.4 ms (no vectorised "
               "model: cost 5)",
@@ -430,6 +505,7 @@ ENTRIES: tuple[Entry, ...] = (
                                      boolean_only=True),
         statistical=StatisticalSpec(_sweep(values=(1.0, 4.0), horizons=(16, 24)), Neighbour.STREAM_ENTRY,
                                     integer_inputs=True),
+        cases=_counter_cases(kinds=("bits",)),
         sites="thresholds '004-alg2 u2 j=<j>', tests '004-alg2 u3 j=<j> t=<t>', A_sub scoped (docs/hypercube.md)",
     ),
     Entry(
@@ -446,6 +522,7 @@ ENTRIES: tuple[Entry, ...] = (
                                         "r0 must be >= 0", at_init=True)],
         statistical=StatisticalSpec(({"epsilon": 0.5, "r0": 0, "eps_r": 0.5}, {"epsilon": 2.0, "r0": 1, "eps_r": 2.0}),
                                     Neighbour.STREAM_ENTRY, integer_inputs=True, horizon=None, length=16, cost=3),
+        cases=_inhomogeneous_cases,
         notes="the protocol fixes eps_r constant over levels (the paper allows any sequence); statistical checks: "
               "Boolean streams of 16 steps (levels start at t = 2, 4, 8, 16 for eps = 0.5, r0 = 0, and at t = 1, "
               "2, 4, 8, 16 for eps = 2, r0 = 1), one entry moved by 1; a run through serve takes 0.16 ms (cost 3)",

@@ -3,9 +3,10 @@
 An :class:`Entry` names the algorithm (its anchor, the protocol's algorithm name), how to build it
 from protocol parameters, its parameter schema and JSON codec, where its proof note, doc page and
 errata are, its exact model if it has one, its printed variant if any, the vectors it contributes to
-the corpus (:class:`VectorSpec`, :class:`RejectSpec`) and the space of its statistical checks
-(:class:`StatisticalSpec`). Fields that do not apply hold ``None`` or ``()`` and the entry says why in
-``notes`` (a test checks that every entry is complete or explains itself).
+the corpus (:class:`VectorSpec`, :class:`RejectSpec`), the space of its statistical checks
+(:class:`StatisticalSpec`) and how its fresh differential cases are drawn (:mod:`dpstream.catalog.cases`).
+Fields that do not apply hold ``None`` or ``()`` and the entry says why in ``notes`` (a test checks that every
+entry is complete or explains itself).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dpstream.catalog.cases import CaseGenerator
 from dpstream.catalog.codecs import Codec, Features
 from dpstream.catalog.origins import Origin, record
 from dpstream.catalog.params import ParamSchema
@@ -146,6 +148,8 @@ class Entry:
     vectors: Callable[[], Sequence[VectorSpec]] = field(default=lambda: ())
     must_reject: Callable[[], Sequence[RejectSpec]] = field(default=lambda: ())
     statistical: StatisticalSpec | None = None
+    cases: CaseGenerator | None = None
+    """Fresh cases for the differential mode (:mod:`dpstream.catalog.cases`); ``None``: no differential checks."""
     realised_by: tuple[str, ...] = ()
     """For boxes with no standalone instance (a meta-algorithm, a subroutine): the entries that run it."""
     notes: str = ""

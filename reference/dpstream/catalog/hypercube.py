@@ -13,6 +13,7 @@ from typing import Any
 
 from dpstream.audit.neighbours import point_replace_pairs
 from dpstream.catalog.adapters import Stateless
+from dpstream.catalog.cases import Case, CaseDraw, optional
 from dpstream.catalog.codecs import Codec
 from dpstream.catalog.codecs.hypercube import (
     decode_counts,
@@ -119,6 +120,30 @@ def _consistency_vectors() -> list[VectorSpec]:
     return [VectorSpec(name, {"rule": rule}, inputs, 0, edges) for name, rule, inputs, edges in cases]
 
 
+# ----------------------------------------------------------------------------------------- differential cases
+def _online_cases(draw: CaseDraw) -> Case:
+    """004-alg1: eps (small: steps before the first level; large: a deep tree early), d in 1..4, up to 10 points of
+    [0, 1]^d (boundaries included: the cuts at 0, 1/2, 1 are dyadic, exact in every float arithmetic). eps <= 8: a
+    larger eps grows the tree so fast that a case makes thousands of draws."""
+    params: dict[str, Any] = {"epsilon": draw.number(0.05, 8.0, (2.0, 1.0, 0.5, 0.25, 8.0)),
+                              "d": draw.integer(1, 4, (1, 2, 3))}
+    length = draw.integer(1, 10, (1, 2, 4, 8, 9))
+    return Case(params, draw.points(params["d"], length), (f"d={params['d']}", f"{length} steps"))
+
+
+def _consistency_cases(draw: CaseDraw) -> Case:
+    """004-alg4: the rule left out (equal-shift) or drawn; 1 to 4 independent steps of noisy counts of depth r in
+    0..5 (2^j integers at level j, negative ones included), sometimes written as floats."""
+    params = optional(draw, {}, "rule", lambda: draw.choice(("equal-shift", "proportional")))
+    as_floats = draw.choice((False, True))
+    inputs: list[Any] = []
+    for _ in range(draw.integer(1, 4, (1,))):
+        r = draw.integer(0, 5, (0, 1, 3))
+        levels = [[draw.integer(-3, 9, (0,)) for _ in range(2**j)] for j in range(r + 1)]
+        inputs.append([[float(v) for v in level] for level in levels] if as_floats else levels)
+    return Case(params, inputs, ("integer counts written as floats",) if as_floats else ())
+
+
 # ----------------------------------------------------------------------------------------- statistical checks
 # The witness search through the protocol (docs/conformance.md, "Statistical checks"): point streams of three
 # shapes, POINT_REPLACE neighbours (one point x_tau replaced), the noisy counts and the synthetic points per region.
@@ -218,6 +243,7 @@ ENTRIES: tuple[Entry, ...] = (
         statistical=StatisticalSpec(tuple({"epsilon": eps, "d": d} for eps in (0.5, 2.0) for d in (1, 2)),
                                     Neighbour.POINT_REPLACE, alphabet=None, horizon=None, length=6,
                                     design=ONLINE_DESIGN, cost=20, planted="004-alg1 u6 "),
+        cases=_online_cases,
         notes="one point per step, no horizon (t is public); the region counters are 004-alg3 with 004-alg2 inside "
               "(the counters' entries). As printed: the u2 depth (one level more, E-hypercube-1) and the u6 input "
               "streams from 2^|theta| (E-hypercube-2); the counters stay corrected (their own entries have printed "
@@ -236,6 +262,7 @@ ENTRIES: tuple[Entry, ...] = (
         proof="proofs/proof_hypercube_privacy.py", doc=DOC, errata=("E-hypercube-8", "E-hypercube-9"),
         vectors=_consistency_vectors,
         must_reject=_consistency_rejects,
+        cases=_consistency_cases,
         notes="deterministic (no draws): served as a stateless stream, every step applies 004-alg4 to its INPUT "
               "(the noisy counts) and releases the consistent counts. No as-printed variant on the wire: the printed "
               "condition reads the true counts (E-hypercube-9), which the INPUT does not carry "

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from dpstream.audit.neighbours import individual_substitute_pairs
+from dpstream.catalog.cases import Case, CaseDraw, horizon_labels, optional
 from dpstream.catalog.codecs import Codec
 from dpstream.catalog.codecs.longitudinal import (
     cumulative_features,
@@ -167,6 +168,38 @@ def _step_rejects(anchor: str, valid: P) -> list[RejectSpec]:
     return specs
 
 
+# ----------------------------------------------------------------------------------------- differential cases
+# Fresh cases (dpstream.catalog.cases): T up to 9 (k up to 6: 2^k draws per step), n in 0..10 individuals, streams
+# within T. 002-alg1's padding can run out (E-longitudinal-3): the reference then refuses the run and the case is
+# dropped, so n_pad is mostly large enough.
+MAX_T = 9
+
+
+def _reports(draw: CaseDraw, T: int) -> tuple[list[list[int]], tuple[str, ...]]:
+    length = draw.integer(1, T, (1, T))
+    rows = draw.report_matrix(10, length)
+    columns = [[row[t] for row in rows] for t in range(length)]
+    return columns, (*horizon_labels(T, length), f"n={len(rows)}")
+
+
+def _fixed_window_cases(draw: CaseDraw) -> Case:
+    T = draw.integer(1, MAX_T, (1, 2, 3, 4, 5, 8, 9))
+    params = {"T": T, "k": draw.integer(1, min(T, 6), (1, min(T, 6))),
+              "rho": draw.number(0.01, 100.0, (1.0, 0.1, 8.0, 0.01, 100.0)), "n_pad": draw.integer(0, 60, (40, 0, 1))}
+    columns, edges = _reports(draw, T)
+    return Case(params, columns, (*edges, *(("k=T",) if params["k"] == T else ())))
+
+
+def _cumulative_cases(draw: CaseDraw) -> Case:
+    T = draw.integer(1, MAX_T, (1, 2, 3, 4, 5, 8, 9))
+    params: dict[str, Any] = optional(draw, {"T": T}, "rho_b", lambda: [draw.integer(1, 8) / 4.0 for _ in range(T)])
+    # rho: drawn, or the sum of the given rho_b (quarters: the sum is exact)
+    rho = sum(params["rho_b"]) if "rho_b" in params else draw.number(0.01, 100.0, (1.0, 0.1, 8.0, 0.01, 100.0))
+    params = {"T": T, "rho": rho, **({"rho_b": params["rho_b"]} if "rho_b" in params else {})}
+    columns, edges = _reports(draw, T)
+    return Case(params, columns, (*edges, "rho_b given" if "rho_b" in params else "rho_b left out"))
+
+
 # ----------------------------------------------------------------------------------------- statistical checks
 # The witness search through the protocol (docs/conformance.md, "Statistical checks"): n = 6 individuals' reports,
 # INDIVIDUAL_SUBSTITUTE neighbours (one individual's whole sequence replaced), the released counts.
@@ -231,6 +264,7 @@ ENTRIES: tuple[Entry, ...] = (
                                      {"T": 3, "k": 3, "rho": 1.0, "n_pad": 40}),
                                     Neighbour.INDIVIDUAL_SUBSTITUTE, alphabet=(0, 1), integer_inputs=True, length=4,
                                     design=WINDOW_DESIGN, cost=SEARCH_COST, planted="002-alg1 u3 "),
+        cases=_fixed_window_cases,
         notes="RELEASE null before t = k; the noise can exhaust the padding (E-longitudinal-3): the step then raises "
               "PaddingExhaustedError (a StateError, not an input error) and the run is over -- the vectors use "
               "draws that do not, and the statistical sweep uses n_pad = 40 (exhaustion needs a discrete Gaussian "
@@ -258,6 +292,7 @@ ENTRIES: tuple[Entry, ...] = (
         statistical=StatisticalSpec(({"T": 4, "rho": 0.5}, {"T": 5, "rho": 2.0}), Neighbour.INDIVIDUAL_SUBSTITUTE,
                                     alphabet=(0, 1), integer_inputs=True, length=4, design=CUMULATIVE_DESIGN,
                                     cost=SEARCH_COST, planted="002-alg2 u5 "),
+        cases=_cumulative_cases,
         notes="counters: tree-based aggregation (002-alg3) with budget rho_b / 2 (E-longitudinal-7); not DP under "
               "add/remove (n records are output). Statistical checks: one individual's sequence substituted; "
               "features: S^^t and the ones of every synthetic column. As "

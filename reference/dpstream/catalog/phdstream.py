@@ -12,10 +12,13 @@ INPUT and RELEASE: :mod:`dpstream.catalog.codecs.phdstream` (a point batch per s
 
 from __future__ import annotations
 
+from collections import Counter as Multiset
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 from dpstream.catalog.adapters import OneShot
+from dpstream.catalog.cases import Case, CaseDraw, CaseGenerator, optional
 from dpstream.catalog.codecs import Codec
 from dpstream.catalog.codecs.phdstream import (
     TreeLevelOnPoints,
@@ -393,6 +396,106 @@ def _sweep(**extra: Any) -> tuple[dict[str, Any], ...]:
                  for eps in (0.5, 2.0) for D in (1, 2))
 
 
+# ----------------------------------------------------------------------------------------- differential cases
+# Fresh cases (dpstream.catalog.cases): the tree's parameters with D = 0 and large fanouts weighted (beta^D <= 64),
+# optional parameters left out or drawn, point batches on coordinates that are never on an inner cut of T (docs:
+# "no input coordinate lies on a cut"; 0 and 1, the ends of Omega, are used), with empty batches and a last batch
+# removing every present point weighted.
+COORDINATES = (0.0, 0.05, 0.2, 0.33, 0.5, 0.51, 0.75, 0.9, 1.0, 0.123, 0.618, 0.999)
+"""Candidate coordinates: the strategies' GRID (cell boundaries and points near them) and a few irregular ones."""
+MAX_LEAVES = 64
+
+
+def off_cut_coordinates(fanout: int, D: int, d: int) -> tuple[float, ...]:
+    """The :data:`COORDINATES` not on an inner cut of T: x in (0, 1) with x beta^m an integer for some m <= the number
+    of levels cutting one coordinate (ceil(D/d)); the decimal value is what a reader of the JSON number means."""
+    m = -(-D // d)
+    return tuple(x for x in COORDINATES
+                 if x in (0.0, 1.0) or all((Fraction(str(x)) * fanout**k).denominator != 1 for k in range(1, m + 1)))
+
+
+def _tree_params(draw: CaseDraw) -> dict[str, Any]:
+    D = draw.integer(0, 4, (0, 1, 2, 3))
+    widest = 16 if D <= 1 else round(MAX_LEAVES ** (1 / D))
+    while widest**D > MAX_LEAVES:
+        widest -= 1
+    params: dict[str, Any] = {"d": draw.integer(1, 3, (1, 2, 3)), "D": D}
+    params = optional(draw, params, "fanout", lambda: draw.integer(2, widest, (2, 3, widest)))
+    params["epsilon"] = draw.number(0.01, 1000.0, (2.0, 1.0, 0.5, 8.0, 0.01, 1000.0))
+    params = optional(draw, params, "theta", lambda: draw.number(0.0, 20.0, (0.0, 1.0, 5.0)))
+    return optional(draw, params, "lambda_rule", lambda: draw.choice(("general", "proof", "printed")))
+
+
+def _tree_edges(p: P) -> tuple[str, ...]:
+    labels = [f"d={p['d']}", f"D={p['D']}", f"fanout={p.get('fanout', 2)}"]
+    labels += [f"{k} left out" for k in ("fanout", "theta", "lambda_rule") if k not in p]
+    return tuple(labels)
+
+
+def _counter_params(draw: CaseDraw, params: dict[str, Any]) -> dict[str, Any]:
+    """``counter`` (left out: simple) and ``B`` with the block counter."""
+    params = optional(draw, params, "counter", lambda: draw.choice(("simple", "block")))
+    if params.get("counter") == "block":
+        params["B"] = draw.integer(1, 4, (1, 2))
+    return params
+
+
+def _batches(draw: CaseDraw, p: P) -> tuple[list[dict[str, list[Any]]], tuple[str, ...]]:
+    d, fanout = p["d"], p.get("fanout", 2)
+    events = draw.event_batches(d, off_cut_coordinates(fanout, p["D"], d), draw.integer(1, 5, (1, 2, 3)), 8)
+    edges = []
+    if draw.choice((False, True)):  # a last batch removing every point still present
+        present: Multiset[tuple[Any, ...]] = Multiset()
+        for batch in events:
+            present.update(e[:-1] for e in batch if e[-1] == 1)
+            present.subtract(e[:-1] for e in batch if e[-1] == -1)
+        events.append(tuple((*x, -1) for x, n in sorted(present.items()) for _ in range(n)))
+        edges.append("deletions back to zero")
+    if any(not batch for batch in events):
+        edges.append("empty batch")
+    if any(c in (0.0, 1.0) for batch in events for e in batch for c in e[:-1]):
+        edges.append("x = 0 or 1")
+    return [_events_batch(b) for b in events], (*edges, f"T={len(events)}")
+
+
+def _stream_cases(counters: bool) -> CaseGenerator:
+    """001-alg1 (``counters`` False), 001-alg3 and 001-alg6 (with ``counter`` and ``B``)."""
+    def cases(draw: CaseDraw) -> Case:
+        params = _tree_params(draw)
+        if counters:
+            params = _counter_params(draw, params)
+        inputs, edges = _batches(draw, params)
+        return Case(params, inputs, (*_tree_edges(params), *edges))
+
+    return cases
+
+
+def _phdstream_cases(draw: CaseDraw) -> Case:
+    """001-alg2: ``tree`` left out (001-alg1) or drawn; with 001-alg3 its ``counter``."""
+    params = optional(draw, _tree_params(draw), "tree", lambda: draw.choice(("001-alg1", "001-alg3")))
+    if params.get("tree") == "001-alg3":
+        params = _counter_params(draw, params)
+    inputs, edges = _batches(draw, params)
+    return Case(params, inputs, (*_tree_edges(params), *edges))
+
+
+def _privtree_cases(draw: CaseDraw) -> Case:
+    """001-alg5: F from leaf values (counts, or quarters of either sign), every vertex listed or the zero ones left
+    out (absent vertices are 0)."""
+    params = _tree_params(draw)
+    P_ = partition(PRIVTREE_SCHEMA.validate(params))
+    signed = draw.choice((False, True))
+    leaves = {v: (draw.integer(-8, 24) / 4.0 if signed else float(draw.integer(0, 6))) for v in P_.leaves()}
+    F: dict[Node, float] = {}
+    for leaf, x in leaves.items():
+        for k in range(len(leaf) + 1):
+            F[leaf[:k]] = F.get(leaf[:k], 0.0) + x
+    sparse = draw.choice((False, True))
+    labelled = {node_label(v): F[v] for v in sorted(F, key=lambda u: (len(u), u)) if not (sparse and F[v] == 0.0)}
+    edges = ("signed F" if signed else "counts", *(("zero vertices left out",) if sparse else ()))
+    return Case(params, [labelled], (*_tree_edges(params), *edges))
+
+
 # ----------------------------------------------------------------------------------------- statistical checks
 # The witness search through the protocol (docs/conformance.md, "Statistical checks"): point streams of a few
 # shapes, EVENT neighbours (one point inserted or removed at one time), the released tree and values per vertex.
@@ -517,6 +620,7 @@ ENTRIES: tuple[Entry, ...] = (
         statistical=StatisticalSpec(_sweep(), Neighbour.EVENT, alphabet=None, horizon=None, length=3,
                                     design=_stream_design(False), cost=STREAM_COST,
                                     planted=PLANTED_COUNTS),
+        cases=_stream_cases(counters=False),
         notes="the box's input F in C(T) arrives as point batches, turned into nabla F(., t) by (4) "
               "(TreeLevelOnPoints); RELEASE T(t) and G on T(t); as printed: PrivTree scale of 001-alg5 L3. "
               + STATISTICAL_NOTE,
@@ -544,6 +648,7 @@ ENTRIES: tuple[Entry, ...] = (
         statistical=StatisticalSpec(_sweep(tree="001-alg1"), Neighbour.EVENT, alphabet=None, horizon=None, length=3,
                                     design=_stream_design(True), cost=STREAM_COST,
                                     planted=PLANTED_COUNTS),
+        cases=_phdstream_cases,
         notes="rule (5) is post-processing (the claim is the tree algorithm's); as printed: PrivTree scale of "
               "001-alg5 L3, and 001-alg3 L7 as printed with tree 001-alg3. " + STATISTICAL_NOTE,
         sites=f"{SITES_PRIVTREE}; tree 001-alg1: '001-alg1 L6 t=<t> v=<leaf>'; tree 001-alg3: {SITES_COUNTERS}; "
@@ -564,6 +669,7 @@ ENTRIES: tuple[Entry, ...] = (
         statistical=StatisticalSpec(_sweep(counter="simple"), Neighbour.EVENT, alphabet=None, horizon=None,
                                     length=3, design=_stream_design(False), cost=STREAM_COST,
                                     planted=PLANTED_COUNTS),
+        cases=_stream_cases(counters=True),
         notes="an instance of online selective counting (001-alg4); input as for 001-alg1 (point batches, (4)); "
               "as printed: d(v, t) = C_v's output (E-phdstream-5) and PrivTree scale of 001-alg5 L3. "
               + STATISTICAL_NOTE,
@@ -586,6 +692,7 @@ ENTRIES: tuple[Entry, ...] = (
         must_reject=_privtree_rejects,
         statistical=StatisticalSpec(_sweep(), Neighbour.EVENT, alphabet=None, horizon=None, length=1,
                                     design=PRIVTREE_DESIGN, cost=2),
+        cases=_privtree_cases,
         notes="one-shot, served as a stream of length 1: INPUT the tree function F (a consistent {label: F(v)}), "
               "RELEASE the subtree S; a second input is refused (T = 1); as printed: lambda of L3 as printed "
               "(E-phdstream-4). Statistical checks: F counts a point set; F' = F plus or minus one leaf's path "
@@ -606,6 +713,7 @@ ENTRIES: tuple[Entry, ...] = (
         statistical=StatisticalSpec(_sweep(counter="simple"), Neighbour.EVENT, alphabet=None, horizon=None,
                                     length=3, design=_stream_design(True), cost=STREAM_COST,
                                     planted=PLANTED_COUNTS),
+        cases=_stream_cases(counters=True),
         notes="releases what 001-alg2 around 001-alg3 (same counter) releases on the same tape (section C.1); as "
               "printed: L3's lambda with the full eps and counters at eps/4 (E-phdstream-6). " + STATISTICAL_NOTE,
         sites=f"Algorithm 7 L15 at the PrivTree site {SITES_PRIVTREE}; L20 {SITES_COUNTERS}; {SITES_RULE5}",

@@ -20,6 +20,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from dpstream.catalog.adapters import OneShot
+from dpstream.catalog.cases import Case as FreshCase
+from dpstream.catalog.cases import CaseDraw, optional
 from dpstream.catalog.codecs import Codec
 from dpstream.catalog.codecs.tabular import (
     dataset_features,
@@ -392,6 +394,64 @@ def _sweep(offline: bool = False) -> tuple[dict[str, Any], ...]:
                  for eps in (0.5, 2.0) for k in (1, 2))
 
 
+# ----------------------------------------------------------------------------------------- differential cases
+# Fresh cases (dpstream.catalog.cases): domains of 1 to 3 attributes of 1 to 3 values, every 1-way or 2-way marginal
+# query or workload, k up to |Q| (the offline boxes: up to 2 |Q|, queries selected again) and at most 6, total public
+# (sizes = the net sizes of the steps, sometimes with sizes past the stream) or measured (workloads), A_Dataset left
+# out or drawn; up to 4 steps of up to 6 added records, removing present ones (never more than they add with public
+# sizes, which are >= 0).
+MAX_K = 6
+
+
+def _tabular_params(draw: CaseDraw, offline: bool) -> tuple[dict[str, Any], tuple[str, ...]]:
+    sizes = [draw.integer(1, 3, (2, 1, 3)) for _ in range(draw.integer(1, 3, (1, 2, 3)))]
+    kinds = ("one-way", "workloads-1", *(("two-way", "workloads-2") if len(sizes) > 1 else ()))
+    kind = draw.choice(kinds)
+    Q = _queries(sizes, kind)
+    top = min(MAX_K, 2 * len(Q) if offline else len(Q))
+    params: dict[str, Any] = {"domain": _domain_json(sizes), "queries": Q, "k": draw.integer(1, top, (1, 2, top)),
+                              "epsilon": draw.number(0.01, 100.0, (1.0, 0.2, 8.0, 0.01, 100.0))}
+    total = draw.choice(("public", "measured")) if kind.startswith("workloads") else "public"
+    params = optional(draw, params, "total", lambda: total) if total == "public" else {**params, "total": total}
+    params = optional(draw, params, "A_Dataset", lambda: draw.choice(("mw", "mw-all")))
+    edges = (f"p={len(sizes)}", kind, f"total={total}", *(("k=|Q|",) if params["k"] == len(Q) else ()),
+             *(("A_Dataset left out",) if "A_Dataset" not in params else ()))
+    return params, edges
+
+
+def _fresh_offline(draw: CaseDraw) -> FreshCase:
+    """003-alg1, 000-alg1: one dataset of up to 12 records (n = 0 included)."""
+    params, edges = _tabular_params(draw, offline=True)
+    records = draw.records(params["domain"]["sizes"], 12)
+    if params.get("total", "public") == "public":
+        params["sizes"] = [len(records)]
+    return FreshCase(params, [records], (*edges, f"n={len(records)}"))
+
+
+def _fresh_stream(draw: CaseDraw) -> FreshCase:
+    """003-alg2/3, 000-alg2/3: 1 to 4 steps; every present record may be removed (at most as many as the step adds
+    with public sizes)."""
+    params, edges = _tabular_params(draw, offline=False)
+    public = params.get("total", "public") == "public"
+    present: list[list[int]] = []
+    steps: list[dict[str, list[Any]]] = []
+    for _ in range(draw.integer(1, 4, (1, 2, 3))):
+        added = draw.records(params["domain"]["sizes"], 6)
+        removed: list[list[int]] = []
+        for record in list(present):
+            if (not public or len(removed) < len(added)) and draw.choice((False, True)):
+                removed.append(record)
+                present.remove(record)
+        present += added
+        steps.append({"added": added, "removed": removed})
+    if public:
+        extra = [draw.integer(0, 4) for _ in range(draw.integer(0, 2, (0,)))]
+        params["sizes"] = [len(x["added"]) - len(x["removed"]) for x in steps] + extra
+        edges += ("partial stream",) if extra else ()
+    if any(not x["added"] and not x["removed"] for x in steps):
+        edges += ("a step adding nothing",)
+    return FreshCase(params, steps, (*edges, f"T={len(steps)}"))
+
 # ----------------------------------------------------------------------------------------- statistical checks
 # The witness search through the protocol (docs/conformance.md, "Statistical checks"): record streams whose net
 # sizes are the public sizes, EVENT neighbours (one record added or removed at one time, the public sizes
@@ -480,6 +540,7 @@ ENTRIES: tuple[Entry, ...] = (
         vectors=_offline_vectors("000-alg1"),
         must_reject=lambda: _offline_rejects("000-alg1", {**OFFLINE_VALID, "A_Dataset": "mw-all"}),
         statistical=OFFLINE_SPEC,
+        cases=_fresh_offline,
         notes="003-alg1 with L10 h_i <- R_Dataset(M) fitted from h_0 every iteration (from_scratch); A_Dataset "
               "defaults to mw-all, which then reproduces the 003 chain. One-shot, served as a stream of length 1: "
               "INPUT the dataset f (records), RELEASE g = h_k; a second input is refused. As printed: eps/2 + eps/2 "
@@ -493,6 +554,7 @@ ENTRIES: tuple[Entry, ...] = (
         vectors=lambda: _case_vectors("000-alg2", STREAM_CASES),
         must_reject=lambda: [*_param_rejects(STREAM_VALID), *_step_rejects("000-alg2", STREAM_VALID)],
         statistical=STREAM_SPEC,
+        cases=_fresh_stream,
         notes="A is MWEM (003-alg1 with the entry's A_Dataset, k iterations, eps) run on every differential "
               "dataset nabla f_t with the public size of nabla f_t; g_0 = 0 (000-alg2 L3); the claim is A's. "
               "No printed variant (nothing of this box is corrected). " + STAT_NOTE,
@@ -506,6 +568,7 @@ ENTRIES: tuple[Entry, ...] = (
         vectors=lambda: _case_vectors("000-alg3", STREAM_CASES[:4]),
         must_reject=lambda: _step_rejects("000-alg3", STREAM_VALID)[:4],
         statistical=STREAM_SPEC,
+        cases=_fresh_stream,
         notes="the same box as 003-alg3 (same code, sites '003-alg3 ...'); its parameter rejections are those of "
               "003-alg3; its statistical checks are 003-alg3's, run under its own name",
         sites=SITES_ALG3,
@@ -518,6 +581,7 @@ ENTRIES: tuple[Entry, ...] = (
         vectors=_offline_vectors("003-alg1"),
         must_reject=lambda: _offline_rejects("003-alg1", OFFLINE_VALID),
         statistical=OFFLINE_SPEC,
+        cases=_fresh_offline,
         notes="one-shot, served as a stream of length 1: INPUT the dataset f (records), RELEASE g = h_k (cell counts); "
               "a second input is refused. With total 'public' the one size is |f|. As printed: eps/2 + eps/2 per "
               "iteration (E-tabular-4). " + STAT_NOTE,
@@ -533,6 +597,7 @@ ENTRIES: tuple[Entry, ...] = (
                        "003-alg2 with MW, 1-way marginal queries on {0,1}x{0,1,2}, seed=71")),
         must_reject=lambda: [*_param_rejects(STREAM_VALID), *_step_rejects("003-alg2", STREAM_VALID)],
         statistical=STREAM_SPEC,
+        cases=_fresh_stream,
         notes="h_{t,0} is the uniform dataset of mass N_t; g_0 = 0 (E-tabular-6). As printed: L11's law (eps/k per "
               "selection, E-tabular-1), g_0 = 1, and the mass |nabla f_t| read from the data (E-tabular-3: not "
               "private; the sizes parameter is then unused). " + STAT_NOTE,
@@ -550,6 +615,7 @@ ENTRIES: tuple[Entry, ...] = (
                        "003-alg3 with MW, 1-way marginal queries on {0,1}x{0,1,2}, seed=72")),
         must_reject=lambda: [*_param_rejects(STREAM_VALID), *_step_rejects("003-alg3", STREAM_VALID)],
         statistical=STREAM_SPEC,
+        cases=_fresh_stream,
         notes="an instance of online selective counting (001-alg4, dpstream.tabular.selective); A_Counter Simple "
               "with budget eps/(2k); g_0 = 1 (L4), h_{t,0} = g_{t-1}. As printed: Definition 3.8's printed sign "
               "(E-tabular-2) and the printed workload sensitivity 1/4 (E-tabular-8). " + STAT_NOTE,

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from dpstream.cli_args import existing_dir, writable_dir
+from dpstream.cli_args import existing_dir, positive_float, positive_int, writable_dir
 from dpstream.conformance.outcome import Mode, Outcome
 
 __all__ = ["USAGE_ERROR", "add_serve_arguments", "add_vectors_arguments", "conform_main", "run_serve", "run_vectors"]
@@ -30,6 +30,8 @@ class _ConformParser(argparse.ArgumentParser):
 
 
 def conform_parser() -> argparse.ArgumentParser:
+    from dpstream.conformance.runner import ConformConfig
+
     parser = _ConformParser(
         prog="dpstream conform", formatter_class=argparse.RawDescriptionHelpFormatter,
         usage="dpstream conform [options] -- COMMAND [ARGS...]",
@@ -46,7 +48,8 @@ def conform_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", type=Path, metavar="FILE", help="write a JSON report")
     parser.add_argument("--markdown", type=Path, metavar="FILE", help="write a Markdown report")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for one answer (default: 10)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the statistical checks (default: 0)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the statistical and differential checks (default: 0)")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                         help="program instances run in parallel by statistical checks (default: %(default)s)")
     parser.add_argument("--scheduler", metavar="ADDRESS", help="a Dask scheduler for the statistical trials")
@@ -54,6 +57,14 @@ def conform_parser() -> argparse.ArgumentParser:
     parser.add_argument("--power-table", type=Path, metavar="FILE",
                         help="the measured power that backs 'pass' verdicts (default: the shipped table; "
                              "python -m dpstream.conformance.power calibrate writes one)")
+    parser.add_argument("--cases", type=positive_int, default=ConformConfig.cases, metavar="N",
+                        help="differential mode: fresh cases per algorithm (default: %(default)s)")
+    parser.add_argument("--differential-seconds", type=positive_float, default=ConformConfig.differential_seconds,
+                        metavar="S", help="differential mode: at most S seconds per algorithm, half for new cases, "
+                                          "the rest for shrinking (default: %(default)g)")
+    parser.add_argument("--differential-out", type=Path, default=ConformConfig.differential_out, metavar="DIR",
+                        help="differential mode: write the shrunk cases here as known-answer vectors "
+                             "(default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
@@ -80,7 +91,11 @@ def conform_main(argv: Sequence[str]) -> int:
     args = parser.parse_args(args_part)
     if not command:
         parser.error("give the program after '--': dpstream conform [options] -- COMMAND [ARGS...]")
-    for problem in (_writable(args.junit), _writable(args.json), _writable(args.markdown)):
+    from dpstream.conformance.differential import output_problem
+
+    modes = frozenset(Mode) if args.mode == "all" else frozenset({Mode(args.mode)})
+    out_problem = output_problem(args.differential_out) if Mode.DIFFERENTIAL in modes else None
+    for problem in (_writable(args.junit), _writable(args.json), _writable(args.markdown), out_problem):
         if problem:
             parser.error(problem)
     if args.timeout <= 0:
@@ -93,10 +108,11 @@ def conform_main(argv: Sequence[str]) -> int:
         parser.error(f"--power-table {args.power_table}: no such file")
     if args.vectors is not None and not (args.vectors / "manifest.json").is_file():
         parser.error(f"--vectors {args.vectors}: no manifest.json there")
-    modes = frozenset(Mode) if args.mode == "all" else frozenset({Mode(args.mode)})
     config = ConformConfig(command=tuple(command), modes=modes, profile=args.profile,
                            algorithms=tuple(args.algorithm), timeout=args.timeout, seed=args.seed, jobs=args.jobs,
-                           scheduler=args.scheduler, corpus_root=args.vectors, power_table=args.power_table)
+                           scheduler=args.scheduler, corpus_root=args.vectors, power_table=args.power_table,
+                           cases=args.cases, differential_seconds=args.differential_seconds,
+                           differential_out=args.differential_out)
     report = conform(config, progress=_progress(args.no_progress))
     print(format_table(report))
     for path, write in ((args.json, write_json), (args.junit, write_junit), (args.markdown, write_markdown)):

@@ -46,6 +46,7 @@ class Mode(StrEnum):
     MUST_REJECT = "must-reject"
     STATISTICAL = "statistical"
     TRANSCRIPT = "transcript"
+    DIFFERENTIAL = "differential"
 
 
 @dataclass(frozen=True)

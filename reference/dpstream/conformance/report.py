@@ -132,6 +132,16 @@ def write_junit(report: ConformReport, path: Path) -> None:
     xml.write(str(path), pretty=True)
 
 
+def _minimal_case(o: Outcome) -> list[str]:
+    """A differential finding's case in full (parameters, inputs, tape seed) and its vector file, as Markdown."""
+    case = o.details.get("minimal_case")
+    if not isinstance(case, dict):
+        return []
+    shown = {k: case.get(k) for k in ("params", "inputs", "tape_seed")}
+    return ["", f"  Minimal case, written to `{o.details.get('vector')}` (a known-answer vector):", "",
+            "  ```json", *(f"  {line}" for line in json.dumps(shown, indent=1).splitlines()), "  ```", ""]
+
+
 def write_markdown(report: ConformReport, path: Path) -> None:
     lines = ["# dpstream conform report", "", f"`dpstream conform -- {' '.join(report.config.command)}`", ""]
     if report.hello is not None:
@@ -146,7 +156,9 @@ def write_markdown(report: ConformReport, path: Path) -> None:
                       key=lambda o: severity(o.verdict), reverse=True)  # stable: the worst first, then run order
     if findings:
         lines += ["", "## Findings", ""]
-        lines += [f"* **{o.verdict.value}** `{o.algorithm}` {o.mode.value} `{o.name}`: {o.message}" for o in findings]
+        for o in findings:
+            lines.append(f"* **{o.verdict.value}** `{o.algorithm}` {o.mode.value} `{o.name}`: {o.message}")
+            lines += _minimal_case(o)
     status = report.exit_status
     lines += ["", f"Exit status **{status}**: the program {EXIT_TEXT[status]}."]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -40,6 +40,12 @@ class ConformConfig:
     corpus_root: Path | None = None
     power_table: Path | None = None
     """The power table that backs ``pass`` verdicts (default: the shipped one; dpstream.conformance.power)."""
+    cases: int = 100
+    """Differential mode: fresh cases per algorithm (docs/conformance.md, "Differential checks")."""
+    differential_seconds: float = 60.0
+    """Differential mode: seconds per algorithm, shrinking included."""
+    differential_out: Path = Path("dpstream-differential")
+    """Differential mode: the folder the shrunk cases are written to."""
 
 
 @dataclass
@@ -103,6 +109,15 @@ def plan(config: ConformConfig, hello: Hello) -> tuple[list[Task], list[Outcome]
             tasks.append(Task(Mode.KNOWN_ANSWER, anchor, v.id, partial(_known, v, replays)))
         for r in rejects:
             tasks.append(Task(Mode.MUST_REJECT, anchor, r.id, partial(_reject, r, tape, by_id, replays)))
+        if Mode.DIFFERENTIAL in config.modes:
+            from dpstream.conformance.differential import NAME, check_differential
+
+            if not tape:
+                skipped.append(_skipped(Mode.DIFFERENTIAL, anchor, "*", "the program has no tape mode"))
+            elif known[anchor].cases is None:
+                skipped.append(_skipped(Mode.DIFFERENTIAL, anchor, "*", "its catalog entry draws no cases"))
+            else:
+                tasks.append(Task(Mode.DIFFERENTIAL, anchor, NAME, partial(check_differential, config, anchor)))
     tasks.extend(_statistical(config, [a for a in chosen if a in known], hello, skipped))
     return tasks, skipped
 

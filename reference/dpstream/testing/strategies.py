@@ -1,9 +1,8 @@
 """Hypothesis strategies for testing an implementation of the dpstream algorithms.
 
-Needs `hypothesis <https://hypothesis.readthedocs.io>`_, a development dependency of dpstream
-(``pip install 'dpstream[dev]'``); importing this module without it raises ``ImportError``.
-dpstream's own property tests (``property_tests/``) draw from these strategies, so another
-implementation can run the same properties on the same kinds of input::
+Needs `hypothesis <https://hypothesis.readthedocs.io>`_, a dependency of dpstream (the differential mode of
+``dpstream conform`` draws its cases here). dpstream's own property tests (``property_tests/``) draw from these
+strategies, so another implementation can run the same properties on the same kinds of input::
 
     from hypothesis import given
     from dpstream.testing.strategies import counter_streams, epsilons
@@ -26,7 +25,9 @@ implementation can run the same properties on the same kinds of input::
 * neighbouring inputs for every :class:`dpstream.claims.Neighbour`:
   :func:`neighbouring_pairs` (one relation or any), as :class:`dpstream.audit.neighbours.NeighbourPair`,
   which is what the audit engine consumes (:func:`dpstream.audit.neighbours.is_neighbour` holds
-  for every pair drawn).
+  for every pair drawn);
+* whole cases of any algorithm of the catalog, protocol parameters and inputs as JSON, weighted toward the edges:
+  :func:`catalog_cases` (what ``dpstream conform --mode differential`` draws; the entry's ``cases`` says how).
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ from dpstream.audit.neighbours import (
     point_replace_pairs,
     stream_entry_pairs,
 )
+from dpstream.catalog import entry
+from dpstream.catalog.cases import Case
 from dpstream.claims import Neighbour
 from dpstream.phdstream.partition import HypercubePartition
 from dpstream.phdstream.stream import PointEvents
@@ -57,6 +60,7 @@ __all__ = [
     "GRID",
     "Event",
     "block_sizes",
+    "catalog_cases",
     "counter_streams",
     "cube_points",
     "depths",
@@ -470,3 +474,68 @@ def records_around(draw: st.DrawFn, domain: Domain, max_rows: int = 12) -> Any:
         bad[i] = draw(st.sampled_from(["0", None]))
     records.insert(draw(st.integers(0, len(records))), bad)
     return records
+
+
+# --- whole cases of a catalog entry ---------------------------------------------------------------------------
+
+SMALLEST_NORMAL = 2.2250738585072014e-308
+
+
+def _normal(x: float) -> float:
+    """A subnormal float as 0.0 (a JSON reader in another language may refuse one as out of range)."""
+    return x if x == 0.0 or abs(x) >= SMALLEST_NORMAL else 0.0
+
+
+class _CaseDrawer:
+    """:class:`dpstream.catalog.cases.CaseDraw` over a Hypothesis draw function: every choice shrinks, the streams
+    are the strategies above (as JSON lists)."""
+
+    def __init__(self, draw: st.DrawFn) -> None:
+        self._draw = draw
+
+    def integer(self, low: int, high: int, edges: Sequence[int] = ()) -> int:
+        inside = [e for e in edges if low <= e <= high]
+        anywhere = st.integers(low, high)
+        return self._draw(st.one_of(st.sampled_from(inside), anywhere) if inside else anywhere)
+
+    def number(self, low: float, high: float, edges: Sequence[float] = ()) -> float:
+        inside = [e for e in edges if low <= e <= high]
+        anywhere = st.floats(low, high, allow_nan=False, allow_infinity=False, allow_subnormal=False)
+        return float(self._draw(st.one_of(st.sampled_from(inside), anywhere) if inside else anywhere))
+
+    def choice(self, options: Sequence[Any]) -> Any:
+        return self._draw(st.sampled_from(list(options)))
+
+    def counter_stream(self, kind: str, length: int, bound: float = 3) -> list[Any]:
+        stream = self._draw(counter_streams(kind, min_size=length, max_size=length, bound=bound))
+        return [_normal(x) if isinstance(x, float) else x for x in stream]
+
+    def vector_stream(self, d: int, length: int, bound: int = 3) -> list[list[int]]:
+        return self._draw(vector_streams(d, min_size=length, max_size=length, bound=bound))
+
+    def event_batches(self, d: int, coordinates: Sequence[float], batches: int,
+                      max_new: int) -> list[tuple[Event, ...]]:
+        return list(self._draw(event_tuples(d, coordinates, batches, batches, max_new)))
+
+    def report_matrix(self, max_n: int, length: int) -> list[list[int]]:
+        rows: list[list[int]] = self._draw(record_matrices(max_n=max_n, max_T=length, min_T=length)).tolist()
+        return rows
+
+    def points(self, d: int, length: int) -> list[list[float]]:
+        return [[_normal(x) for x in p] for p in self._draw(point_streams(d, min_size=length, max_size=length))]
+
+    def records(self, sizes: Sequence[int], max_rows: int) -> list[list[int]]:
+        domain = Domain(tuple(f"x{i}" for i in range(len(sizes))), tuple(sizes))
+        rows: list[list[int]] = self._draw(tabular_rows(domain, max_rows=max_rows)).tolist()
+        return rows
+
+
+@st.composite
+def catalog_cases(draw: st.DrawFn, anchor: str) -> Case:
+    """One case of the catalog entry ``anchor`` (:mod:`dpstream.catalog.cases`): protocol parameters and inputs as
+    JSON, drawn by the entry's ``cases``. The reference may still refuse a case (it then is none: filter with
+    ``assume``); ``dpstream conform --mode differential`` draws its cases here."""
+    e = entry(anchor)
+    if e.cases is None:
+        raise ValueError(f"{anchor} draws no cases ({e.notes or 'see the catalog'})")
+    return e.cases(_CaseDrawer(draw))

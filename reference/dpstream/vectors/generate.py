@@ -34,7 +34,7 @@ from dpstream.vectors.corpus import (
 )
 from dpstream.vectors.format import KnownAnswerVector, MustRejectVector, dumps
 
-__all__ = ["Problem", "generate", "run_inputs", "verify"]
+__all__ = ["Problem", "generate", "known_answer_vector", "run_inputs", "verify"]
 
 
 def run_inputs(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], noise: NoiseSource) -> list[Any]:
@@ -50,12 +50,21 @@ def _record(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], seed: in
     return run_inputs(e, params, inputs, recorder), recorder.tape
 
 
-def _known_answer(e: Entry, spec: VectorSpec) -> KnownAnswerVector:
+def known_answer_vector(e: Entry, vid: str, params: Mapping[str, Any], inputs: Sequence[Any], seed: int,
+                        edges: Sequence[str] = (), description: str = "",
+                        meta: Mapping[str, Any] | None = None) -> KnownAnswerVector:
+    """The known-answer vector ``vid``: ``inputs`` run on the reference under
+    ``TapeRecorder(InsecureSeededNoise(seed))`` (raises what the reference raises on invalid parameters or inputs)."""
     assert e.codec is not None
-    expected, tape = _record(e, spec.params, spec.inputs, spec.seed)
-    return KnownAnswerVector(f"{e.anchor}/{spec.name}", e.anchor, dict(spec.params), list(spec.inputs), tape,
-                             expected, e.codec.tolerance, spec.edges,
-                             spec.description or f"{e.title}; {len(spec.inputs)} steps, seed {spec.seed}")
+    expected, tape = _record(e, params, inputs, seed)
+    return KnownAnswerVector(vid, e.anchor, dict(params), list(inputs), tape, expected, e.codec.tolerance,
+                             tuple(edges), description or f"{e.title}; {len(inputs)} steps, seed {seed}",
+                             dict(meta or {}))
+
+
+def _known_answer(e: Entry, spec: VectorSpec) -> KnownAnswerVector:
+    return known_answer_vector(e, f"{e.anchor}/{spec.name}", spec.params, spec.inputs, spec.seed, spec.edges,
+                               spec.description)
 
 
 def _refused(call: Callable[[], object]) -> bool:
