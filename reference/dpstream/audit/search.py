@@ -379,7 +379,7 @@ class Certified:
                 "eps_lower_bound": finite(self.eps_lb), "claimed_eps": finite(self.claimed),
                 "histogram": {"edges": [finite(e) for e in edges], "f": list(on_f), "f_prime": list(on_fp),
                               "threshold": finite(self.witness.event.thresholds[0]),
-                              "kind": self.witness.event.kind}}
+                              "upper": self.witness.event.upper[0], "kind": self.witness.event.kind}}
 
 
 def finite(x: float) -> float | str:

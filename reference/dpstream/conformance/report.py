@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import json
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from dpstream.audit.search import finite
 from dpstream.conformance.outcome import Mode, Outcome, Verdict, severity, worst
+from dpstream.conformance.pictures import text_block, witness_histogram, witness_png, witnesses_of
 from dpstream.conformance.runner import ConformReport
 
-__all__ = ["format_table", "to_json", "write_junit", "write_markdown"]
+__all__ = ["dumps", "format_table", "plain", "to_json", "write_json", "write_junit", "write_markdown"]
 
 WIDTH = 100
 MAX_FINDINGS = 25
@@ -104,8 +108,31 @@ def to_json(report: ConformReport) -> dict[str, Any]:
     }
 
 
+def plain(value: Any) -> Any:
+    """``value`` as strict JSON data: numpy scalars and arrays to numbers and lists, infinite and undefined floats to
+    the strings "inf", "-inf" and "nan" (JSON has no Infinity or NaN), anything else unknown to its text."""
+    if isinstance(value, bool) or value is None or isinstance(value, str | int):
+        return value
+    if isinstance(value, float | np.floating):
+        return finite(float(value))
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.ndarray):
+        return plain(value.tolist())
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return str(value)
+
+
+def dumps(doc: Any) -> str:
+    """Strict JSON (:func:`plain`): every report file parses with any JSON parser."""
+    return json.dumps(plain(doc), indent=1, allow_nan=False)
+
+
 def write_json(report: ConformReport, path: Path) -> None:
-    path.write_text(json.dumps(to_json(report), indent=1, default=str) + "\n", encoding="utf-8")
+    path.write_text(dumps(to_json(report)) + "\n", encoding="utf-8")
 
 
 def write_junit(report: ConformReport, path: Path) -> None:
@@ -125,7 +152,7 @@ def write_junit(report: ConformReport, path: Path) -> None:
                     case.system_err = tail
             elif o.verdict in (Verdict.DEVIATION, Verdict.VIOLATION):
                 failure = Failure(o.message, o.verdict.value)
-                failure.text = json.dumps(dict(o.details), indent=1, default=str)
+                failure.text = dumps(dict(o.details))
                 case.result = [failure]
             suite.add_testcase(case)
         xml.add_testsuite(suite)
@@ -159,6 +186,20 @@ def write_markdown(report: ConformReport, path: Path) -> None:
         for o in findings:
             lines.append(f"* **{o.verdict.value}** `{o.algorithm}` {o.mode.value} `{o.name}`: {o.message}")
             lines += _minimal_case(o)
+    pictured = [o for o in report.outcomes if witnesses_of(o.details)]
+    if pictured:
+        lines += ["", "## Witnesses", "",
+                  "The best event of each privacy search: the held-out runs per bin of its statistic on f and on f', "
+                  "the bins inside the event marked.", ""]
+        folder = path.with_name(path.stem + "-files")
+        for o in pictured:
+            for title, data in witnesses_of(o.details):
+                heading = f"{o.algorithm} {o.mode.value}: {title} ({o.privacy.value if o.privacy else o.verdict.value})"
+                lines += [f"### {heading}", ""]
+                png = folder / f"{o.algorithm}-{o.mode.value}-{title.replace(' ', '-')}.png"
+                if witness_png(data, png, heading):
+                    lines += [f"![{heading}]({folder.name}/{png.name})", ""]
+                lines += [*text_block(witness_histogram(data, title)), ""]
     status = report.exit_status
     lines += ["", f"Exit status **{status}**: the program {EXIT_TEXT[status]}."]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

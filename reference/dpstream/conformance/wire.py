@@ -36,6 +36,8 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 STDERR_LINES = 200
+RUNS_PER_TIMEOUT = 1000
+"""A ``runs`` message of N runs is given N / RUNS_PER_TIMEOUT times the answer timeout (at least one timeout)."""
 
 
 class ProtocolError(RuntimeError):
@@ -270,7 +272,7 @@ class Program:
         value is the list of runs (each a list of releases), ``draws`` one list of draws per run in transcript
         mode."""
         self.send({"op": "runs", "inputs": list(inputs), "count": count})
-        message = self.receive()
+        message = self.receive(self.timeout * max(1.0, count / RUNS_PER_TIMEOUT))
         kind = self._expect(message, "runs_reply", "error")
         if kind == "error":
             return Reply("error", message["error"])
