@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -269,6 +269,8 @@ class Witness:
     origin: str = "threshold"
     predicted: float = -math.inf
     span: tuple[float, float] = (0.0, 1.0)
+    ladder: tuple[float, ...] = ()
+    """Deeper thresholds of the same one-sided event, carried with it to the held-out split (:func:`_ladder`)."""
 
     def statistic(self, F: FloatArray) -> FloatArray:
         return self.event.statistics[0](F)
@@ -301,23 +303,64 @@ class _Pair:
     f_prime: tuple[Any, ...]
 
 
-def _span(statistic: Any, A: FloatArray, B: FloatArray) -> tuple[float, float]:
-    x = np.concatenate([statistic(A), statistic(B)])
+def _span(a: FloatArray, b: FloatArray) -> tuple[float, float]:
+    x = np.concatenate([a, b])
     x = x[np.isfinite(x)]
     if x.size == 0:
         return (0.0, 1.0)
     return float(np.quantile(x, 0.001)), float(np.quantile(x, 0.999))
 
 
-def _witnesses(pair: _Pair, proposals: Sequence[Proposal], A: FloatArray, B: FloatArray) -> list[Witness]:
-    spans: dict[Any, tuple[float, float]] = {}
+LADDER = (3.0, 10.0, 30.0)
+"""Expected held-out hits on the unfavoured side of the deeper thresholds carried with a one-sided event."""
+
+
+def _tail_quantiles(u: FloatArray, ps: Sequence[float], upper: bool) -> list[float]:
+    """Thresholds c with P[u >= c] ~ p (``upper``; else P[u <= c] ~ p): the empirical quantile where at least 5 of the
+    values lie beyond it, else an exponential tail fitted to the outer 10% of the values (None when it is flat)."""
+    x = np.sort(u if upper else -u)
+    n = x.size
+    out: list[float] = []
+    if n < 20:
+        return out
+    q = float(np.quantile(x, 0.9))
+    excess = float(np.mean(x[x > q] - q)) if np.any(x > q) else 0.0
+    for p in ps:
+        if p * n >= 5:
+            c = float(np.quantile(x, 1.0 - p))
+        elif excess > 0:
+            c = q + excess * math.log(0.1 / p)
+        else:
+            continue
+        out.append(c if upper else -c)
+    return out
+
+
+def _ladder(p: Proposal, values: tuple[FloatArray, FloatArray], n_hold: int) -> tuple[float, ...]:
+    """Deeper thresholds of a one-sided event on one statistic: where the unfavoured side is expected to have
+    :data:`LADDER` hits among ``n_hold`` runs (beyond the event's own threshold). A small leak in a noise scale shows
+    only that deep (docs/audits.md); each rung is one more event carried, in the Bonferroni count."""
+    e = p.event
+    if e.kind != "threshold" or len(e.statistics) != 1:
+        return ()
+    unfavoured = values[1] if p.favours_f else values[0]
+    up, c = e.upper[0], e.thresholds[0]
+    rungs = _tail_quantiles(unfavoured, [k / n_hold for k in LADDER], up)
+    deeper = sorted({round(r, DECIMALS) for r in rungs if (r > c if up else r < c)}, reverse=not up)
+    return tuple(deeper)
+
+
+def _witnesses(pair: _Pair, proposals: Sequence[Proposal], A: FloatArray, B: FloatArray,
+               n_hold: int) -> list[Witness]:
+    values: dict[Any, tuple[FloatArray, FloatArray]] = {}
     out = []
     for p in proposals:
         s = p.event.statistics[0]
-        if s not in spans:
-            spans[s] = _span(s, A, B)
+        if s not in values:
+            values[s] = (s(A), s(B))
+        span = _span(*values[s])
         out.append(Witness(pair.setting, pair.family, pair.label, pair.f, pair.f_prime, p.event, p.favours_f,
-                           p.delta, p.origin, p.predicted, spans[s]))
+                           p.delta, p.origin, p.predicted, span, _ladder(p, values[s], n_hold)))
     return out
 
 
@@ -527,7 +570,7 @@ def search(
                 B_fit = FB[:budget.fit]
                 found = propose(A_fit, B_fit, rank, threshold_columns=sp.threshold_columns(R.shape[1]),
                                 contrasts=contrasts, relations=relations)
-                ws = _witnesses(pair, found, A_fit, B_fit)
+                ws = _witnesses(pair, found, A_fit, B_fit, budget.holdout)
                 scores = _score(ws, A_sel, FB[budget.fit:], rank)
                 proposals.extend(zip(scores, ws, strict=True))
     if not proposals:
@@ -576,7 +619,8 @@ def _carry(proposals: Sequence[tuple[float, Witness]], budget: SearchBudget) -> 
     chosen = [w for _, w in _distinct(ordinary, budget.carried)]
     seen = {_key(w) for w in chosen}
     chosen += [w for _, w in _distinct([p for p in tails if _key(p[1]) not in seen], budget.tail)]
-    return chosen
+    rungs = [replace(w, event=replace(w.event, thresholds=(c,)), ladder=()) for w in chosen for c in w.ladder]
+    return chosen + [w for w in rungs if _key(w) not in seen]
 
 
 def _key(w: Witness) -> tuple[Any, ...]:
