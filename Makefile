@@ -29,12 +29,15 @@ lint: $(VENV)/.test-installed
 typecheck: $(VENV)/.test-installed
 	$(BIN)/mypy --strict reference tests property_tests proofs examples tools benchmarks
 
+# One BLAS thread per test process: JOBS processes already share the cores (docs/developing.md, "Test budgets").
+THREADS := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+
 test: lint typecheck
-	$(BIN)/python -m pytest -n $(JOBS) -p no:cacheprovider
+	$(THREADS) $(BIN)/python -m pytest -n $(JOBS) -p no:cacheprovider
 
 # Everything, including the long audits marked `slow` (not part of CI).
 test-full: lint typecheck
-	$(BIN)/python -m pytest -n $(JOBS) -p no:cacheprovider -m ''
+	$(THREADS) $(BIN)/python -m pytest -n $(JOBS) -p no:cacheprovider -m ''
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .hypothesis $(OUT)

@@ -86,6 +86,12 @@ class NoiseLaw:
     def is_integer(self) -> bool:
         return self.kind is not DrawKind.LAPLACE
 
+    def scaled(self, factor: float) -> NoiseLaw:
+        """The law with its scale (the standard deviation of a discrete Gaussian) multiplied by ``factor``."""
+        if self.kind is DrawKind.DISCRETE_GAUSSIAN:
+            return NoiseLaw(self.kind, self.parameter * factor**2)
+        return NoiseLaw(self.kind, self.parameter * factor)
+
     def variance(self) -> float:
         """Exact variance of the law."""
         if self.kind is DrawKind.LAPLACE:

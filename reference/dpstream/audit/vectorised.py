@@ -16,7 +16,9 @@ its own known-answer vectors' parameters and inputs.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -26,8 +28,9 @@ from dpstream.audit.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.audit.protocol import flatten
 from dpstream.errors import DPStreamInputError, require_int_at_least
 from dpstream.insecure.batch import BulkNoise
+from dpstream.insecure.planted import PlantedLeak
 
-__all__ = ["LinearModelSampler", "noise_matrix"]
+__all__ = ["LinearModelSampler", "PlantedModelSampler", "noise_matrix"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -65,3 +68,32 @@ class LinearModelSampler:
 
     def sample(self, inputs: Sequence[Any], runs: int, seed: int) -> FloatArray:
         return self.releases(inputs, noise_matrix(self.model.laws, runs, seed))
+
+
+class PlantedModelSampler(LinearModelSampler):
+    """INSECURE: :class:`LinearModelSampler` with a :class:`~dpstream.insecure.planted.PlantedLeak` planted into its
+    noise matrix, as :class:`~dpstream.insecure.planted.PlantedNoise` plants it into a line-by-line run: every law's
+    scale divided by c (``scale/c``), the first term at a matching site without noise (``noiseless``), the second
+    matching term given the first's noise (``shared``; terms in the model's order, which is the draw order). The
+    vectorised runs the power calibration uses for the counters (:mod:`dpstream.conformance.power`)."""
+
+    def __init__(self, model: LinearReleaseModel, leak: PlantedLeak) -> None:
+        if leak.kind == "scale":
+            model = replace(model, laws=tuple(law.scaled(1.0 / leak.factor) for law in model.laws))
+        super().__init__(model)
+        self.leak = leak
+        self._terms = [j for j, site in enumerate(model.sites) if not leak.sites or re.search(leak.sites, site)]
+
+    def plant(self, Z: npt.ArrayLike) -> FloatArray:
+        """The noise matrix with the leak planted (a copy)."""
+        out = np.array(Z, dtype=np.float64)
+        if self.leak.kind == "noiseless" and self._terms:
+            out[:, self._terms[0]] = 0.0
+        if self.leak.kind == "shared" and len(self._terms) >= 2:
+            first, second = self._terms[:2]
+            if self.model.laws[first].kind == self.model.laws[second].kind:
+                out[:, second] = out[:, first]
+        return out
+
+    def sample(self, inputs: Sequence[Any], runs: int, seed: int) -> FloatArray:
+        return self.releases(inputs, self.plant(noise_matrix(self.model.laws, runs, seed)))
