@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import dpstream
-from dpstream.cli_args import Parser, prepare_output_dir, staged_output_dir, writable_dir
+from dpstream.cli_args import BLAS_THREADS, Parser, prepare_output_dir, staged_output_dir, writable_dir
 from dpstream.errors import DPStreamInputError
 from dpstream.experiments import discover
 from dpstream.experiments.data import default_data_dir
@@ -99,9 +99,6 @@ def _run(args: argparse.Namespace) -> int:
     if written:
         print(f"wrote {len(written)} file(s) to {final}: " + ", ".join(str(p.relative_to(final)) for p in written))
     return status
-
-
-BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def _one_blas_thread() -> None:

@@ -28,6 +28,7 @@ from typing import Any, NoReturn, TypeVar
 from dpstream.errors import DPStreamInputError
 
 __all__ = [
+    "BLAS_THREADS",
     "STAGING_PREFIX",
     "Flatten",
     "Parser",
@@ -48,6 +49,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+"""The environment variables that set how many threads numpy's BLAS starts (the commands set them to 1)."""
 STAGING_PREFIX = ".dpstream-partial-"
 """Name prefix of a run's staging folder inside its output folder (left behind only if the process is killed)."""
 

@@ -22,6 +22,8 @@ import argparse
 import hashlib
 import json
 import math
+import os
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from datetime import date
@@ -35,6 +37,7 @@ from dpstream.audit.registry import Profile
 from dpstream.audit.sampler import trial_executor
 from dpstream.catalog import entries
 from dpstream.claims import Measure
+from dpstream.cli_args import BLAS_THREADS
 from dpstream.conformance.entry_sampler import EntrySampler
 from dpstream.conformance.statistical import (
     FALSE_ALARM,
@@ -161,7 +164,17 @@ def calibrate(anchor: str, profile: Profile, reps: int, *, bulk: bool = False, s
             "leaks": rows}
 
 
+def _single_blas_thread(argv: Sequence[str] | None) -> None:
+    """Run again with one BLAS thread per process if the caller did not choose (numpy is imported already, so the
+    setting needs a new process; see ``dpstream.cli._one_blas_thread``)."""
+    if argv is None and any(v not in os.environ for v in BLAS_THREADS):
+        for v in BLAS_THREADS:
+            os.environ.setdefault(v, "1")
+        os.execv(sys.executable, [sys.executable, "-m", "dpstream.conformance.power", *sys.argv[1:]])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _single_blas_thread(argv)
     parser = argparse.ArgumentParser(prog="python -m dpstream.conformance.power",
                                      description=(__doc__ or "").splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)

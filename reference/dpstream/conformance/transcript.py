@@ -223,7 +223,11 @@ def _exactness(program: Program, plan: StatisticalPlan, cases: Sequence[tuple[Ma
         if ref.failed:
             found.exact.append(f"{where}: the reference cannot run on the reported draws: {ref.failed}")
         for issue in ref.issues[:3]:
-            found.exact.append(f"{where}: {issue.describe()}")
+            if issue.what == "unexpected-site":  # asked for by the reference, absent from the report
+                found.exact.append(f"{where}: step {issue.step}: the reference draws {issue.site!r} "
+                                   f"({issue.got}), which the program did not report")
+            else:
+                found.exact.append(f"{where}: {issue.describe()}")
         if ref.unused:
             found.exact.append(f"{where}: {len(ref.unused)} reported draw(s) the reference never makes, e.g. "
                                f"{ref.unused[0]!r}")

@@ -1,0 +1,109 @@
+"""Transcript mode (docs/conformance.md, "Transcript mode"): the wire shapes ``dpstream serve`` answers, the
+harness's exactness, seed and law checks on programs with planted transcript faults, and the aimed search.
+
+Deterministic checks (exactness, seed) have no false alarm; the law tests run at the conform run's share of its
+1e-3 budget, with the harness's fixed seed 0.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dpstream.catalog import entry
+from dpstream.conformance.outcome import Mode, Verdict
+from dpstream.conformance.runner import ConformConfig, conform
+from dpstream.conformance.serve import Server
+from dpstream.conformance.transcript import TranscriptError, parse_draws, replay
+from dpstream.conformance.wire import validator
+
+PROGRAM = Path(__file__).resolve().parent / "transcript_program.py"
+SERVE = [sys.executable, "-m", "dpstream.cli", "serve"]
+
+
+def _serve(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[str] = []
+    feed = iter(json.dumps(x) + "\n" for x in lines)
+    Server(lambda: next(feed, ""), out.append).loop()
+    return [json.loads(x) for x in out]
+
+
+def test_serve_reports_the_draws_of_every_step_run_and_runs() -> None:
+    init = {"op": "init", "algorithm": "001-alg10", "params": {"epsilon": 1.0, "T": 4}, "noise": "transcript",
+            "seed": 3}
+    replies = _serve([{"op": "hello"}, init, {"op": "step", "input": 1}, {"op": "step", "input": 0},
+                      {"op": "run", "inputs": [1, 0, 1]}, {"op": "runs", "inputs": [1, 1], "count": 3}])
+    hello, ok, s1, s2, run, runs = replies
+    assert "transcript" in hello["modes"] and ok == {"ok": True}
+    assert [d["site"] for d in s1["draws"]] == ["001-alg10 L8 t=1"]
+    assert [d["site"] for d in s2["draws"]] == ["001-alg10 L8 t=2"]  # a step reports its own draws only
+    assert [d["site"] for d in run["draws"]] == [f"001-alg10 L8 t={t}" for t in (1, 2, 3)]
+    assert len(runs["runs"]) == 3 and len(runs["draws"]) == 3 and all(len(d) == 2 for d in runs["draws"])
+    for reply, definition in ((s1, "release"), (run, "releases"), (runs, "runs_reply")):
+        assert validator(definition)(reply) == []
+    e = entry("001-alg10")
+    again = replay(e, {"epsilon": 1.0, "T": 4}, [1, 0, 1], parse_draws(run["draws"]))
+    assert again.failed is None and not again.issues and again.releases == run["releases"]
+
+
+@pytest.mark.parametrize("raw", [
+    "not a list", [{"site": "s", "kind": "laplace", "params": {"scale": 1.0}}],
+    [{"site": "s", "kind": "laplace", "params": {"scale": -1.0}, "value": 0.0}],
+    [{"site": "s", "kind": "gauss", "params": {}, "value": 0.0}],
+    [{"site": "s", "kind": "laplace", "params": {"scale": 1.0}, "value": "x"}],
+    [{"site": "s", "kind": "coin", "params": {}, "value": True}, {"site": "s", "kind": "coin", "params": {},
+                                                                   "value": False}],
+])
+def test_malformed_transcripts_are_refused(raw: Any) -> None:
+    with pytest.raises(TranscriptError):
+        parse_draws(raw)
+
+
+def _transcript(command: list[str], algorithm: str = "001-alg8") -> Any:
+    config = ConformConfig(command=tuple(command), modes=frozenset({Mode.TRANSCRIPT}), algorithms=(algorithm,),
+                           timeout=30.0)
+    report = conform(config)
+    return [o for o in report.outcomes if o.mode is Mode.TRANSCRIPT]
+
+
+def test_the_reference_passes_transcript_mode() -> None:
+    (outcome,) = _transcript(SERVE)
+    assert outcome.verdict is Verdict.PASS, outcome.message
+    assert outcome.details["exact_cases"] >= 1 and outcome.details["law_tests"] > 10
+
+
+@pytest.mark.parametrize(("fault", "says"), [
+    ("drop-site", "which the program did not report"),
+    ("lie", "not the replay of the reported draws"),
+    ("wrong-params", "expected params"),
+    ("unseeded", "the same seed did not reproduce the run"),
+])
+def test_transcript_faults_are_deviations_naming_the_fault(fault: str, says: str) -> None:
+    (outcome,) = _transcript([sys.executable, str(PROGRAM), fault])
+    assert outcome.verdict is Verdict.DEVIATION, outcome.message
+    assert any(says in line for line in outcome.details["exact_findings"]), outcome.details["exact_findings"]
+
+
+def test_replies_without_draws_break_the_protocol() -> None:
+    (outcome,) = _transcript([sys.executable, str(PROGRAM), "no-draws"])
+    assert outcome.verdict is Verdict.PROTOCOL_ERROR and "draws" in outcome.message
+
+
+def test_a_program_without_transcript_mode_is_skipped(tmp_path: Path) -> None:
+    simple = Path(__file__).resolve().parents[2] / "examples" / "conformance" / "python" / "simple_counter.py"
+    (outcome,) = _transcript([sys.executable, str(simple)])
+    assert outcome.verdict is Verdict.SKIPPED and "transcript" in outcome.message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("leak", ["shared", "noiseless"])
+def test_a_leak_seen_in_the_transcript_is_certified_by_the_aimed_search(leak: str) -> None:
+    """The planted draw is found by the law tests and the search aimed at its site certifies it (quick profile)."""
+    (outcome,) = _transcript([*SERVE, "--plant", leak], "001-alg10")
+    assert outcome.conformance is Verdict.DEVIATION
+    assert outcome.privacy is Verdict.VIOLATION, outcome.message
+    assert outcome.details["aimed_search"]["verdict"] == "violation"
