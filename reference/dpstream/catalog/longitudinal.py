@@ -22,7 +22,7 @@ from dpstream.catalog.codecs.longitudinal import (
     window_features,
 )
 from dpstream.catalog.designs import contrasts
-from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec
+from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec, with_integers_as_floats
 from dpstream.catalog.params import Param, ParamSchema, integer, positive
 from dpstream.claims import Neighbour
 from dpstream.longitudinal.cumulative import CumulativeSynthesizer
@@ -250,7 +250,7 @@ ENTRIES: tuple[Entry, ...] = (
         proof="proofs/proof_longitudinal_fixed_window.py", doc=DOC,
         errata=("E-longitudinal-1", "E-longitudinal-2", "E-longitudinal-3", "E-longitudinal-6"),
         as_printed=lambda p, n: _fixed_window(p, n, printed=True),
-        vectors=_fixed_window_vectors,
+        vectors=with_integers_as_floats(_fixed_window_vectors, "fixed-window-T6-k2-rho1"),
         must_reject=lambda: [
             *_param_rejects(FIXED, (
                 ("k-zero", {**FIXED, "k": 0}, "k must be >= 1"),
@@ -281,13 +281,15 @@ ENTRIES: tuple[Entry, ...] = (
         proof="proofs/proof_longitudinal_cumulative.py", doc=DOC,
         errata=("E-longitudinal-7", "E-longitudinal-8", "E-longitudinal-9", "E-longitudinal-10"),
         as_printed=lambda p, n: _cumulative(p, n, printed=True),
-        vectors=_cumulative_vectors,
+        vectors=with_integers_as_floats(_cumulative_vectors, "T4-n8"),
         must_reject=lambda: [
             *_param_rejects(CUMULATIVE, (
                 ("rho-b-short", {**CUMULATIVE, "rho_b": [1.0, 1.0]}, "rho_b holds T budgets"),
                 ("rho-b-sum", {**CUMULATIVE, "rho_b": [0.5, 0.5, 0.5, 0.1]}, "rho_b sums to rho"),
                 ("rho-b-negative", {**CUMULATIVE, "rho_b": [1.0, 1.0, 1.0, -1.0]}, "every rho_b > 0"),
-                ("rho-b-not-array", {**CUMULATIVE, "rho_b": 0.5}, "rho_b is a JSON array"))),
+                ("rho-b-not-array", {**CUMULATIVE, "rho_b": 0.5}, "rho_b is a JSON array"),
+                ("rho-b-null", {**CUMULATIVE, "rho_b": None},
+                 "rho_b is a JSON array: a parameter is given or absent, null is no value"))),
             *_step_rejects("002-alg2", CUMULATIVE)],
         statistical=StatisticalSpec(({"T": 4, "rho": 0.5}, {"T": 5, "rho": 2.0}), Neighbour.INDIVIDUAL_SUBSTITUTE,
                                     alphabet=(0, 1), integer_inputs=True, length=4, design=CUMULATIVE_DESIGN,
