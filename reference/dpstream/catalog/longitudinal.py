@@ -266,14 +266,16 @@ ENTRIES: tuple[Entry, ...] = (
                                     design=WINDOW_DESIGN, cost=SEARCH_COST, planted="002-alg1 u3 "),
         cases=_fixed_window_cases,
         notes="RELEASE null before t = k; the noise can exhaust the padding (E-longitudinal-3): the step then raises "
-              "PaddingExhaustedError (a StateError, not an input error) and the run is over -- the vectors use "
+              "PaddingExhaustedError (a StateError, not an input error; on the wire an error answer, and every later "
+              "step is answered with an error) and the run is over -- the vectors use "
               "draws that do not, and the statistical sweep uses n_pad = 40 (exhaustion needs a discrete Gaussian "
               "below -40 with variance <= 12). Statistical checks: one individual's whole sequence substituted (the "
               "paper's model; n fixed); features: p^t and the ones of every synthetic column. "
               "As printed: variance (T-k+1)/(2 rho) (E-longitudinal-1)",
         sites="'002-alg1 u3 t=<t> s=<k bits>' (discrete_gaussian, sigma2 (T-k+1)/rho); "
-              "'002-alg1 u11 t=<t> z=<k-1 bits>' (coin); '002-alg1 u16 t=<t> z=<k-1 bits>' (choice); "
-              "the empty z (k = 1) is '-'",
+              "'002-alg1 u11 t=<t> z=<k-1 bits>' (coin, only when Delta_z is not an integer); "
+              "'002-alg1 u16 t=<t> z=<k-1 bits>' (choice, for every z, also of 0 or of all records); "
+              "the empty z (k = 1) is '-'; record order and the release layout: docs/longitudinal.md, 'On the wire'",
     ),
     Entry(
         "002-alg2", "Private synthetic data preserving cumulative queries", "longitudinal",
@@ -300,6 +302,7 @@ ENTRIES: tuple[Entry, ...] = (
               "features: S^^t and the ones of every synthetic column. As "
               "printed: counter b gets the printed rho_b",
         sites="counter M_b scoped '002-alg2 u5 b=<b> / 002-alg3 u8 t=<local t>' (discrete_gaussian); "
-              "'002-alg2 u8 t=<t> b=<b>' (choice of I_b)",
+              "'002-alg2 u8 t=<t> b=<b>' (choice of I_b, for every b, also of 0 or of all records); "
+              "docs/longitudinal.md, 'On the wire'",
     ),
 )

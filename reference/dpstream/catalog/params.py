@@ -51,7 +51,7 @@ class Param:
             schema["enum"] = list(self.enum)
         if self.items is not None:
             schema["items"] = dict(self.items)
-        if not self.required:
+        if not self.required and self.default is not None:  # no default: the key is absent; null is no value
             schema["default"] = self.default
         return schema
 

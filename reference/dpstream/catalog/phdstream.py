@@ -62,7 +62,7 @@ FANOUT = integer("fanout", "fanout beta of T: the vertex at depth k cuts coordin
                  minimum=2, required=False, default=2)
 EPSILON = positive("epsilon", "privacy budget eps (pure DP, EVENT neighbours)")
 THETA = number("theta", "threshold count theta >= 0 of PrivTree", minimum=0.0, required=False, default=0.0)
-LAMBDA_RULE = string("lambda_rule", "PrivTree's scale: general (lambda = D/eps), proof (App. A), printed (L3)",
+LAMBDA_RULE = string("lambda_rule", "PrivTree's scale: general (lambda = max(D, 1)/eps), proof (App. A), printed (L3)",
                      tuple(r.value for r in LambdaRule), default=LambdaRule.GENERAL.value)
 COUNTER = string("counter", "the counter C_v of every vertex: simple (001-alg8) or block (001-alg9, with B)",
                  ("simple", "block"), default="simple")
@@ -137,7 +137,9 @@ BATCH_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["points", "moves"],
     "properties": {"points": {"type": "array", "items": _NUMBERS},
                    "moves": {"type": "array", "items": {"enum": [1, -1]}}}}
-_LABELS = {"type": "array", "items": {"type": "string"}}
+LABEL_PATTERN = r"^(root|(0|[1-9][0-9]*)([.](0|[1-9][0-9]*))*)$"
+"""A vertex label: ``root`` or the dotted path of child indices, in decimal without leading zeros."""
+_LABELS = {"type": "array", "items": {"type": "string", "pattern": LABEL_PATTERN}}
 SUBTREE_SCHEMA: dict[str, Any] = {"type": "object", "required": ["nodes", "leaves"], "additionalProperties": False,
                                   "properties": {"nodes": _LABELS, "leaves": _LABELS}}
 TREE_SCHEMA: dict[str, Any] = {
@@ -160,7 +162,8 @@ def _tree_function(value: Any, params: P) -> dict[Node, float]:
     return decode_tree_function(value, partition(PRIVTREE_SCHEMA.validate(params)))
 
 
-PRIVTREE_CODEC = Codec({"type": "object", "additionalProperties": {"type": "number"}}, SUBTREE_SCHEMA,
+PRIVTREE_CODEC = Codec({"type": "object", "propertyNames": {"pattern": LABEL_PATTERN},
+                        "additionalProperties": {"type": "number"}}, SUBTREE_SCHEMA,
                        _tree_function, encode_subtree)
 TREE_CODEC = Codec(BATCH_SCHEMA, TREE_SCHEMA, _events, encode_tree_release)
 SYNTHETIC_CODEC = Codec(BATCH_SCHEMA, SYNTHETIC_SCHEMA, _events, encode_synthetic)
@@ -717,8 +720,14 @@ ENTRIES: tuple[Entry, ...] = (
         statistical=StatisticalSpec(_sweep(), Neighbour.EVENT, alphabet=None, horizon=None, length=1,
                                     design=PRIVTREE_DESIGN, cost=2),
         cases=_privtree_cases,
-        notes="one-shot, served as a stream of length 1: INPUT the tree function F (a consistent {label: F(v)}), "
-              "RELEASE the subtree S; a second input is refused (T = 1); as printed: lambda of L3 as printed "
+        notes="one-shot, served as a stream of length 1: INPUT the tree function F, {label: F(v)} (absent vertices "
+              "count 0; consistent (6) within 1e-9 (1 + |F(v)| + |sum over the children|)), RELEASE the subtree S as "
+              "nodes and leaves, each sorted by (depth, path compared as numbers), the breadth-first visiting order; "
+              "a second input is refused (T = 1). With e = epsilon: lambda = max(D, 1)/e (general; 1/e at D = 0), "
+              "(2 beta - 1)/((beta - 1) e) (proof), (2 beta - 1)/(beta - 1) * 2/e (printed); delta = lambda ln beta; "
+              "every visited v draws z, b(v) = max(F(v) - depth(v) delta, theta - delta), and v splits iff "
+              "b(v) + z > theta and depth(v) < D; d is checked but enters neither the draws nor the release "
+              "(docs/phdstream.md, 'PrivTree_T (001-alg5), exactly'); as printed: lambda of L3 as printed "
               "(E-phdstream-4). Statistical checks: F counts a point set; F' = F plus or minus one leaf's path "
               "(one point inserted or removed, the C(T) norm); features: every vertex of T in S or not",
         sites="'001-alg5 L11 v=<label>' (laplace, scale lambda) at every visited vertex (no t: one-shot)",

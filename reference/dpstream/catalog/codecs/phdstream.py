@@ -13,9 +13,9 @@ Encodings (docs/phdstream.md, "Known-answer vectors"):
 * a tree function (PrivTree's input F) is ``{label: F(v)}``; absent vertices are 0 (and consistency (6) is checked
   with those zeros: ``{"root": 5}`` with D >= 1 is refused);
 * a release is ``{"t", "nodes", "leaves", "values"}`` -- T(t), its leaves and G(v, t) on T(t) -- plus, with rule
-  (5), ``"counts"`` (ceil(G(v, t)), 0 when G <= 0, per leaf) and ``"points"`` (for each leaf with a positive
-  count, in the order of ``leaves``, the rows of its ``001-eq5 t=<t> v=<leaf>`` draw); PrivTree's release is
-  ``{"nodes", "leaves"}``.
+  (5), ``"counts"`` (ceil(G(v, t) - 1e-9), 0 when that is <= 0, per leaf) and ``"points"`` (for each leaf with a
+  positive count, in the order of ``leaves``, the rows of its ``001-eq5 t=<t> v=<leaf>`` draw); PrivTree's release
+  is ``{"nodes", "leaves"}``.
 
 Decoding checks the JSON shape and raises :class:`~dpstream.errors.DPStreamInputError` (the algorithms check
 the values: points in Omega, removals of present points, consistency (6)).
