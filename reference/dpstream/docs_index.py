@@ -37,7 +37,8 @@ def _params(entry: Entry) -> list[str]:
             rule.append(f"<= {p.maximum:g}")
         if p.enum is not None:
             rule.append("one of " + ", ".join(f"`{json.dumps(v)}`" for v in p.enum))
-        required = "yes" if p.required else f"no (default `{json.dumps(p.default)}`)"
+        required = ("yes" if p.required else "no (absent: none; `null` is refused)" if p.default is None
+                    else f"no (default `{json.dumps(p.default)}`)")
         rows.append(f"| `{p.name}` | {p.type} | {p.doc}{'; ' if rule else ''}{', '.join(rule)} | {required} |")
     return rows
 

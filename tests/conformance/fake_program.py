@@ -42,7 +42,8 @@ def valid_params(params: object) -> str | None:
     eps, T = params.get("epsilon"), params.get("T")
     if isinstance(eps, bool) or not isinstance(eps, int | float) or not math.isfinite(eps) or eps <= 0:
         return "epsilon must be a finite number > 0"
-    if T is not None and (isinstance(T, bool) or not isinstance(T, int) or T < 1):
+    if "T" in params and (isinstance(T, bool) or not isinstance(T, int | float) or not math.isfinite(T)
+                          or not float(T).is_integer() or T < 1):  # JSON numbers by value: 4.0 is the integer 4
         return "T must be an integer >= 1"
     return None
 

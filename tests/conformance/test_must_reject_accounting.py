@@ -2,7 +2,7 @@
 as far as usability goes (docs/conformance.md, "The checks").
 
 A program with exactly one known-answer mistake (`fake_program.py ka-mistake`: a run with T = 1 releases 1e-6
-too much, so only 001-alg8/T1-bits-eps0.5 fails, the vector all ten init cases of 001-alg8 replay) gets that
+too much, so only 001-alg8/T1-bits-eps0.5 fails, the vector all eleven init cases of 001-alg8 replay) gets that
 difference once, from the known-answer check of the vector, and no must-reject deviation; programs that
 misbehave after a refusal (`sticky-epsilon`, `dirty-after-refusal`) still get one must-reject deviation per
 refusal. Deterministic (tape mode): no false-alarm probability.
@@ -39,7 +39,7 @@ def outcomes(fault: str, modes: frozenset[Mode]) -> tuple[int, list[Outcome]]:
 
 
 def test_the_corpus_has_the_shape_these_tests_rely_on() -> None:
-    assert len(INIT_CASES) == 10 and {r.then for r in INIT_CASES} == {REPLAYED}
+    assert len(INIT_CASES) == 11 and {r.then for r in INIT_CASES} == {REPLAYED}
     assert [v.id for v in VECTORS.values() if v.params.get("T") == 1] == [REPLAYED]
 
 
@@ -49,7 +49,7 @@ def test_one_known_answer_mistake_is_reported_once() -> None:
     assert status == 1 and [(x.mode, x.name) for x in bad] == [(Mode.KNOWN_ANSWER, REPLAYED)]
     assert "first release divergence at step 1" in bad[0].message
     init = [x for x in found if x.name in {r.id for r in INIT_CASES}]
-    assert len(init) == 10 and all(x.verdict is Verdict.PASS for x in init)
+    assert len(init) == 11 and all(x.verdict is Verdict.PASS for x in init)
     assert all(x.details["replayed"] == REPLAYED and "reported once" in x.message for x in init)
 
 

@@ -14,7 +14,7 @@ from dpstream.counters import BinaryTreeCounter
 from dpstream.errors import DPStreamInputError, HorizonExceededError
 from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
 from dpstream.tape import TapeMismatchError
-from dpstream.testing import record_run, replay_vector
+from dpstream.testing import by_value, record_run, replay_vector
 from dpstream.vectors import KnownAnswerVector
 from dpstream.vectors.corpus import known_answer
 
@@ -96,7 +96,7 @@ def test_as_printed_T1_has_zero_scale_and_is_refused() -> None:
 
 @pytest.mark.parametrize("vector", VECTORS, ids=[v.id for v in VECTORS])
 def test_known_answer_vectors(vector: KnownAnswerVector) -> None:
-    p = vector.params
+    p = by_value(vector.params)
     discrete = vector.algorithm == "004-lem3.1"  # the Binary Mechanism: 001-alg10 with Lap_Z noise
     got = replay_vector(lambda n: BinaryTreeCounter(p["epsilon"], p["T"], noise=n, discrete=discrete), vector)
     assert got == pytest.approx(vector.expected, abs=1e-12)

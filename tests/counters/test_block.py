@@ -14,7 +14,7 @@ from dpstream.counters import BlockCounter
 from dpstream.errors import DPStreamInputError, HorizonExceededError
 from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
 from dpstream.tape import TapeMismatchError
-from dpstream.testing import record_run, replay_vector
+from dpstream.testing import by_value, record_run, replay_vector
 from dpstream.vectors import KnownAnswerVector
 from dpstream.vectors.corpus import known_answer
 
@@ -68,7 +68,8 @@ def test_calibration(B: int, expected: float) -> None:
 
 @pytest.mark.parametrize("vector", VECTORS, ids=[v.id for v in VECTORS])
 def test_known_answer_vectors(vector: KnownAnswerVector) -> None:
-    eps, B = vector.params["epsilon"], vector.params["B"]
+    p = by_value(vector.params)
+    eps, B = p["epsilon"], p["B"]
     got = replay_vector(lambda n: BlockCounter(eps, B, noise=n), vector)
     assert got == pytest.approx(vector.expected, abs=1e-12)
     noise = {d.site: d.value for d in vector.tape}

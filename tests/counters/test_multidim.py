@@ -29,7 +29,7 @@ from dpstream.errors import DPStreamInputError
 from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
 from dpstream.noise import NoiseSource, scoped
 from dpstream.tape import TapeSiteMissingError
-from dpstream.testing import record_run, replay_vector
+from dpstream.testing import by_value, record_run, replay_vector
 from dpstream.vectors import KnownAnswerVector
 from dpstream.vectors.corpus import known_answer
 
@@ -146,7 +146,7 @@ def test_components_sharing_one_site_namespace_are_refused() -> None:
 
 @pytest.mark.parametrize("vector", VECTORS, ids=[v.id for v in VECTORS])
 def test_known_answer_vectors(vector: KnownAnswerVector) -> None:
-    p = vector.params
+    p = by_value(vector.params)
     T = len(vector.inputs)
     B, horizon = p.get("B") or 1, p.get("T") or 1
     component: dict[str, tuple[Callable[[float, NoiseSource], Counter], LinearReleaseModel]] = {

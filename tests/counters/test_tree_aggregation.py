@@ -14,7 +14,7 @@ from dpstream.claims import Measure, Neighbour
 from dpstream.counters import TreeAggregationCounter
 from dpstream.errors import DPStreamInputError, HorizonExceededError
 from dpstream.insecure import InsecureSeededNoise, TapeRecorder
-from dpstream.testing import record_run, replay_vector
+from dpstream.testing import by_value, record_run, replay_vector
 from dpstream.vectors import KnownAnswerVector
 from dpstream.vectors.corpus import known_answer
 
@@ -102,7 +102,8 @@ def test_real_inputs_are_refused_by_default() -> None:
 
 @pytest.mark.parametrize("vector", VECTORS, ids=[v.id for v in VECTORS])
 def test_known_answer_vectors(vector: KnownAnswerVector) -> None:
-    rho, T = vector.params["rho"], vector.params["T"]
+    p = by_value(vector.params)
+    rho, T = p["rho"], p["T"]
     got = replay_vector(lambda n: TreeAggregationCounter(rho, T, noise=n), vector)
     assert got == vector.expected
     noise = {d.site: d.value for d in vector.tape}

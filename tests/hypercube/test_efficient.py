@@ -18,7 +18,7 @@ from dpstream.hypercube.streams import make_stream
 from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder, TapeReplay
 from dpstream.noise import NoiseSource
 from dpstream.tape import Tape, TapeSiteMissingError
-from dpstream.testing import replay_run
+from dpstream.testing import by_value, replay_run
 from dpstream.vectors import KnownAnswerVector
 from dpstream.vectors.corpus import known_answer
 
@@ -108,7 +108,7 @@ ONLINE_VECTORS = list(known_answer("004-alg1"))
 def test_known_answer_vectors_replay_through_the_efficient_version(vector: KnownAnswerVector) -> None:
     """Every 004-alg1 known-answer vector of the corpus (recorded through the line-by-line version) replays through
     the efficient version: same releases, every tape site used exactly once."""
-    p = vector.params
+    p = by_value(vector.params)
     releases = replay_run(lambda n: EfficientOnlineSyntheticData(p["epsilon"], p["d"], noise=n),
                           [np.asarray(x) for x in vector.inputs], vector.tape)
     assert len(releases) == len(vector.expected)

@@ -17,7 +17,7 @@ from dpstream.hypercube.schedule import PrivacySchedule, ScheduleKind
 from dpstream.hypercube.streams import make_stream
 from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder, TapeReplay
 from dpstream.tape import Tape, TapeError, TapeSiteMissingError
-from dpstream.testing import replay_run
+from dpstream.testing import by_value, replay_run
 from dpstream.vectors import KnownAnswerVector
 from dpstream.vectors.corpus import known_answer
 
@@ -172,7 +172,7 @@ ONLINE_VECTORS = list(known_answer("004-alg1"))
 def test_online_vector(vector: KnownAnswerVector) -> None:
     """Replaying a corpus vector of 004-alg1 gives its releases exactly; the consistent counts are 004-alg4 of the
     noisy ones and every output point lies in its region."""
-    p = vector.params
+    p = by_value(vector.params)
     releases = replay_run(lambda n: OnlineSyntheticData(p["epsilon"], p["d"], noise=n),
                           [np.asarray(x) for x in vector.inputs], vector.tape)
     P = BinaryPartition(p["d"])

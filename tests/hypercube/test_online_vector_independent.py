@@ -349,9 +349,19 @@ def disagreements(vector: dict[str, Any]) -> list[str]:
     return found
 
 
+def by_value(x: Any) -> Any:
+    """JSON numbers are read by value (docs/conformance.md): 16.0 is the integer 16."""
+    if isinstance(x, float) and x.is_integer():
+        return int(x)
+    if isinstance(x, dict):
+        return {k: by_value(v) for k, v in x.items()}
+    return [by_value(v) for v in x] if isinstance(x, list) else x
+
+
 def load(path: Path) -> dict[str, Any]:
+    """A corpus vector, its parameters and inputs read by value."""
     vector: dict[str, Any] = json.loads(path.read_text())
-    return vector
+    return {**vector, "params": by_value(vector["params"]), "inputs": by_value(vector["inputs"])}
 
 
 # --- tests --------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from dpstream.errors import DPStreamInputError, HorizonExceededError
 from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder, TapeReplay
 from dpstream.noise import NoiseSource, data_rng
 from dpstream.tape import Tape, TapeMismatchError, TapeSiteMissingError
-from dpstream.testing import record_run, replay_run, replay_vector
+from dpstream.testing import by_value, record_run, replay_run, replay_vector
 from dpstream.vectors import KnownAnswerVector
 from dpstream.vectors.corpus import known_answer
 
@@ -286,7 +286,7 @@ COUNTER_VECTORS = [*known_answer("004-alg2"), *known_answer("004-alg3")]
 
 @pytest.mark.parametrize("vector", COUNTER_VECTORS, ids=[v.id for v in COUNTER_VECTORS])
 def test_counter_vectors(vector: KnownAnswerVector) -> None:
-    p = vector.params
+    p = by_value(vector.params)
     reader = TapeReader(vector.tape)
     if vector.algorithm == "004-alg2":
         got = replay_vector(lambda n: SparseCounter(p["epsilon"], p["T"], noise=n), vector)

@@ -213,7 +213,6 @@ def _init(algorithm: str = "001-alg8", noise: str = "tape", seed: Any = 0, **par
 
 MUST_REJECT: tuple[tuple[str, str], ...] = (
     ("T = 2.5", _init(epsilon=1, T=2.5)),
-    ("T = 16.0", _init(epsilon=1, T=16.0)),
     ('T = "16"', _init(epsilon=1, T="16")),
     ("T = 0", _init(epsilon=1, T=0)),
     ("T = -1", _init(epsilon=1, T=-1)),

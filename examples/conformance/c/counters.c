@@ -88,8 +88,8 @@ bool counter_configure(const json_doc *doc, const json_value *algorithm, const j
     }
     c.epsilon = eps->number;
 
-    /* [001-alg10 L1] time horizon T: an integer >= 1, written as an integer
-     * (16 is accepted, 16.0 and 1.6e1 are not, like the reference's int check).
+    /* [001-alg10 L1] time horizon T: an integer >= 1, read by value (16, 16.0
+     * and 1.6e1 are all 16; 2.5 is refused), as the protocol reads numbers.
      * 001-alg8 has no horizon in the paper: there T is optional (absent = no
      * horizon), as in the reference and the protocol's catalog. */
     const json_value *T = json_get(doc, params, "T");
@@ -100,7 +100,7 @@ bool counter_configure(const json_doc *doc, const json_value *algorithm, const j
         return false;
     } else {
         json_describe(doc, T, got, sizeof got);
-        if (T->type != JSON_NUMBER || !T->integer_literal || T->negative ||
+        if (T->type != JSON_NUMBER || !T->integer || T->negative ||
             (T->magnitude_fits && T->magnitude < 1)) {
             snprintf(err, err_size, "params.T: must be an integer >= 1 (got %s)", got);
             return false;

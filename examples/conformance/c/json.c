@@ -350,12 +350,22 @@ static bool parse_number(parser *ps, uint32_t index)
     if (copy != small)
         free(copy);
 
+    /* The protocol reads numbers by value: 16.0 and 1.6e1 are the integer 16 too. */
+    bool integer = integer_literal;
+    if (!integer_literal && isfinite(value) && value == floor(value)) {
+        integer = true;
+        negative = signbit(value) != 0;
+        fits = fabs(value) < 18446744073709551616.0; /* 2^64 */
+        magnitude = fits ? (uint64_t)fabs(value) : 0;
+    }
+
     json_value *v = &ps->doc->nodes[index];
     v->number = value;
     v->integer_literal = integer_literal;
+    v->integer = integer;
     v->negative = negative;
-    v->magnitude_fits = integer_literal && fits;
-    v->magnitude = integer_literal && fits ? magnitude : 0;
+    v->magnitude_fits = integer && fits;
+    v->magnitude = integer && fits ? magnitude : 0;
     return true;
 }
 
@@ -568,8 +578,6 @@ void json_describe(const json_doc *doc, const json_value *v, char *buf, size_t s
             snprintf(buf, size, "%s%" PRIu64, v->negative && v->magnitude ? "-" : "", v->magnitude);
         else if (!isfinite(v->number))
             snprintf(buf, size, "a number beyond the double range");
-        else if (!v->integer_literal && v->number == floor(v->number))
-            snprintf(buf, size, "%.17g written with a fraction or exponent", v->number);
         else
             snprintf(buf, size, "%.17g", v->number);
         return;

@@ -15,9 +15,11 @@
  *     and may contain NUL bytes, which are simply invalid JSON).
  *
  * Numbers are converted to the nearest double (strtod; out-of-range literals
- * become +-inf, which callers reject as "not finite"). A number written without
- * fraction or exponent is also recorded as an integer literal with its exact
- * magnitude, so "T": 16 can be told from "T": 16.0 or "T": 1.6e1.
+ * become +-inf, which callers reject as "not finite"). A number whose value is
+ * an integer is recorded as an integer with its exact magnitude (when it fits in
+ * 64 bits): "T": 16, 16.0 and 1.6e1 are all the integer 16, since the protocol
+ * compares JSON numbers by value (docs/conformance.md, "JSON numbers"); a literal
+ * written without fraction or exponent keeps its exact digits beyond 2^53.
  *
  * Decoded nodes do not point into the input text: the caller may reuse or free
  * the text as soon as json_parse returns.
@@ -54,9 +56,10 @@ typedef struct {
     uint32_t str, str_len; /* JSON_STRING: decoded bytes (offset, length in doc->chars) */
     double number;         /* JSON_NUMBER: nearest double, possibly +-inf */
     bool integer_literal;  /* JSON_NUMBER written as -?digits (no '.', no exponent) */
-    bool negative;         /* integer literal: has a leading '-' */
-    bool magnitude_fits;   /* integer literal: |value| <= UINT64_MAX */
-    uint64_t magnitude;    /* integer literal: |value| when magnitude_fits */
+    bool integer;          /* JSON_NUMBER whose value is an integer (16, 16.0, 1.6e1) */
+    bool negative;         /* integer: has a leading '-' (or is -0.0) */
+    bool magnitude_fits;   /* integer: |value| <= UINT64_MAX */
+    uint64_t magnitude;    /* integer: |value| when magnitude_fits */
 } json_value;
 
 /* A parsed document. Zero-initialise it once, reuse it for many json_parse

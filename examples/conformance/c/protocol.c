@@ -172,7 +172,7 @@ static void op_init(session *s, const json_doc *doc, const json_value *msg)
         return;
     }
     /* the seed: an integer 0 <= seed < 2^64 (present in both modes; used in own mode) */
-    if (seed->type != JSON_NUMBER || !seed->integer_literal || !seed->magnitude_fits ||
+    if (seed->type != JSON_NUMBER || !seed->integer || !seed->magnitude_fits ||
         (seed->negative && seed->magnitude != 0)) {
         char got[96];
         json_describe(doc, seed, got, sizeof got);

@@ -37,11 +37,12 @@ def handle(m: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     if m["op"] == "init":
         run.clear()
         p = m["params"]
-        eps, T = p.get("epsilon"), p.get("T")
+        eps, T = p.get("epsilon"), p.get("T", 0)  # T is optional: absent (0 here) means no horizon
         if (m["algorithm"] != "001-alg8" or set(p) - {"epsilon", "T"} or type(eps) not in (int, float)
-                or not math.isfinite(eps) or eps <= 0 or (T is not None and (type(T) is not int or T < 1))):
+                or not math.isfinite(eps) or eps <= 0 or type(T) not in (int, float) or not math.isfinite(T)
+                or not float(T).is_integer() or (T < 1 and "T" in p)):  # numbers by value: T = 16.0 is the integer 16
             raise ValueError("unknown algorithm or invalid parameters")
-        run.update(b=1 / eps, T=T or math.inf, t=0, g=0.0, tape=m["noise"] == "tape", rng=random.Random(m["seed"]))
+        run.update(b=1 / eps, T=int(T) or math.inf, t=0, g=0.0, tape=m["noise"] == "tape", rng=random.Random(m["seed"]))
         return {"ok": True}
     if m["op"] == "step":
         return {"release": step(run, m["input"])}

@@ -32,7 +32,7 @@ from dpstream.catalog.cases import (
     optional,
 )
 from dpstream.catalog.codecs import NUMBER, NUMBER_VECTOR
-from dpstream.catalog.entry import Entry, RejectSpec, StatisticalSpec, VectorSpec
+from dpstream.catalog.entry import Entry, RejectSpec, StatisticalSpec, VectorSpec, with_integers_as_floats
 from dpstream.catalog.params import ParamSchema, integer, positive, string
 from dpstream.claims import Neighbour
 from dpstream.counters import (
@@ -140,6 +140,7 @@ def _rejects(anchor: str, valid: P, *, horizon: bool, integer_only: bool = False
             ("T-negative", {**valid, "T": -4}, "T must be an integer >= 1"),
             ("T-fraction", {**valid, "T": 2.5}, "T must be an integer"),
             ("T-string", {**valid, "T": "16"}, "T must be an integer"),
+            ("T-null", {**valid, "T": None}, "T must be an integer: a parameter is given or absent, null is no value"),
         ]
     specs = [RejectSpec(f"init-{name}", params, reason, at_init=True) for name, params, reason in bad_params]
     bad_inputs: list[tuple[str, Any, str]] = [
@@ -366,8 +367,9 @@ ENTRIES: tuple[Entry, ...] = (
         ParamSchema((EPSILON, OPTIONAL_HORIZON)), _simple, NUMBER,
         proof="proofs/proof_simple_counter.py", doc=COUNTER_DOC,
         model=lambda p: simple_counter_model(p["epsilon"], p["T"]),
-        vectors=lambda: _streams("001-alg8", lambda T, eps: {"epsilon": eps, "T": T},
-                                 ("bits", "reals", "ones", "signed")),
+        vectors=with_integers_as_floats(
+            lambda: _streams("001-alg8", lambda T, eps: {"epsilon": eps, "T": T},
+                             ("bits", "reals", "ones", "signed")), "T16-bits-eps2"),
         must_reject=lambda: _rejects("001-alg8", {"epsilon": 1.0, "T": 4}, horizon=True),
         statistical=StatisticalSpec(_sweep(), Neighbour.STREAM_ENTRY),
         cases=_counter_cases(horizon="optional"),
@@ -379,7 +381,7 @@ ENTRIES: tuple[Entry, ...] = (
         ParamSchema((EPSILON, integer("B", "block size B"), OPTIONAL_HORIZON)), _block, NUMBER,
         proof="proofs/proof_block_counter.py", doc=COUNTER_DOC,
         model=lambda p: block_counter_model(p["epsilon"], p["B"], p["T"]),
-        vectors=_block_vectors,
+        vectors=with_integers_as_floats(_block_vectors, "B4-T16-ones"),
         must_reject=lambda: [*_rejects("001-alg9", {"epsilon": 1.0, "B": 2, "T": 4}, horizon=True),
                              RejectSpec("init-B-zero", {"epsilon": 1.0, "B": 0, "T": 4}, "B must be >= 1",
                                         at_init=True)],
@@ -396,8 +398,9 @@ ENTRIES: tuple[Entry, ...] = (
         errata=("E-counters-1", "E-counters-2"), as_printed=_binary_tree_printed,
         model=lambda p: binary_tree_counter_model(p["epsilon"], p["T"]),
         printed_model=lambda p: binary_tree_counter_model(p["epsilon"], p["T"], as_printed=True),
-        vectors=lambda: _streams("001-alg10", lambda T, eps: {"epsilon": eps, "T": T},
-                                 ("bits", "reals", "ones", "counts", "alternating")),
+        vectors=with_integers_as_floats(
+            lambda: _streams("001-alg10", lambda T, eps: {"epsilon": eps, "T": T},
+                             ("bits", "reals", "ones", "counts", "alternating")), "T16-counts-eps2"),
         must_reject=lambda: _rejects("001-alg10", {"epsilon": 1.0, "T": 4}, horizon=True),
         statistical=StatisticalSpec(_sweep(horizons=(13, 16, 4)), Neighbour.STREAM_ENTRY),
         cases=_counter_cases(),
@@ -410,8 +413,9 @@ ENTRIES: tuple[Entry, ...] = (
         proof="proofs/proof_binary_tree_counter.py", doc=COUNTER_DOC,
         errata=("E-hypercube-12",),
         model=lambda p: binary_tree_counter_model(p["epsilon"], p["T"], discrete=True),
-        vectors=lambda: _streams("004-lem3.1", lambda T, eps: {"epsilon": eps, "T": T}, ("bits", "counts", "signed"),
-                                 horizons=(1, 2, 4, 7, 9, 16, 17)),
+        vectors=with_integers_as_floats(
+            lambda: _streams("004-lem3.1", lambda T, eps: {"epsilon": eps, "T": T}, ("bits", "counts", "signed"),
+                             horizons=(1, 2, 4, 7, 9, 16, 17)), "T16-signed-eps2"),
         must_reject=lambda: _rejects("004-lem3.1", {"epsilon": 1.0, "T": 4}, horizon=True, integer_only=True),
         statistical=StatisticalSpec(_sweep(), Neighbour.STREAM_ENTRY, integer_inputs=True),
         cases=_counter_cases(kinds=("integer", "bits")),
@@ -424,8 +428,9 @@ ENTRIES: tuple[Entry, ...] = (
         errata=("E-counters-3", "E-counters-4"), as_printed=_tree_aggregation_printed,
         model=lambda p: tree_aggregation_model(p["rho"], p["T"]),
         printed_model=lambda p: tree_aggregation_model(p["rho"], p["T"], as_printed=True),
-        vectors=lambda: _streams("002-alg3", lambda T, rho: {"rho": rho, "T": T}, ("counts", "bits", "ones"),
-                                 epsilons=(0.1, 0.5, 2.0)),
+        vectors=with_integers_as_floats(
+            lambda: _streams("002-alg3", lambda T, rho: {"rho": rho, "T": T}, ("counts", "bits", "ones"),
+                             epsilons=(0.1, 0.5, 2.0)), "T17-counts-eps0.1"),
         must_reject=lambda: _rejects("002-alg3", {"rho": 0.5, "T": 4}, horizon=True, integer_only=True, privacy="rho"),
         statistical=StatisticalSpec(_sweep("rho", (0.1, 1.0)), Neighbour.STREAM_ENTRY, integer_inputs=True),
         cases=_counter_cases(privacy="rho", kinds=("integer", "bits")),
@@ -481,7 +486,7 @@ ENTRIES: tuple[Entry, ...] = (
         proof="proofs/proof_multidimensional_counter.py", doc=COUNTER_DOC,
         model=_multidim_model,
         errata=("E-counters-6",),
-        vectors=_multidim_vectors,
+        vectors=with_integers_as_floats(_multidim_vectors, "d3-block-B2-T6"),
         must_reject=lambda: _rejects("001-sec4.3", {"d": 2, "epsilon": 1.0, "component": "001-alg10", "T": 4},
                                      horizon=True, vector_d=2),
         statistical=StatisticalSpec(({"d": 2, "epsilon": 0.5, "component": "001-alg10", "T": 12},
@@ -499,8 +504,9 @@ ENTRIES: tuple[Entry, ...] = (
         ParamSchema((EPSILON, HORIZON)), _sparse, NUMBER,
         proof="proofs/proof_sparse_counting.py", doc="docs/hypercube.md",
         errata=("E-hypercube-3", "E-hypercube-4", "E-hypercube-11", "E-hypercube-12"), as_printed=_sparse_printed,
-        vectors=lambda: _streams("004-alg2", lambda T, eps: {"epsilon": eps, "T": T}, ("bits", "ones", "zeros"),
-                                 epsilons=(4.0, 2.0, 8.0), horizons=(1, 2, 8, 9, 16, 24, 33)),
+        vectors=with_integers_as_floats(
+            lambda: _streams("004-alg2", lambda T, eps: {"epsilon": eps, "T": T}, ("bits", "ones", "zeros"),
+                             epsilons=(4.0, 2.0, 8.0), horizons=(1, 2, 8, 9, 16, 24, 33)), "T16-ones-eps2"),
         must_reject=lambda: _rejects("004-alg2", {"epsilon": 2.0, "T": 4}, horizon=True, integer_only=True,
                                      boolean_only=True),
         statistical=StatisticalSpec(_sweep(values=(1.0, 4.0), horizons=(16, 24)), Neighbour.STREAM_ENTRY,
@@ -515,7 +521,7 @@ ENTRIES: tuple[Entry, ...] = (
         _inhomogeneous, NUMBER,
         proof="proofs/proof_sparse_counting.py", doc="docs/hypercube.md",
         errata=("E-hypercube-5",),
-        vectors=_inhomogeneous_vectors,
+        vectors=with_integers_as_floats(_inhomogeneous_vectors, "eps1-r01-epsr4-n20-bits"),
         must_reject=lambda: [*_rejects("004-alg3", {"epsilon": 1.0, "r0": 0, "eps_r": 2.0}, horizon=False,
                                        integer_only=True, boolean_only=True),
                              RejectSpec("init-r0-negative", {"epsilon": 1.0, "r0": -1, "eps_r": 2.0},

@@ -23,7 +23,7 @@ from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.insecure import InsecureZeroNoise
 from dpstream.noise import NoiseSource
 
-__all__ = ["Builder", "Entry", "RejectSpec", "SearchDesign", "StatisticalSpec", "VectorSpec"]
+__all__ = ["Builder", "Entry", "RejectSpec", "SearchDesign", "StatisticalSpec", "VectorSpec", "with_integers_as_floats"]
 
 Builder = Callable[[Mapping[str, Any], NoiseSource], Any]
 """(validated protocol parameters, noise source) -> a fresh algorithm object with ``step``."""
@@ -43,6 +43,37 @@ class VectorSpec:
     seed: int
     edges: tuple[str, ...] = ()
     description: str = ""
+
+    def integers_as_floats(self) -> VectorSpec:
+        """The same vector (same seed, so the same tape and releases) with every integer of its parameters and inputs
+        written as a float (``"T": 16.0``, an input ``1.0``): JSON numbers are read by value (docs/conformance.md,
+        "JSON numbers"), so a program that refuses ``16.0`` for an integer fails this vector."""
+        return VectorSpec(f"{self.name}-integers-as-floats", _floats(self.params), _floats(self.inputs), self.seed,
+                          (*self.edges, "integers written as floats"),
+                          f"{self.description or self.name}; every integer of params and inputs written as a float "
+                          "(2.0 for 2)")
+
+
+def with_integers_as_floats(make: Callable[[], Sequence[VectorSpec]], name: str) -> Callable[[], list[VectorSpec]]:
+    """``make``'s vectors plus the :meth:`VectorSpec.integers_as_floats` copy of the one named ``name``."""
+
+    def vectors() -> list[VectorSpec]:
+        specs = list(make())
+        (chosen,) = [s for s in specs if s.name == name]
+        return [*specs, chosen.integers_as_floats()]
+
+    return vectors
+
+
+def _floats(value: Any) -> Any:
+    """``value`` with every JSON integer (not a boolean) turned into the float of the same value, at every depth."""
+    if isinstance(value, bool) or not isinstance(value, int | Mapping | list | tuple):
+        return value
+    if isinstance(value, int):
+        return float(value)
+    if isinstance(value, Mapping):
+        return {k: _floats(v) for k, v in value.items()}
+    return [_floats(v) for v in value]
 
 
 @dataclass(frozen=True)

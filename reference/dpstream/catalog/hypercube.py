@@ -23,7 +23,7 @@ from dpstream.catalog.codecs.hypercube import (
     online_features,
 )
 from dpstream.catalog.designs import contrasts
-from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec
+from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec, with_integers_as_floats
 from dpstream.catalog.params import ParamSchema, integer, positive, string
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.hypercube.consistency import ConsistencyRule, consistency
@@ -238,7 +238,7 @@ ENTRIES: tuple[Entry, ...] = (
         errata=("E-hypercube-1", "E-hypercube-2", "E-hypercube-7", "E-hypercube-8", "E-hypercube-9",
                 "E-hypercube-13"),
         as_printed=lambda p, n: _online(p, n, printed=True),
-        vectors=_online_vectors,
+        vectors=with_integers_as_floats(_online_vectors, "d2-eps1-t8"),
         must_reject=_online_rejects,
         statistical=StatisticalSpec(tuple({"epsilon": eps, "d": d} for eps in (0.5, 2.0) for d in (1, 2)),
                                     Neighbour.POINT_REPLACE, alphabet=None, horizon=None, length=6,

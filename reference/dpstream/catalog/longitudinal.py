@@ -22,7 +22,7 @@ from dpstream.catalog.codecs.longitudinal import (
     window_features,
 )
 from dpstream.catalog.designs import contrasts
-from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec
+from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec, with_integers_as_floats
 from dpstream.catalog.params import Param, ParamSchema, integer, positive
 from dpstream.claims import Neighbour
 from dpstream.longitudinal.cumulative import CumulativeSynthesizer
@@ -250,7 +250,7 @@ ENTRIES: tuple[Entry, ...] = (
         proof="proofs/proof_longitudinal_fixed_window.py", doc=DOC,
         errata=("E-longitudinal-1", "E-longitudinal-2", "E-longitudinal-3", "E-longitudinal-6"),
         as_printed=lambda p, n: _fixed_window(p, n, printed=True),
-        vectors=_fixed_window_vectors,
+        vectors=with_integers_as_floats(_fixed_window_vectors, "fixed-window-T6-k2-rho1"),
         must_reject=lambda: [
             *_param_rejects(FIXED, (
                 ("k-zero", {**FIXED, "k": 0}, "k must be >= 1"),
@@ -266,14 +266,16 @@ ENTRIES: tuple[Entry, ...] = (
                                     design=WINDOW_DESIGN, cost=SEARCH_COST, planted="002-alg1 u3 "),
         cases=_fixed_window_cases,
         notes="RELEASE null before t = k; the noise can exhaust the padding (E-longitudinal-3): the step then raises "
-              "PaddingExhaustedError (a StateError, not an input error) and the run is over -- the vectors use "
+              "PaddingExhaustedError (a StateError, not an input error; on the wire an error answer, and every later "
+              "step is answered with an error) and the run is over -- the vectors use "
               "draws that do not, and the statistical sweep uses n_pad = 40 (exhaustion needs a discrete Gaussian "
               "below -40 with variance <= 12). Statistical checks: one individual's whole sequence substituted (the "
               "paper's model; n fixed); features: p^t and the ones of every synthetic column. "
               "As printed: variance (T-k+1)/(2 rho) (E-longitudinal-1)",
         sites="'002-alg1 u3 t=<t> s=<k bits>' (discrete_gaussian, sigma2 (T-k+1)/rho); "
-              "'002-alg1 u11 t=<t> z=<k-1 bits>' (coin); '002-alg1 u16 t=<t> z=<k-1 bits>' (choice); "
-              "the empty z (k = 1) is '-'",
+              "'002-alg1 u11 t=<t> z=<k-1 bits>' (coin, only when Delta_z is not an integer); "
+              "'002-alg1 u16 t=<t> z=<k-1 bits>' (choice, for every z, also of 0 or of all records); "
+              "the empty z (k = 1) is '-'; record order and the release layout: docs/longitudinal.md, 'On the wire'",
     ),
     Entry(
         "002-alg2", "Private synthetic data preserving cumulative queries", "longitudinal",
@@ -281,13 +283,15 @@ ENTRIES: tuple[Entry, ...] = (
         proof="proofs/proof_longitudinal_cumulative.py", doc=DOC,
         errata=("E-longitudinal-7", "E-longitudinal-8", "E-longitudinal-9", "E-longitudinal-10"),
         as_printed=lambda p, n: _cumulative(p, n, printed=True),
-        vectors=_cumulative_vectors,
+        vectors=with_integers_as_floats(_cumulative_vectors, "T4-n8"),
         must_reject=lambda: [
             *_param_rejects(CUMULATIVE, (
                 ("rho-b-short", {**CUMULATIVE, "rho_b": [1.0, 1.0]}, "rho_b holds T budgets"),
                 ("rho-b-sum", {**CUMULATIVE, "rho_b": [0.5, 0.5, 0.5, 0.1]}, "rho_b sums to rho"),
                 ("rho-b-negative", {**CUMULATIVE, "rho_b": [1.0, 1.0, 1.0, -1.0]}, "every rho_b > 0"),
-                ("rho-b-not-array", {**CUMULATIVE, "rho_b": 0.5}, "rho_b is a JSON array"))),
+                ("rho-b-not-array", {**CUMULATIVE, "rho_b": 0.5}, "rho_b is a JSON array"),
+                ("rho-b-null", {**CUMULATIVE, "rho_b": None},
+                 "rho_b is a JSON array: a parameter is given or absent, null is no value"))),
             *_step_rejects("002-alg2", CUMULATIVE)],
         statistical=StatisticalSpec(({"T": 4, "rho": 0.5}, {"T": 5, "rho": 2.0}), Neighbour.INDIVIDUAL_SUBSTITUTE,
                                     alphabet=(0, 1), integer_inputs=True, length=4, design=CUMULATIVE_DESIGN,
@@ -298,6 +302,7 @@ ENTRIES: tuple[Entry, ...] = (
               "features: S^^t and the ones of every synthetic column. As "
               "printed: counter b gets the printed rho_b",
         sites="counter M_b scoped '002-alg2 u5 b=<b> / 002-alg3 u8 t=<local t>' (discrete_gaussian); "
-              "'002-alg2 u8 t=<t> b=<b>' (choice of I_b)",
+              "'002-alg2 u8 t=<t> b=<b>' (choice of I_b, for every b, also of 0 or of all records); "
+              "docs/longitudinal.md, 'On the wire'",
     ),
 )

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from dpstream.errors import DPStreamInputError
+from dpstream.errors import DPStreamInputError, require_integer_value
 
 __all__ = ["Param", "ParamSchema", "boolean", "integer", "number", "positive", "string"]
 
@@ -51,20 +51,22 @@ class Param:
             schema["enum"] = list(self.enum)
         if self.items is not None:
             schema["items"] = dict(self.items)
-        if not self.required:
+        if not self.required and self.default is not None:  # no default: the key is absent; null is no value
             schema["default"] = self.default
         return schema
 
     def check(self, value: Any) -> Any:
-        """``value`` if it satisfies this parameter's rule, else :class:`DPStreamInputError`."""
+        """The value if it satisfies this parameter's rule, else :class:`DPStreamInputError`. JSON numbers are read by
+        value: an integer parameter written ``4.0`` is the integer 4, and is returned as the int 4 (fractions,
+        booleans and strings are refused)."""
         if self.enum is not None:
             if value not in self.enum or isinstance(value, bool) != isinstance(self.enum[0], bool):
                 raise DPStreamInputError(self.name, f"must be one of {list(self.enum)}", value)
             return value
         if self.type in ("number", "integer"):
             is_int = isinstance(value, int) and not isinstance(value, bool)
-            if self.type == "integer" and not is_int:
-                raise DPStreamInputError(self.name, "must be an integer", value)
+            if self.type == "integer" and not is_int:  # JSON numbers by value: 4.0 and 4e0 are the integer 4
+                value, is_int = require_integer_value(self.name, value), True
             if not (is_int or isinstance(value, float)) or not math.isfinite(value):
                 raise DPStreamInputError(self.name, "must be a finite number", value)
             if self.minimum is not None and value < self.minimum:

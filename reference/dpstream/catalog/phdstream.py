@@ -31,7 +31,7 @@ from dpstream.catalog.codecs.phdstream import (
     tree_features,
 )
 from dpstream.catalog.designs import Event, contrasts, event_neighbours
-from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec
+from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec, with_integers_as_floats
 from dpstream.catalog.params import Param, ParamSchema, integer, number, positive, string
 from dpstream.claims import Neighbour
 from dpstream.counters import BlockCounter, CounterFactory
@@ -62,7 +62,7 @@ FANOUT = integer("fanout", "fanout beta of T: the vertex at depth k cuts coordin
                  minimum=2, required=False, default=2)
 EPSILON = positive("epsilon", "privacy budget eps (pure DP, EVENT neighbours)")
 THETA = number("theta", "threshold count theta >= 0 of PrivTree", minimum=0.0, required=False, default=0.0)
-LAMBDA_RULE = string("lambda_rule", "PrivTree's scale: general (lambda = D/eps), proof (App. A), printed (L3)",
+LAMBDA_RULE = string("lambda_rule", "PrivTree's scale: general (lambda = max(D, 1)/eps), proof (App. A), printed (L3)",
                      tuple(r.value for r in LambdaRule), default=LambdaRule.GENERAL.value)
 COUNTER = string("counter", "the counter C_v of every vertex: simple (001-alg8) or block (001-alg9, with B)",
                  ("simple", "block"), default="simple")
@@ -137,7 +137,9 @@ BATCH_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["points", "moves"],
     "properties": {"points": {"type": "array", "items": _NUMBERS},
                    "moves": {"type": "array", "items": {"enum": [1, -1]}}}}
-_LABELS = {"type": "array", "items": {"type": "string"}}
+LABEL_PATTERN = r"^(root|(0|[1-9][0-9]*)([.](0|[1-9][0-9]*))*)$"
+"""A vertex label: ``root`` or the dotted path of child indices, in decimal without leading zeros."""
+_LABELS = {"type": "array", "items": {"type": "string", "pattern": LABEL_PATTERN}}
 SUBTREE_SCHEMA: dict[str, Any] = {"type": "object", "required": ["nodes", "leaves"], "additionalProperties": False,
                                   "properties": {"nodes": _LABELS, "leaves": _LABELS}}
 TREE_SCHEMA: dict[str, Any] = {
@@ -160,7 +162,8 @@ def _tree_function(value: Any, params: P) -> dict[Node, float]:
     return decode_tree_function(value, partition(PRIVTREE_SCHEMA.validate(params)))
 
 
-PRIVTREE_CODEC = Codec({"type": "object", "additionalProperties": {"type": "number"}}, SUBTREE_SCHEMA,
+PRIVTREE_CODEC = Codec({"type": "object", "propertyNames": {"pattern": LABEL_PATTERN},
+                        "additionalProperties": {"type": "number"}}, SUBTREE_SCHEMA,
                        _tree_function, encode_subtree)
 TREE_CODEC = Codec(BATCH_SCHEMA, TREE_SCHEMA, _events, encode_tree_release)
 SYNTHETIC_CODEC = Codec(BATCH_SCHEMA, SYNTHETIC_SCHEMA, _events, encode_synthetic)
@@ -296,6 +299,13 @@ BLOCK_STREAMS: tuple[tuple[str, dict[str, Any], tuple[tuple[int, int | str], ...
 )
 
 
+QUARTERS: dict[str, float] = {"root": 1.0, "0": 0.5, "1": 0.5, "0.0": 0.25, "0.1": 0.25, "1.0": 0.25, "1.1": 0.25}
+"""A consistent F on the tree of D = 2, fanout 2 (every sum exact)."""
+
+FLOAT_SUMS: dict[str, float] = {"root": 0.6, "0": 0.3, "1": 0.3, "0.0": 0.1, "0.1": 0.2, "1.0": 0.3, "1.1": 0.0}
+"""Consistent within the tolerance of (6), not exactly: 0.1 + 0.2 = 0.30000000000000004 != 0.3 in doubles."""
+
+
 def _alg5_vectors() -> list[VectorSpec]:
     specs = [VectorSpec("privtree-d2-D4-eps2-theta1", OLD_PRIVTREE_PARAMS, [privtree_input(OLD_PRIVTREE_PARAMS)], 51,
                         ("signed F",), "PrivTree_T (001-alg5) on one consistent F over the tree of [0,1]^2, D=4, "
@@ -313,6 +323,13 @@ def _alg5_vectors() -> list[VectorSpec]:
         params = {**BASE, **change}
         specs.append(VectorSpec(name, params, [privtree_input(params, derived_seed(1, "001-alg5", name), kind)],
                                 derived_seed(2, "001-alg5", name), ("T=1", *edges)))
+    params = {**BASE, "D": 2, "fanout": 11, "epsilon": 4.0}  # labels 10, 0.10, 10.10: ordered as numbers, not text
+    specs.append(VectorSpec("fanout11-D2", params, [privtree_input(params, derived_seed(1, "001-alg5", "fanout11"),
+                                                                   "counts")],
+                            derived_seed(2, "001-alg5", "fanout11"), ("T=1", "fanout=11", "child index >= 10")))
+    for name, F, edges in (("absent-vertices-D2", {"root": 3.0, "0": 3.0, "0.1": 3.0}, ("absent vertices count 0",)),
+                           ("float-sums-D2", FLOAT_SUMS, ("F(v) = sum over children within 1e-9, not exactly",))):
+        specs.append(VectorSpec(name, {**BASE, "D": 2}, [F], derived_seed(2, "001-alg5", name), ("T=1", *edges)))
     return specs
 
 
@@ -333,6 +350,8 @@ def _param_rejects(valid: P, extra: Sequence[tuple[str, dict[str, Any], str]] = 
         ("D-fraction", {**valid, "D": 1.5}, "D must be an integer"),
         ("D-missing", {k: v for k, v in valid.items() if k != "D"}, "D is required"),
         ("fanout-one", {**valid, "fanout": 1}, "the fanout must be >= 2"),
+        ("fanout-null", {**valid, "fanout": None}, "fanout must be an integer: a parameter is given or absent, null is "
+                                                    "no value"),
         ("theta-negative", {**valid, "theta": -1.0}, "theta must be >= 0"),
         ("lambda-rule-unknown", {**valid, "lambda_rule": "other"}, "lambda_rule must be general, proof or printed"),
         ("unknown-key", {**valid, "T": 4}, "unknown parameters are refused"),
@@ -382,6 +401,11 @@ def _privtree_rejects() -> list[RejectSpec]:
         ("bad-label", {"root": 1.0, "left": 1.0}, "a vertex is 'root' or a dotted path"),
         ("value-string", {"root": "1"}, "values must be JSON numbers"),
         ("not-an-object", [1.0, 0.5, 0.5], "F is a JSON object"),
+        ("root-only", {"root": 5.0}, "absent vertices count 0, so F(root) = 5 is not the sum 0 over its children (6)"),
+        ("inconsistent-by-1e-6", {**QUARTERS, "root": 1.000001},
+         "consistency (6) holds within 1e-9 (1 + |F(v)| + |sum over children|): a gap of 1e-6 is refused"),
+        ("label-leading-zero", {("01" if k == "1" else k): x for k, x in QUARTERS.items()},
+         "child indices are written without leading zeros: '01' is no label"),
     ]
     specs = _param_rejects(valid)
     specs += [RejectSpec(f"step-{name}", valid, reason, bad_input=bad, after=[F],
@@ -615,7 +639,7 @@ ENTRIES: tuple[Entry, ...] = (
         "001-alg1", "PHDStreamTree", "phdstream", ALG1_SCHEMA, _alg1, TREE_CODEC,
         proof="proofs/proof_phdstream.py", doc=DOC, errata=("E-phdstream-1", "E-phdstream-2", "E-phdstream-3"),
         as_printed=lambda p, n: _alg1(p, n, printed=True),
-        vectors=lambda: _stream_vectors("001-alg1", BASE),
+        vectors=with_integers_as_floats(lambda: _stream_vectors("001-alg1", BASE), "delete-all-d2-D2"),
         must_reject=lambda: [*_param_rejects(BASE), *_step_rejects("001-alg1", BASE)],
         statistical=StatisticalSpec(_sweep(), Neighbour.EVENT, alphabet=None, horizon=None, length=3,
                                     design=_stream_design(False), cost=STREAM_COST,
@@ -630,15 +654,16 @@ ENTRIES: tuple[Entry, ...] = (
         "001-alg2", "PHDStream", "phdstream", ALG2_SCHEMA, _alg2, SYNTHETIC_CODEC,
         proof="proofs/proof_phdstream.py", doc=DOC, errata=("E-phdstream-3",),
         as_printed=lambda p, n: _alg2(p, n, printed=True),
-        vectors=lambda: _stream_vectors(
-            "001-alg2", OLD_ALG2_PARAMS,
-            _old("alg2-alg1-d2-D3-eps2-T4", OLD_ALG2_PARAMS, 502, 4, 53,
-                 "PHDStream (001-alg2) around PHDStreamTree (001-alg1) on [0,1]^2, D=3, with the synthetic points "
-                 "of rule (5), seed=53"),
-            extra=(("tree-alg3-simple", {"tree": "001-alg3", "counter": "simple"}, ((6, 0), (3, 2), (2, 1)),
-                    ("tree=001-alg3",)),
-                   ("tree-alg3-block-B2", {"tree": "001-alg3", "counter": "block", "B": 2},
-                    ((5, 0), (3, 1), (2, 2), (1, 1)), ("tree=001-alg3", "counter=block")))),
+        vectors=with_integers_as_floats(
+            lambda: _stream_vectors(
+                "001-alg2", OLD_ALG2_PARAMS,
+                _old("alg2-alg1-d2-D3-eps2-T4", OLD_ALG2_PARAMS, 502, 4, 53,
+                     "PHDStream (001-alg2) around PHDStreamTree (001-alg1) on [0,1]^2, D=3, with the synthetic points "
+                     "of rule (5), seed=53"),
+                extra=(("tree-alg3-simple", {"tree": "001-alg3", "counter": "simple"}, ((6, 0), (3, 2), (2, 1)),
+                        ("tree=001-alg3",)),
+                       ("tree-alg3-block-B2", {"tree": "001-alg3", "counter": "block", "B": 2},
+                        ((5, 0), (3, 1), (2, 2), (1, 1)), ("tree=001-alg3", "counter=block")))), "tree-alg3-block-B2"),
         must_reject=lambda: [*_param_rejects(OLD_ALG2_PARAMS, [
             ("tree-unknown", {**OLD_ALG2_PARAMS, "tree": "001-alg6"}, "tree must be 001-alg1 or 001-alg3"),
             ("counter-with-alg1", {**OLD_ALG2_PARAMS, "counter": "simple"}, "a counter needs tree 001-alg3"),
@@ -659,11 +684,13 @@ ENTRIES: tuple[Entry, ...] = (
         proof="proofs/proof_selective_counting.py", doc=DOC,
         errata=("E-phdstream-2", "E-phdstream-3", "E-phdstream-5"),
         as_printed=lambda p, n: _alg3(p, n, printed=True),
-        vectors=lambda: _stream_vectors(
-            "001-alg3", OLD_ALG3_PARAMS,
-            _old("alg3-simple-d2-D3-eps2-T5", OLD_ALG3_PARAMS, 501, 5, 52,
-                 "PHDStreamTree with Simple counters (001-alg3) on [0,1]^2, D=3, 5 steps of insertions and deletions, "
-                 "seed=52"), extra=BLOCK_STREAMS),
+        vectors=with_integers_as_floats(
+            lambda: _stream_vectors(
+                "001-alg3", OLD_ALG3_PARAMS,
+                _old("alg3-simple-d2-D3-eps2-T5", OLD_ALG3_PARAMS, 501, 5, 52,
+                     "PHDStreamTree with Simple counters (001-alg3) on [0,1]^2, D=3, 5 steps of insertions and "
+                     "deletions, seed=52"), extra=BLOCK_STREAMS),
+            "block-B2-d2-D3"),
         must_reject=lambda: [*_param_rejects(OLD_ALG3_PARAMS, _counter_rejects(OLD_ALG3_PARAMS)),
                              *_step_rejects("001-alg3", OLD_ALG3_PARAMS)],
         statistical=StatisticalSpec(_sweep(counter="simple"), Neighbour.EVENT, alphabet=None, horizon=None,
@@ -688,13 +715,19 @@ ENTRIES: tuple[Entry, ...] = (
         "001-alg5", "PrivTree_T (Appendix A)", "phdstream", PRIVTREE_SCHEMA, _privtree, PRIVTREE_CODEC,
         proof="proofs/proof_privtree.py", doc=DOC, errata=("E-phdstream-1", "E-phdstream-3", "E-phdstream-4"),
         as_printed=lambda p, n: _privtree(p, n, printed=True),
-        vectors=_alg5_vectors,
+        vectors=with_integers_as_floats(_alg5_vectors, "fanout3-D2"),
         must_reject=_privtree_rejects,
         statistical=StatisticalSpec(_sweep(), Neighbour.EVENT, alphabet=None, horizon=None, length=1,
                                     design=PRIVTREE_DESIGN, cost=2),
         cases=_privtree_cases,
-        notes="one-shot, served as a stream of length 1: INPUT the tree function F (a consistent {label: F(v)}), "
-              "RELEASE the subtree S; a second input is refused (T = 1); as printed: lambda of L3 as printed "
+        notes="one-shot, served as a stream of length 1: INPUT the tree function F, {label: F(v)} (absent vertices "
+              "count 0; consistent (6) within 1e-9 (1 + |F(v)| + |sum over the children|)), RELEASE the subtree S as "
+              "nodes and leaves, each sorted by (depth, path compared as numbers), the breadth-first visiting order; "
+              "a second input is refused (T = 1). With e = epsilon: lambda = max(D, 1)/e (general; 1/e at D = 0), "
+              "(2 beta - 1)/((beta - 1) e) (proof), (2 beta - 1)/(beta - 1) * 2/e (printed); delta = lambda ln beta; "
+              "every visited v draws z, b(v) = max(F(v) - depth(v) delta, theta - delta), and v splits iff "
+              "b(v) + z > theta and depth(v) < D; d is checked but enters neither the draws nor the release "
+              "(docs/phdstream.md, 'PrivTree_T (001-alg5), exactly'); as printed: lambda of L3 as printed "
               "(E-phdstream-4). Statistical checks: F counts a point set; F' = F plus or minus one leaf's path "
               "(one point inserted or removed, the C(T) norm); features: every vertex of T in S or not",
         sites="'001-alg5 L11 v=<label>' (laplace, scale lambda) at every visited vertex (no t: one-shot)",
@@ -703,11 +736,13 @@ ENTRIES: tuple[Entry, ...] = (
         "001-alg6", "Compute-efficient PHDStream (Appendix C)", "phdstream", COUNTERS_SCHEMA, _alg6, SYNTHETIC_CODEC,
         proof="proofs/proof_efficient_equivalence.py", doc=DOC, errata=("E-phdstream-3", "E-phdstream-6"),
         as_printed=lambda p, n: _alg6(p, n, printed=True),
-        vectors=lambda: _stream_vectors(
-            "001-alg6", OLD_ALG3_PARAMS,
-            _old("alg6-simple-d2-D3-eps2-T5", OLD_ALG3_PARAMS, 501, 5, 52,
-                 "compute-efficient PHDStream (001-alg6/alg7) with Simple counters on [0,1]^2, D=3; the same "
-                 "releases as 001-alg2 around 001-alg3 on this tape (section C.1), seed=52"), extra=BLOCK_STREAMS),
+        vectors=with_integers_as_floats(
+            lambda: _stream_vectors(
+                "001-alg6", OLD_ALG3_PARAMS,
+                _old("alg6-simple-d2-D3-eps2-T5", OLD_ALG3_PARAMS, 501, 5, 52,
+                     "compute-efficient PHDStream (001-alg6/alg7) with Simple counters on [0,1]^2, D=3; the same "
+                     "releases as 001-alg2 around 001-alg3 on this tape (section C.1), seed=52"), extra=BLOCK_STREAMS),
+            "block-B2-d2-D3"),
         must_reject=lambda: [*_param_rejects(OLD_ALG3_PARAMS, _counter_rejects(OLD_ALG3_PARAMS)),
                              *_step_rejects("001-alg6", OLD_ALG3_PARAMS)],
         statistical=StatisticalSpec(_sweep(counter="simple"), Neighbour.EVENT, alphabet=None, horizon=None,

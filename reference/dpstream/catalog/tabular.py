@@ -32,7 +32,7 @@ from dpstream.catalog.codecs.tabular import (
     queries_of,
 )
 from dpstream.catalog.designs import Event, contrasts, event_neighbours
-from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec
+from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec, with_integers_as_floats
 from dpstream.catalog.params import Param, ParamSchema, integer, positive, string
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.errors import DPStreamInputError, HorizonExceededError
@@ -537,7 +537,7 @@ ENTRIES: tuple[Entry, ...] = (
         OFFLINE_000_SCHEMA, lambda p, n: _offline(p, n, from_scratch=True, anchor="000-alg1"), OFFLINE_CODEC,
         proof="proofs/proof_tabular_main_privacy.py", doc=DOC, errata=("E-tabular-4",),
         as_printed=lambda p, n: _offline(p, n, printed=True, from_scratch=True, anchor="000-alg1"),
-        vectors=_offline_vectors("000-alg1"),
+        vectors=with_integers_as_floats(_offline_vectors("000-alg1"), "2x3-k2"),
         must_reject=lambda: _offline_rejects("000-alg1", {**OFFLINE_VALID, "A_Dataset": "mw-all"}),
         statistical=OFFLINE_SPEC,
         cases=_fresh_offline,
@@ -551,7 +551,7 @@ ENTRIES: tuple[Entry, ...] = (
         "000-alg2", "Baseline: from a DP dataset algorithm to a stream (A = MWEM, 003-alg1)", "tabular",
         SCHEMA, _offline_to_stream, STREAM_CODEC,
         proof="proofs/proof_tabular_main_privacy.py", doc=DOC,
-        vectors=lambda: _case_vectors("000-alg2", STREAM_CASES),
+        vectors=with_integers_as_floats(lambda: _case_vectors("000-alg2", STREAM_CASES), "removals-2x2"),
         must_reject=lambda: [*_param_rejects(STREAM_VALID), *_step_rejects("000-alg2", STREAM_VALID)],
         statistical=STREAM_SPEC,
         cases=_fresh_stream,
@@ -565,7 +565,7 @@ ENTRIES: tuple[Entry, ...] = (
         SCHEMA, _main_algorithm, STREAM_CODEC,
         proof="proofs/proof_tabular_main_privacy.py", doc=DOC, errata=("E-tabular-2", "E-tabular-7"),
         as_printed=lambda p, n: _main_algorithm(p, n, printed=True),
-        vectors=lambda: _case_vectors("000-alg3", STREAM_CASES[:4]),
+        vectors=with_integers_as_floats(lambda: _case_vectors("000-alg3", STREAM_CASES[:4]), "removals-2x2"),
         must_reject=lambda: _step_rejects("000-alg3", STREAM_VALID)[:4],
         statistical=STREAM_SPEC,
         cases=_fresh_stream,
@@ -578,7 +578,7 @@ ENTRIES: tuple[Entry, ...] = (
         OFFLINE_SCHEMA, _offline, OFFLINE_CODEC,
         proof="proofs/proof_tabular_main_privacy.py", doc=DOC, errata=("E-tabular-4",),
         as_printed=lambda p, n: _offline(p, n, printed=True),
-        vectors=_offline_vectors("003-alg1"),
+        vectors=with_integers_as_floats(_offline_vectors("003-alg1"), "2x3-k2"),
         must_reject=lambda: _offline_rejects("003-alg1", OFFLINE_VALID),
         statistical=OFFLINE_SPEC,
         cases=_fresh_offline,
@@ -591,10 +591,11 @@ ENTRIES: tuple[Entry, ...] = (
         "003-alg2", "StreamingMWEM", "tabular", SCHEMA, _streaming_mwem, STREAM_CODEC,
         proof="proofs/proof_tabular_main_privacy.py", doc=DOC, errata=("E-tabular-1", "E-tabular-3", "E-tabular-6"),
         as_printed=lambda p, n: _streaming_mwem(p, n, printed=True),
-        vectors=lambda: _case_vectors(
-            "003-alg2", STREAM_CASES,
-            VectorSpec("streaming-mwem-mw-eps1-k2-T5", OLD_PARAMS, OLD_INPUTS, 71, ("steps removing records",),
-                       "003-alg2 with MW, 1-way marginal queries on {0,1}x{0,1,2}, seed=71")),
+        vectors=with_integers_as_floats(
+            lambda: _case_vectors(
+                "003-alg2", STREAM_CASES,
+                VectorSpec("streaming-mwem-mw-eps1-k2-T5", OLD_PARAMS, OLD_INPUTS, 71, ("steps removing records",),
+                           "003-alg2 with MW, 1-way marginal queries on {0,1}x{0,1,2}, seed=71")), "removals-2x2"),
         must_reject=lambda: [*_param_rejects(STREAM_VALID), *_step_rejects("003-alg2", STREAM_VALID)],
         statistical=STREAM_SPEC,
         cases=_fresh_stream,
@@ -609,10 +610,12 @@ ENTRIES: tuple[Entry, ...] = (
         SCHEMA, _main_algorithm, STREAM_CODEC,
         proof="proofs/proof_tabular_main_privacy.py", doc=DOC, errata=("E-tabular-2", "E-tabular-7", "E-tabular-8"),
         as_printed=lambda p, n: _main_algorithm(p, n, printed=True),
-        vectors=lambda: _case_vectors(
-            "003-alg3", STREAM_CASES,
-            VectorSpec("main-algorithm-mw-simple-eps1-k2-T5", OLD_PARAMS, OLD_INPUTS, 72, ("steps removing records",),
-                       "003-alg3 with MW, 1-way marginal queries on {0,1}x{0,1,2}, seed=72")),
+        vectors=with_integers_as_floats(
+            lambda: _case_vectors(
+                "003-alg3", STREAM_CASES,
+                VectorSpec("main-algorithm-mw-simple-eps1-k2-T5", OLD_PARAMS, OLD_INPUTS, 72,
+                           ("steps removing records",),
+                           "003-alg3 with MW, 1-way marginal queries on {0,1}x{0,1,2}, seed=72")), "removals-2x2"),
         must_reject=lambda: [*_param_rejects(STREAM_VALID), *_step_rejects("003-alg3", STREAM_VALID)],
         statistical=STREAM_SPEC,
         cases=_fresh_stream,

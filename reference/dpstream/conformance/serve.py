@@ -33,7 +33,7 @@ from typing import IO, Any
 from dpstream.catalog import Entry, entries, entry
 from dpstream.catalog.codecs import NUMBER
 from dpstream.conformance.wire import PROTOCOL_VERSION
-from dpstream.errors import DPStreamInputError, StateError
+from dpstream.errors import DPStreamInputError, StateError, require_integer_value
 from dpstream.insecure import InsecureSeededNoise, TapeRecorder
 from dpstream.insecure.planted import PlantedLeak, PlantedNoise
 from dpstream.noise import BaseNoiseSource, DrawKind, NoiseSource, Params, SecureNoise, derived_seed
@@ -174,8 +174,8 @@ class Server:
         of releases]}``, N fresh runs in own mode. Counters with an exact linear model are sampled vectorised
         (:class:`~dpstream.audit.vectorised.LinearModelSampler`, proven equal to the line-by-line counters in
         tests/audit/test_vectorised.py); the stream is first checked by one line-by-line run."""
-        inputs, count = message.get("inputs"), message.get("count")
-        if not isinstance(inputs, list) or not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        inputs, count = message.get("inputs"), _integer(message.get("count"))
+        if not isinstance(inputs, list) or count is None or count < 1:
             return {"error": "runs needs 'inputs' (a JSON array) and 'count' (an integer >= 1)"}
         if self._mode == "tape":
             return {"error": "runs is an own-mode and transcript-mode op"}
@@ -193,7 +193,7 @@ class Server:
         if (e.model is not None and codec is NUMBER and not self.secure and not (self.as_printed and e.as_printed)
                 and self.plant is None):
             with contextlib.suppress(DPStreamInputError, KeyError):
-                model = e.model({**self._raw_params, "T": self._raw_params.get("T") or len(inputs)})
+                model = e.model({**self._params, "T": self._params.get("T") or len(inputs)})
         if model is None or model.input_length != len(inputs) or count == 1:
             while len(out) < count:
                 out.append(self._fresh_run(inputs)[0])
@@ -207,10 +207,10 @@ class Server:
 
     def _init(self, message: Mapping[str, Any]) -> dict[str, Any]:
         self._entry, self._algorithm = None, None
-        anchor, noise, seed = message.get("algorithm"), message.get("noise"), message.get("seed")
+        anchor, noise, seed = message.get("algorithm"), message.get("noise"), _integer(message.get("seed"))
         if noise not in ("tape", "own", "transcript"):
             return {"error": "noise must be 'tape', 'own' or 'transcript'"}
-        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        if seed is None or seed < 0:
             return {"error": "seed must be an integer >= 0"}
         try:
             chosen = entry(str(anchor))
@@ -252,6 +252,14 @@ class Server:
                 reply = {"error": f"internal error: {type(exc).__name__}: {exc}"}
             if reply is not None:
                 self.send(reply)
+
+
+def _integer(value: Any) -> int | None:
+    """A JSON number whose value is an integer, as an int (``3.0`` is 3: docs/conformance.md, "JSON numbers")."""
+    try:
+        return require_integer_value("value", value)
+    except DPStreamInputError:
+        return None
 
 
 def _jsonable(params: Mapping[str, Any]) -> dict[str, Any]:

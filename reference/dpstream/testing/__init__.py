@@ -26,10 +26,25 @@ from dpstream.noise import NoiseSource
 from dpstream.tape import Tape
 from dpstream.vectors import KnownAnswerVector
 
-__all__ = ["ERRATUM_ID", "load_script", "pins", "record_run", "replay_run", "replay_vector"]
+__all__ = ["ERRATUM_ID", "by_value", "load_script", "pins", "record_run", "replay_run", "replay_vector"]
 
 ERRATUM_ID = re.compile(r"E-[a-z]+-\d+")
 """An erratum of ``docs/errata/<family>.md``: ``E-counters-1``, ``E-phdstream-3``, ..."""
+
+
+def by_value(doc: Any) -> Any:
+    """JSON data with every number whose value is an integer read as an int (``16.0`` -> 16), at every depth.
+
+    The protocol reads JSON numbers by value (docs/conformance.md, "JSON numbers"): a vector may write an integer
+    parameter or input as ``16.0``. A test that builds an algorithm from a vector's ``params`` directly (not through
+    the catalog, which reads them so) reads them with this first."""
+    if isinstance(doc, float) and doc.is_integer():
+        return int(doc)
+    if isinstance(doc, dict):
+        return {k: by_value(v) for k, v in doc.items()}
+    if isinstance(doc, list | tuple):
+        return [by_value(v) for v in doc]
+    return doc
 
 
 def record_run(

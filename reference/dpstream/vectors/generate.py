@@ -40,9 +40,9 @@ __all__ = ["Problem", "generate", "known_answer_vector", "run_inputs", "verify"]
 def run_inputs(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], noise: NoiseSource) -> list[Any]:
     """Build ``e`` with ``params`` on ``noise`` and step it through JSON ``inputs``; JSON releases."""
     assert e.codec is not None
-    algorithm = e.make(params, noise)
+    algorithm, valid = e.make(params, noise), e.params.validate(params)
     codec = e.codec
-    return [codec.encode_release(algorithm.step(codec.decode_input(x, params))) for x in inputs]
+    return [codec.encode_release(algorithm.step(codec.decode_input(x, valid))) for x in inputs]
 
 
 def _record(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], seed: int) -> tuple[list[Any], Tape]:
@@ -83,10 +83,10 @@ def _must_reject(e: Entry, spec: RejectSpec, first_vector: str) -> MustRejectVec
         return MustRejectVector(vid, e.anchor, dict(spec.params), "init", spec.reason, then=first_vector)
     assert e.codec is not None
     codec = e.codec
-    algorithm = e.make(spec.params, InsecureSeededNoise(0))
+    algorithm, valid = e.make(spec.params, InsecureSeededNoise(0)), e.params.validate(spec.params)
     for x in spec.before:
-        algorithm.step(codec.decode_input(x, spec.params))
-    if not _refused(lambda: algorithm.step(codec.decode_input(spec.bad_input, spec.params))):
+        algorithm.step(codec.decode_input(x, valid))
+    if not _refused(lambda: algorithm.step(codec.decode_input(spec.bad_input, valid))):
         raise RuntimeError(f"{vid}: the reference accepts the input {spec.bad_input!r}")
     expected, tape = _record(e, spec.params, [*spec.before, *spec.after], spec.seed)
     return MustRejectVector(vid, e.anchor, dict(spec.params), "step", spec.reason, list(spec.before),
@@ -198,11 +198,11 @@ def _replay_reject(e: Entry, r: MustRejectVector) -> list[Problem]:
     assert e.codec is not None and r.tape is not None
     codec = e.codec
     with TapeReplay(r.tape) as replay:
-        algorithm = e.make(r.params, replay)
-        got = [codec.encode_release(algorithm.step(codec.decode_input(x, r.params))) for x in r.before]
-        if not _refused(lambda: algorithm.step(codec.decode_input(r.bad_input, r.params))):
+        algorithm, valid = e.make(r.params, replay), e.params.validate(r.params)
+        got = [codec.encode_release(algorithm.step(codec.decode_input(x, valid))) for x in r.before]
+        if not _refused(lambda: algorithm.step(codec.decode_input(r.bad_input, valid))):
             return [Problem(r.id, f"the reference accepts the input {r.bad_input!r}")]
-        got += [codec.encode_release(algorithm.step(codec.decode_input(x, r.params))) for x in r.after]
+        got += [codec.encode_release(algorithm.step(codec.decode_input(x, valid))) for x in r.after]
     for t, (want, have) in enumerate(zip(r.expected, got, strict=True), start=1):
         diff = compare(want, have, codec.tolerance)
         if diff is not None:

@@ -1,8 +1,8 @@
 //! A small strict JSON reader and writer (RFC 8259), enough for the protocol.
 //!
-//! Numbers keep whether they were written as integers (`16`, not `16.0` or `1.6e1`), so integer
-//! parameters can be checked as the reference checks them. Objects keep their key order and refuse
-//! duplicate keys.
+//! Numbers are read by value, as the protocol compares them: `16`, `16.0` and `1.6e1` are all the
+//! integer 16 (an integer literal keeps its exact digits beyond 2^53). Objects keep their key order
+//! and refuse duplicate keys.
 
 use std::fmt::Write as _;
 
@@ -20,7 +20,7 @@ pub enum Json {
 pub struct Number {
     /// the nearest double (infinite when the literal overflows, e.g. `1e400`)
     pub value: f64,
-    /// the exact value when the literal is an integer (no fraction, no exponent) that fits an i128
+    /// the value when it is an integer that fits an i128: exact for an integer literal, else the double's
     pub integer: Option<i128>,
 }
 
@@ -40,7 +40,7 @@ impl Json {
         }
     }
 
-    /// An integer written as an integer literal.
+    /// An integer, by value (16, 16.0 and 1.6e1 alike; 2.5 is none).
     pub fn as_integer(&self) -> Option<i128> {
         match self {
             Json::Number(n) => n.integer,
@@ -288,7 +288,13 @@ impl Parser<'_> {
         }
         let text = std::str::from_utf8(&self.bytes[start..self.pos]).expect("ascii");
         let value: f64 = text.parse().map_err(|_| "bad number".to_string())?; // correctly rounded
-        let integer = if integer { text.parse::<i128>().ok() } else { None };
+        let integer = if integer {
+            text.parse::<i128>().ok()
+        } else if value.is_finite() && value.fract() == 0.0 && value.abs() < 1e38 {
+            Some(value as i128) // 16.0 and 1.6e1 are the integer 16: numbers are compared by value
+        } else {
+            None
+        };
         Ok(Json::Number(Number { value, integer }))
     }
 }
@@ -390,7 +396,9 @@ mod tests {
         let v = parse(r#"{"a":[1,2.5,-0,1e400,"x\u00e9\ud83d\ude00"],"b":null}"#).unwrap();
         assert_eq!(v.get("a").unwrap().describe(), r#"[1,2.5,0,null,"xé😀"]"#);
         assert_eq!(parse("16").unwrap().as_integer(), Some(16));
-        assert_eq!(parse("16.0").unwrap().as_integer(), None);
+        assert_eq!(parse("16.0").unwrap().as_integer(), Some(16));
+        assert_eq!(parse("1.6e1").unwrap().as_integer(), Some(16));
+        assert_eq!(parse("2.5").unwrap().as_integer(), None);
         for bad in [
             "",
             "01",

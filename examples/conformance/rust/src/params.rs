@@ -30,7 +30,7 @@ pub fn positive_number(p: &Json, name: &str) -> Result<f64, Fail> {
     }
 }
 
-/// An integer >= min, written as an integer (16, not 16.0 or 1.6e1); `fallback` when absent.
+/// An integer >= min, read by value (16, 16.0 and 1.6e1 are 16; 2.5 and null are refused); `fallback` when absent.
 pub fn integer_at_least(p: &Json, name: &str, min: i128, fallback: Option<i128>) -> Result<i128, Fail> {
     let v = p.get(name);
     if let (None, Some(x)) = (v, fallback) {

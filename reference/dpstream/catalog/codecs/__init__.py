@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from dpstream.errors import DPStreamInputError
+from dpstream.errors import DPStreamInputError, require_integer_value
 
 __all__ = [
     "NUMBER",
@@ -27,6 +27,7 @@ __all__ = [
     "Tolerance",
     "compare",
     "features_of",
+    "integer_list",
     "json_value",
     "number_input",
     "number_vector_input",
@@ -152,6 +153,17 @@ class Features:
     of: Callable[[Sequence[Any]], Sequence[float]]
 
 
+def integer_list(value: Any, field: str, rule: str) -> list[int]:
+    """A JSON array of integers, each read by value (``2.0`` is the integer 2: docs/conformance.md, "JSON numbers");
+    anything else raises :class:`~dpstream.errors.DPStreamInputError` naming ``field`` and ``rule``."""
+    if isinstance(value, list) and all(_is_number(v) for v in value):
+        try:
+            return [require_integer_value(field, v) for v in value]
+        except DPStreamInputError:
+            pass
+    raise DPStreamInputError(field, rule, value)
+
+
 def number_input(value: Any, params: Mapping[str, Any]) -> float | int:
     """A counter input f(t): a JSON number (the algorithm checks its value: finite, integer, horizon)."""
     if not _is_number(value):
@@ -182,7 +194,7 @@ NUMBER_SCHEMA: dict[str, Any] = {"type": "number"}
 class Codec:
     """How one algorithm's INPUT and RELEASE look on the wire.
 
-    ``decode_input(json, params)`` gives what ``step`` takes (raising
+    ``decode_input(json, params)`` (``params`` validated by the entry's schema) gives what ``step`` takes (raising
     :class:`~dpstream.errors.DPStreamInputError` for a wrong JSON shape); ``encode_release(release)``
     gives the JSON release; ``features(json_release)`` the numbers a statistical check looks at
     (default: every number of the release in document order).

@@ -3,16 +3,19 @@
 Encodings (docs/phdstream.md, "Known-answer vectors"):
 
 * a vertex of T is named by its label (:func:`~dpstream.phdstream.partition.node_label`): ``"root"`` or the
-  dotted path of child indices from the root, ``"0.1.1"``; lists of vertices are sorted by (depth, path),
-  which is PrivTree's breadth-first visiting order;
+  dotted path of child indices from the root, ``"0.1.1"``, each index in decimal without a leading zero (``"01"``,
+  ``"+1"``, ``" 1"``, ``"0."`` are refused, so every vertex has exactly one label); lists of vertices are sorted by
+  (depth, path) with the path compared as a sequence of numbers (``"0.2"`` before ``"0.10"``), which is PrivTree's
+  breadth-first visiting order;
 * a step of a point stream is ``{"points": [[x_1, ..., x_d], ...], "moves": [+1 | -1, ...]}``: nabla f(., t),
   one event per point (+1 inserts the point, -1 removes a point present before); an empty batch is
   ``{"points": [], "moves": []}``;
-* a tree function (PrivTree's input F) is ``{label: F(v)}`` (absent vertices are 0);
+* a tree function (PrivTree's input F) is ``{label: F(v)}``; absent vertices are 0 (and consistency (6) is checked
+  with those zeros: ``{"root": 5}`` with D >= 1 is refused);
 * a release is ``{"t", "nodes", "leaves", "values"}`` -- T(t), its leaves and G(v, t) on T(t) -- plus, with rule
-  (5), ``"counts"`` (ceil(G(v, t)), 0 when G <= 0, per leaf) and ``"points"`` (for each leaf with a positive
-  count, in the order of ``leaves``, the rows of its ``001-eq5 t=<t> v=<leaf>`` draw); PrivTree's release is
-  ``{"nodes", "leaves"}``.
+  (5), ``"counts"`` (ceil(G(v, t) - 1e-9), 0 when that is <= 0, per leaf) and ``"points"`` (for each leaf with a
+  positive count, in the order of ``leaves``, the rows of its ``001-eq5 t=<t> v=<leaf>`` draw); PrivTree's release
+  is ``{"nodes", "leaves"}``.
 
 Decoding checks the JSON shape and raises :class:`~dpstream.errors.DPStreamInputError` (the algorithms check
 the values: points in Omega, removals of present points, consistency (6)).
@@ -33,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from dpstream.catalog.codecs import Features
+from dpstream.catalog.codecs import Features, integer_list
 from dpstream.claims import PrivacyClaim
 from dpstream.errors import DPStreamInputError
 from dpstream.phdstream.counters_tree import PHDStreamTreeWithCounters
@@ -73,9 +76,10 @@ def node_of(label: object, partition: Partition | None = None) -> Node:
         raise DPStreamInputError("vertex", "must be a label: 'root' or a dotted path such as '0.1.1'", label)
     if label == "root":
         return ()
-    parts = label.split(".")
-    if not all(p.isascii() and p.isdigit() for p in parts):
-        raise DPStreamInputError("vertex", "must be a label: 'root' or a dotted path such as '0.1.1'", label)
+    parts = label.split(".")  # decimal child indices, no sign, no spaces, no leading zero: one label per vertex
+    if not all(p.isascii() and p.isdigit() and (p == "0" or p[0] != "0") for p in parts):
+        raise DPStreamInputError("vertex", "must be a label: 'root' or a dotted path of child indices written "
+                                           "without leading zeros, such as '0.1.10'", label)
     v = tuple(int(p) for p in parts)
     if partition is not None and not partition.is_node(v):
         raise DPStreamInputError("vertex", f"must be a vertex of T (child indices < fanout {partition.beta}, "
@@ -92,8 +96,7 @@ def decode_events(value: Any, d: int) -> PointEvents:
             isinstance(p, list) and len(p) == d and all(_is_number(c) for c in p) for p in points):
         raise DPStreamInputError("points", f"must be a JSON array of points, each an array of d = {d} numbers",
                                  points)
-    if not isinstance(moves, list) or not all(isinstance(m, int) and not isinstance(m, bool) for m in moves):
-        raise DPStreamInputError("moves", "must be a JSON array of integers +1 or -1", moves)
+    moves = integer_list(moves, "moves", "must be a JSON array of integers +1 or -1")
     if len(moves) != len(points):
         raise DPStreamInputError("moves", f"must hold one move per point ({len(points)})", len(moves))
     if not points:
