@@ -290,7 +290,9 @@ def exact_relations(A: FloatArray) -> list[Linear]:
         null = vt[s <= 1e-9 * max(float(s[0]), 1e-300)]
         for v in null[:8]:
             w = _unit(v)
-            keep = np.flatnonzero(np.abs(w) > 1e-12)
+            keep = np.flatnonzero(np.abs(w) > 1e-9)
+            if keep.size <= 2:  # a pair: found above already
+                continue
             r = Linear(tuple(int(cols[k]) for k in keep), tuple(float(w[k]) for k in keep), "exact relation",
                        float(mean[keep] @ w[keep]), RELATION_UNIT)
             if not np.any(r(A)):
