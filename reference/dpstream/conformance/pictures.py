@@ -9,6 +9,7 @@ is installed (``pip install 'dpstream[plot]'``).
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ __all__ = ["ROWS", "text_block", "witness_histogram", "witness_png", "witnesses_
 
 ROWS = 16
 BAR = 24
+WIDTH = 100
 
 
 def witnesses_of(details: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
@@ -83,17 +85,21 @@ def witness_histogram(data: Mapping[str, Any], title: str = "witness") -> list[s
     counts = data.get("counts", {})
     top = max([1, *(max(r[1], r[2]) for r in rows)])
     width = max(len(r[0]) for r in rows) if rows else 10
-    lines = [f"{title}: {data.get('event', '')}",
-             f"held-out runs in the event: {counts.get('favoured')} of {counts.get('runs')} on the favoured input "
-             f"({data.get('favours')}), {counts.get('other')} of {counts.get('runs')} on the other; eps lower bound "
-             f"{data.get('eps_lower_bound')} vs claimed {data.get('claimed_eps')}",
-             f"{'bin':<{width}}  {'runs on f':<{BAR + 7}}  runs on f'"]
+    head = (f"{title}: {data.get('event', '')}. Held-out runs in the event: {counts.get('favoured')} of "
+            f"{counts.get('runs')} on the favoured input ({data.get('favours')}), {counts.get('other')} of "
+            f"{counts.get('runs')} on the other; eps lower bound {_shown(data.get('eps_lower_bound'))} vs claimed "
+            f"{_shown(data.get('claimed_eps'))}")
+    lines = [*textwrap.wrap(head, WIDTH), f"{'bin':<{width}}  {'runs on f':<{BAR + 7}}  runs on f'"]
     for label, a, b, inside in rows:
         bar_a = "#" * round(BAR * a / top)
         bar_b = "#" * round(BAR * b / top)
         mark = "  <- event" if inside else ""
         lines.append(f"{label:<{width}}  {bar_a:<{BAR}} {a:>6}  {bar_b:<{BAR}} {b:>6}{mark}")
     return lines
+
+
+def _shown(x: Any) -> str:
+    return f"{x:.4g}" if isinstance(x, float) else str(x)
 
 
 def witness_png(data: Mapping[str, Any], path: Path, title: str = "witness") -> bool:
