@@ -86,9 +86,9 @@ class Verdict(StrEnum):
     ``violation``: a certified lower bound on the privacy loss above the claim (white-box exact loss, or a
     held-out black-box bound at the stated confidence, with its witness). ``deviation``: the implementation's
     law differs from the reference algorithm's (calibration, accuracy; in ``dpstream conform`` also known
-    answers and must-reject). ``pass``: no violation and the run was sensitive enough (or no deviation).
-    ``inconclusive``: no violation found, but the smallest excess the run could have certified is above the
-    profile's target.
+    answers and must-reject). ``pass``: no violation, and something backs it (the exact loss with a calibration,
+    or a witness search with a measured power); or no deviation. ``inconclusive``: no violation found, and
+    nothing backs a pass.
     """
 
     VIOLATION = "violation"
@@ -167,15 +167,29 @@ class ComponentReport:
 
     @property
     def privacy(self) -> Verdict | None:
-        """``violation`` if a privacy check failed; else ``inconclusive`` if one was; else ``pass`` (None: no check)."""
+        """``violation`` if a privacy check failed; else ``pass`` when something backs it, else ``inconclusive``
+        (None: no privacy check). What backs a pass (docs/audits.md, "Verdicts"): an exact-loss check that passed
+        (the model meets the claim) with a calibration check that passed (the implementation draws the model's
+        noise), or a witness search that says ``pass`` (a measured power statement backs it). A black-box bound
+        below the claim alone backs nothing."""
         checks = [c for c in self.checks if c.kind in PRIVACY_CHECKS and "error" not in c.data]
         if not checks:
             return None
         if any(c.passed is False for c in checks):
             return Verdict.VIOLATION
-        if any(c.data.get("verdict") == Verdict.INCONCLUSIVE.value for c in checks):
-            return Verdict.INCONCLUSIVE
-        return Verdict.PASS
+        return Verdict.PASS if self.pass_backed_by else Verdict.INCONCLUSIVE
+
+    @property
+    def pass_backed_by(self) -> str | None:
+        """What backs a privacy ``pass`` (``"exact+cal"`` or ``"power"``), or None."""
+        def ok(kind: CheckKind) -> bool:
+            return any(c.kind is kind and c.passed is True and "error" not in c.data for c in self.checks)
+
+        if ok(CheckKind.EXACT_LOSS) and ok(CheckKind.CALIBRATION):
+            return "exact+cal"
+        if any(c.kind is CheckKind.SEARCH and c.data.get("verdict") == Verdict.PASS.value for c in self.checks):
+            return "power"
+        return None
 
     @property
     def law(self) -> Verdict | None:

@@ -42,9 +42,11 @@ COLUMNS = ("component", "anchor", "claim", "privacy", "law", "exact loss", "blac
 TABLE_COLUMNS = ("component", "privacy", "law", "time", "status")
 TABLE_WIDTHS = {"component": 32, "privacy": 24, "law": 13, "time": 6, "status": 16}
 LEGEND = ("privacy: violation (a certified loss above the claim: 'exact' white-box, 'LB' held-out "
-          "black-box bound) | pass (best LB <= claim) | inconclusive (dx = smallest detectable excess > "
-          "target); law: deviation (calibration 'cal' or accuracy 'acc' differs from the reference law) | "
-          "pass; status: pass, FAIL, expected failure, UNEXPECTED PASS, ERROR (docs/audits.md)")
+          "black-box bound) | pass, backed by 'exact+cal' (the exact loss meets the claim and the noise is "
+          "calibrated) or 'power' (a search with measured power) | inconclusive (nothing certified, nothing "
+          "backs a pass); LB = best held-out bound <= claim; law: deviation (calibration 'cal' or accuracy "
+          "'acc' differs from the reference law) | pass; status: pass, FAIL, expected failure, UNEXPECTED PASS, "
+          "ERROR (docs/audits.md)")
 
 
 def status(report: ComponentReport) -> str:
@@ -68,15 +70,12 @@ def privacy_cell(report: ComponentReport) -> str:
         c = next((c for c in failed if c.kind is not CheckKind.EXACT_LOSS), failed[0])
         what = "exact" if c.kind is CheckKind.EXACT_LOSS else "LB"
         return f"violation {what} {_fmt(c.value)}>{_fmt(c.bound, 'g')}"
-    if verdict is Verdict.INCONCLUSIVE:
-        c = next(c for c in checks if c.data.get("verdict") == Verdict.INCONCLUSIVE.value)
-        dx, target = c.data.get("detectable_excess"), c.data.get("target_excess")
-        return f"inconclusive dx {_fmt(dx, '.2g')}>{_fmt(target, '.2g')}"
     sampled = [c for c in checks if c.kind is not CheckKind.EXACT_LOSS and c.value is not None and c.bound]
-    if not sampled:
-        return "pass"
-    c = max(sampled, key=lambda c: float(c.value or 0.0) - float(c.bound or 0.0))
-    return f"pass LB {_fmt(c.value, '.2f')}<={_fmt(c.bound, '.3g')}"
+    best = max(sampled, key=lambda c: float(c.value or 0.0) - float(c.bound or 0.0)) if sampled else None
+    bound = f" LB {_fmt(best.value, '.2f')}<={_fmt(best.bound, '.3g')}" if best is not None else ""
+    if verdict is Verdict.INCONCLUSIVE:
+        return f"inconclusive{bound}"
+    return f"pass ({report.pass_backed_by}){bound}"
 
 
 def law_cell(report: ComponentReport) -> str:
