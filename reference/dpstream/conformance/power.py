@@ -143,6 +143,7 @@ def calibrate(anchor: str, profile: Profile, reps: int, *, bulk: bool = False, s
     plan = plan_for(anchor, profile)
     if isinstance(plan, str):
         raise ValueError(plan)
+    measured = fingerprint(plan, profile, bulk)  # of the code that runs now (it is read once per process)
     rows = []
     with trial_executor(workers) as executor:
         for leak in leaks:
@@ -158,7 +159,7 @@ def calibrate(anchor: str, profile: Profile, reps: int, *, bulk: bool = False, s
                 print(f"{anchor} {profile.value} {leak.name}: {certified}/{reps} certified "
                       f"({(time.perf_counter() - started) / reps:.1f} s per search)", flush=True)
     return {"anchor": anchor, "profile": profile.value, "bulk": bulk, "level": CALIBRATION_LEVEL,
-            "fingerprint": fingerprint(plan, profile, bulk), "date": date.today().isoformat(),
+            "fingerprint": measured, "date": date.today().isoformat(),
             "command": f"python -m dpstream.conformance.power calibrate --profile {profile.value} --algorithm {anchor}"
                        f" --reps {reps} --seed {seed}" + (" --bulk" if bulk else ""),
             "leaks": rows}
