@@ -76,6 +76,8 @@ sizes the power calibration plants (``dpstream.insecure.planted``, ``dpstream.co
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import sympy as sp
 from scipy import stats
@@ -84,11 +86,12 @@ from dpstream.audit.draw_laws import pit, randomisers
 from dpstream.audit.registry import Profile
 from dpstream.catalog import entry
 from dpstream.conformance.power import leak_excess
-from dpstream.conformance.statistical import StatisticalPlan, plan_for
+from dpstream.conformance.statistical import StatisticalPlan, horizon_of, plan_for
 from dpstream.conformance.transcript import replay
 from dpstream.insecure import InsecureSeededNoise, TapeRecorder
 from dpstream.insecure.planted import PlantedLeak
 from dpstream.noise import data_rng
+from dpstream.tape import Draw
 
 
 def test_chain_rule_two_adaptive_draws() -> None:
@@ -146,22 +149,28 @@ def _plan(anchor: str) -> StatisticalPlan:
     return plan
 
 
+def _recorded_run(anchor: str, source: InsecureSeededNoise) -> tuple[Any, list[Any], list[Any], list[Draw]]:
+    """One run of ``anchor`` on the first input of its quick search plan, under a recorder: (the entry's parameters,
+    the inputs, the releases, the draws)."""
+    e = entry(anchor)
+    plan = _plan(anchor)
+    assert e.codec is not None
+    params, space = plan.settings[0], plan.spaces[0]
+    f = next(iter(space.families.values()))(horizon_of(e, params))
+    recorder = TapeRecorder(source)
+    algorithm = e.make(params, recorder)
+    valid = e.params.validate(params)
+    released = [e.codec.encode_release(algorithm.step(e.codec.decode_input(x, valid))) for x in f]
+    return params, f, released, list(recorder.tape.draws)
+
+
 def test_the_reference_is_g_of_its_draws() -> None:
     """R(x) = G(x, D): the reference replayed on its own recorded draws gives its releases (two synthesizers and a
     counter, several seeds)."""
     for anchor in ("001-alg10", "001-alg5", "002-alg2"):
-        e = entry(anchor)
-        plan = plan_for(anchor, Profile.QUICK)
-        assert not isinstance(plan, str) and e.codec is not None
-        params, space = plan.settings[0], plan.spaces[0]
-        T = int(params["T"]) if "T" in params else (e.statistical.length if e.statistical else 1)
-        f = next(iter(space.families.values()))(T)
         for seed in range(3):
-            recorder = TapeRecorder(InsecureSeededNoise(seed))
-            algorithm = e.make(params, recorder)
-            valid = e.params.validate(params)
-            released = [e.codec.encode_release(algorithm.step(e.codec.decode_input(x, valid))) for x in f]
-            again = replay(e, params, f, recorder.tape.draws)
+            params, f, released, draws = _recorded_run(anchor, InsecureSeededNoise(seed))
+            again = replay(entry(anchor), params, f, draws)
             assert again.failed is None and not again.issues and not again.unused
             assert again.releases == released
 
@@ -170,21 +179,10 @@ def test_pit_of_every_kind_the_reference_draws_is_uniform() -> None:
     """The PITs of the draws of correct runs (the seeded source) are uniform: Kolmogorov-Smirnov per kind, fixed
     seeds, each test at 1e-4 (false alarm of the whole test <= 7e-4)."""
     pooled: dict[str, list[float]] = {}
+    gen = data_rng(7)
     for anchor in ("001-alg10", "004-lem3.1", "002-alg2", "003-alg2", "001-alg2"):
-        e = entry(anchor)
-        plan = plan_for(anchor, Profile.QUICK)
-        assert not isinstance(plan, str) and e.codec is not None
-        params, space = plan.settings[0], plan.spaces[0]
-        T = int(params["T"]) if "T" in params else (e.statistical.length if e.statistical else 1)
-        f = next(iter(space.families.values()))(T)
-        gen = data_rng(7)
         for source in InsecureSeededNoise.independent(11, 150):
-            recorder = TapeRecorder(source)
-            algorithm = e.make(params, recorder)
-            valid = e.params.validate(params)
-            for x in f:
-                algorithm.step(e.codec.decode_input(x, valid))
-            for d in recorder.tape.draws:
+            for d in _recorded_run(anchor, source)[3]:
                 pooled.setdefault(d.kind.value, []).extend(pit(d, gen.random(randomisers(d))))
     assert {"laplace", "discrete_laplace", "discrete_gaussian", "choice", "exponential_mechanism"} <= set(pooled)
     for kind, values in pooled.items():

@@ -318,20 +318,22 @@ def _quick_sweep(sweep: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return chosen or list(sweep[:2])
 
 
-def statistical_checks(config: ConformConfig, anchors: Sequence[str], modes: Sequence[str],
-                       ops: Sequence[str]) -> tuple[list[tuple[str, StatisticalPlan]], list[Outcome]]:
-    """The plans of the algorithms that have statistical checks, and a skipped outcome for the others."""
+def statistical_checks(config: ConformConfig, anchors: Sequence[str], modes: Sequence[str], ops: Sequence[str],
+                       *, mode: Mode = Mode.STATISTICAL, noise: str = "own"
+                       ) -> tuple[list[tuple[str, StatisticalPlan]], list[Outcome]]:
+    """The plans of the algorithms that have statistical checks, and a skipped outcome (in ``mode``) for the others
+    and for every algorithm when the program has no ``noise`` mode (``own``; ``transcript`` for transcript mode)."""
     profile = Profile(config.profile)
     plans: list[tuple[str, StatisticalPlan]] = []
     skipped: list[Outcome] = []
     for anchor in anchors:
-        if "own" not in modes:
-            skipped.append(Outcome(Mode.STATISTICAL, anchor, "*", Verdict.SKIPPED,
-                                   message="the program has no own-noise mode"))
+        if noise not in modes:
+            skipped.append(Outcome(mode, anchor, "*", Verdict.SKIPPED,
+                                   message=f"the program has no {noise}{'-noise' if noise == 'own' else ''} mode"))
             continue
         plan = plan_for(anchor, profile)
         if isinstance(plan, str):
-            skipped.append(Outcome(Mode.STATISTICAL, anchor, "*", Verdict.SKIPPED, message=plan))
+            skipped.append(Outcome(mode, anchor, "*", Verdict.SKIPPED, message=plan))
         else:
             plans.append((anchor, plan))
     return plans, skipped

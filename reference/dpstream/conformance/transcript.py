@@ -49,8 +49,8 @@ from dpstream.conformance.statistical import (
     ProtocolSampler,
     StatisticalPlan,
     horizon_of,
-    plan_for,
     setting_label,
+    statistical_checks,
 )
 from dpstream.conformance.tape_mode import DrawIssue, TapeAnswerer
 from dpstream.conformance.wire import Program, ProtocolError
@@ -165,19 +165,9 @@ def transcript_tasks(config: ConformConfig, anchors: Sequence[str], modes: Seque
     outcomes for the others."""
     from dpstream.conformance.runner import Task
 
-    profile = Profile(config.profile)
-    tasks: list[Task] = []
-    skipped: list[Outcome] = []
-    for anchor in anchors:
-        if "transcript" not in modes:
-            skipped.append(Outcome(Mode.TRANSCRIPT, anchor, "*", Verdict.SKIPPED,
-                                   message="the program has no transcript mode"))
-            continue
-        plan = plan_for(anchor, profile)
-        if isinstance(plan, str):
-            skipped.append(Outcome(Mode.TRANSCRIPT, anchor, "*", Verdict.SKIPPED, message=plan))
-            continue
-        tasks.append(Task(Mode.TRANSCRIPT, anchor, NAME, partial(_check, config, plan, level, "runs" in ops)))
+    plans, skipped = statistical_checks(config, anchors, modes, ops, mode=Mode.TRANSCRIPT, noise="transcript")
+    tasks = [Task(Mode.TRANSCRIPT, anchor, NAME, partial(_check, config, plan, level, "runs" in ops))
+             for anchor, plan in plans]
     return tasks, skipped
 
 
