@@ -81,17 +81,25 @@ def _checks(*checks: tuple[CheckKind, bool | None, dict[str, object]]) -> AuditC
 def test_verdicts_are_reported_separately() -> None:
     ok: tuple[CheckKind, bool | None, dict[str, object]] = (CheckKind.BLACK_BOX, True, {})
     bad_cal: tuple[CheckKind, bool | None, dict[str, object]] = (CheckKind.CALIBRATION, False, {})
+    exact: tuple[CheckKind, bool | None, dict[str, object]] = (CheckKind.EXACT_LOSS, True, {})
+    good_cal: tuple[CheckKind, bool | None, dict[str, object]] = (CheckKind.CALIBRATION, True, {})
     cases = {
         "deviation only": _checks(ok, bad_cal),
         "violation": _checks((CheckKind.SEARCH, False, {"verdict": "violation"}), (CheckKind.CALIBRATION, True, {})),
         "inconclusive": _checks((CheckKind.SEARCH, None, {"verdict": "inconclusive", "detectable_excess": 0.6,
                                                           "target_excess": 0.25})),
+        "exact and calibrated": _checks(exact, ok, good_cal),
+        "powered search": _checks((CheckKind.SEARCH, True, {"verdict": "pass"})),
     }
     reports = {name: run_case(case, Profile.QUICK, 0) for name, case in cases.items()}
     assert [(r.privacy, r.law) for r in reports.values()] == [
-        (Verdict.PASS, Verdict.DEVIATION), (Verdict.VIOLATION, Verdict.PASS), (Verdict.INCONCLUSIVE, None)]
+        (Verdict.INCONCLUSIVE, Verdict.DEVIATION),  # a black-box bound below the claim backs no pass
+        (Verdict.VIOLATION, Verdict.PASS), (Verdict.INCONCLUSIVE, None),
+        (Verdict.PASS, Verdict.PASS), (Verdict.PASS, None)]
+    assert [r.pass_backed_by for r in reports.values()] == [None, None, None, "exact+cal", "power"]
     table = format_table(list(reports.values()))
-    assert "deviation cal" in table and "violation LB" in table and "inconclusive dx 0.6>0.25" in table
+    assert "deviation cal" in table and "violation LB" in table and "inconclusive LB" in table
+    assert "pass (exact+cal)" in table and "pass (power)" in table
     assert status(reports["inconclusive"]) == "pass"  # inconclusive is not a failure
 
 
