@@ -158,24 +158,32 @@ def atom_events(A: FloatArray, B: FloatArray, rank: Ranker) -> list[tuple[float,
     values. Returns (margin, column, value, favours_f, delta)."""
     n = A.shape[0]
     As, Bs = np.sort(A, axis=0), np.sort(B, axis=0)
-    out = []
     P = np.sort(np.vstack([As, Bs]), axis=0)
-    repeats = np.any(P[1:] == P[:-1], axis=0)
-    for c in np.flatnonzero(repeats):
+    repeats = np.flatnonzero(np.any(P[1:] == P[:-1], axis=0))
+    cols: list[int] = []
+    values: list[float] = []
+    for c in repeats.tolist():
         x = P[:, c]
         starts = np.flatnonzero(np.concatenate([[True], x[1:] != x[:-1]]))
         lengths = np.diff(np.append(starts, x.size))
         top = x[starts[np.argsort(-lengths, kind="stable")[:ATOMS_PER_FEATURE]]]
-        k1 = np.searchsorted(As[:, c], top, side="right") - np.searchsorted(As[:, c], top, side="left")
-        k0 = np.searchsorted(Bs[:, c], top, side="right") - np.searchsorted(Bs[:, c], top, side="left")
-        best: tuple[float, int, float, bool, float] | None = None
-        for favours_f, hi, lo in ((True, k1, k0), (False, k0, k1)):
-            m, d = rank.margin(hi, lo, n)
-            i = int(np.argmax(m))
-            if best is None or m[i] > best[0]:
-                best = (float(m[i]), int(c), float(top[i]), favours_f, float(d[i]))
-        assert best is not None
-        out.append(best)
+        cols += [c] * top.size
+        values += top.tolist()
+    if not cols:
+        return []
+    col, v = np.asarray(cols), np.asarray(values)
+    k1 = (A[:, col] == v).sum(axis=0)
+    k0 = (B[:, col] == v).sum(axis=0)
+    m1, d1 = rank.margin(k1, k0, n)
+    m0, d0 = rank.margin(k0, k1, n)
+    out = []
+    for c in dict.fromkeys(cols):
+        where = np.flatnonzero(col == c)
+        i1, i0 = where[int(np.argmax(m1[where]))], where[int(np.argmax(m0[where]))]
+        if m1[i1] >= m0[i0]:
+            out.append((float(m1[i1]), int(c), float(v[i1]), True, float(d1[i1])))
+        else:
+            out.append((float(m0[i0]), int(c), float(v[i0]), False, float(d0[i0])))
     return out
 
 
@@ -391,49 +399,51 @@ def _events_of(statistic: Statistic, a: FloatArray, b: FloatArray, rank: Ranker,
     return out
 
 
+PAIR_KINDS = (("conjunction", True, True), ("conjunction", True, False), ("conjunction", False, True),
+              ("conjunction", False, False), ("disagreement", True, True))
+
+
 def _pair_events(A: FloatArray, B: FloatArray, ranked: Sequence[int], rank: Ranker) -> list[Proposal]:
     """Conjunctions {x_i >< c_i and x_j >< c_j} and disagreements {x_i >= c_i xor x_j >= c_j} of the ``ranked``
-    features, thresholds at :data:`PAIR_LEVELS` of the pooled runs; the best of each pair."""
+    features, thresholds at :data:`PAIR_LEVELS` of the pooled runs; the best of each pair (counted for every pair,
+    kind and pair of levels at once)."""
     n = A.shape[0]
     cols = list(ranked[:PAIR_POOL])
-    if len(cols) < 2:
+    k = len(cols)
+    if k < 2:
         return []
     P = np.vstack([A, B])[:, cols]
     Q = np.quantile(P, PAIR_LEVELS, axis=0)  # levels x k
-    IA = A[:, cols][:, None, :] >= Q[None, :, :]  # n x levels x k
-    IB = B[:, cols][:, None, :] >= Q[None, :, :]
-    out = []
     L = len(PAIR_LEVELS)
-    for i in range(len(cols)):
-        for j in range(i + 1, len(cols)):
-            best: tuple[float, Proposal] | None = None
-            for kind, up_i, up_j in (("conjunction", True, True), ("conjunction", True, False),
-                                     ("conjunction", False, True), ("conjunction", False, False),
-                                     ("disagreement", True, True)):
-                xa = IA[:, :, i] if up_i else ~IA[:, :, i]
-                ya = IA[:, :, j] if up_j else ~IA[:, :, j]
-                xb = IB[:, :, i] if up_i else ~IB[:, :, i]
-                yb = IB[:, :, j] if up_j else ~IB[:, :, j]
-                if kind == "conjunction":
-                    ka = xa.T.astype(np.float64) @ ya.astype(np.float64)  # levels_i x levels_j
-                    kb = xb.T.astype(np.float64) @ yb.astype(np.float64)
-                else:
-                    both_a = xa.T.astype(np.float64) @ ya.astype(np.float64)
-                    both_b = xb.T.astype(np.float64) @ yb.astype(np.float64)
-                    ka = xa.sum(axis=0)[:, None] + ya.sum(axis=0)[None, :] - 2 * both_a
-                    kb = xb.sum(axis=0)[:, None] + yb.sum(axis=0)[None, :] - 2 * both_b
-                for favours_f, hi, lo in ((True, ka, kb), (False, kb, ka)):
-                    m, d = rank.margin(hi.ravel(), lo.ravel(), n)
-                    arg = int(np.argmax(m))
-                    if best is None or m[arg] > best[0]:
-                        li, lj = divmod(arg, L)
-                        s = (Column(int(cols[i])), Column(int(cols[j])))
-                        event = Event(kind, s, (float(Q[li, i]), float(Q[lj, j])),
-                                      (up_i, up_j) if kind == "conjunction" else (True, True))
-                        best = (float(m[arg]), Proposal(event, favours_f, float(d[arg]), "pair"))
-            if best is not None and math.isfinite(best[0]):
-                out.append(best[1])
-    return out
+    IA = (A[:, cols][:, None, :] >= Q[None, :, :]).astype(np.float64)  # n x levels x k
+    IB = (B[:, cols][:, None, :] >= Q[None, :, :]).astype(np.float64)
+    ii, jj = np.triu_indices(k, 1)
+    best_m = np.full(ii.size, -np.inf)
+    best: list[Proposal | None] = [None] * ii.size
+    for kind, up_i, up_j in PAIR_KINDS:
+        counts = []
+        for I in (IA, IB):
+            X = I if up_i else 1.0 - I
+            Y = I if up_j else 1.0 - I
+            both = np.einsum("nai,nbj->ijab", X, Y)  # k x k x levels x levels
+            if kind == "disagreement":
+                sx, sy = X.sum(axis=0), Y.sum(axis=0)  # levels x k
+                both = sx.T[:, None, :, None] + sy.T[None, :, None, :] - 2 * both
+            counts.append(both[ii, jj].reshape(ii.size, L * L))
+        ka, kb = counts
+        for favours_f, hi, lo in ((True, ka, kb), (False, kb, ka)):
+            m, d = rank.margin(hi.ravel(), lo.ravel(), n)
+            m, d = m.reshape(ii.size, L * L), d.reshape(ii.size, L * L)
+            arg = np.argmax(m, axis=1)
+            top = m[np.arange(ii.size), arg]
+            for p in np.flatnonzero(top > best_m).tolist():
+                li, lj = divmod(int(arg[p]), L)
+                a, b = int(ii[p]), int(jj[p])
+                event = Event(kind, (Column(int(cols[a])), Column(int(cols[b]))), (float(Q[li, a]), float(Q[lj, b])),
+                              (up_i, up_j) if kind == "conjunction" else (True, True))
+                best_m[p] = top[p]
+                best[p] = Proposal(event, favours_f, float(d[p, arg[p]]), "pair")
+    return [b for b, m in zip(best, best_m, strict=True) if b is not None and math.isfinite(float(m))]
 
 
 def propose(A: FloatArray, B: FloatArray, rank: Ranker, *, threshold_columns: int,

@@ -353,14 +353,15 @@ def _ladder(p: Proposal, values: tuple[FloatArray, FloatArray], n_hold: int) -> 
 def _witnesses(pair: _Pair, proposals: Sequence[Proposal], A: FloatArray, B: FloatArray,
                n_hold: int) -> list[Witness]:
     values: dict[Any, tuple[FloatArray, FloatArray]] = {}
+    spans: dict[Any, tuple[float, float]] = {}
     out = []
     for p in proposals:
         s = p.event.statistics[0]
         if s not in values:
             values[s] = (s(A), s(B))
-        span = _span(*values[s])
+            spans[s] = _span(*values[s])
         out.append(Witness(pair.setting, pair.family, pair.label, pair.f, pair.f_prime, p.event, p.favours_f,
-                           p.delta, p.origin, p.predicted, span, _ladder(p, values[s], n_hold)))
+                           p.delta, p.origin, p.predicted, spans[s], _ladder(p, values[s], n_hold)))
     return out
 
 
