@@ -1,10 +1,12 @@
-"""The JavaScript example (examples/conformance/js/example.js) speaks the conformance protocol.
+"""The JavaScript and Rust examples (examples/conformance/js, examples/conformance/rust) speak the protocol.
 
-Written from the public docs alone (issue 22, part 3): 001-alg10 and 001-alg5 in tape and own mode,
-with the bulk op ``runs``. Every test is skipped, with the reason, when ``node`` (>= 18) is missing;
-there is nothing to build. ``dpstream conform`` checks it as it checks any program: known-answer and
-must-reject here, the (harness-bound, about 20 s) statistical runs under ``slow``. ``--as-printed``
-(001-alg10's printed scale log2(T)/eps) is the deliberately broken variant each check must catch.
+Written from the public docs alone (issue 22, part 3): 001-alg10 and 001-alg5 in tape and own mode, with the bulk op
+``runs``. Every test of a language is skipped, with the reason, when its toolchain is missing (``node`` >= 18;
+``cargo``). The Rust program is built with ``cargo build --offline --release`` into the project's own, git-ignored
+``examples/conformance/rust/target`` (the folder its README builds into), so only the first build compiles (about
+4 s on 2 cores) and later ones are no-ops. ``dpstream conform`` checks them as it checks any program: known-answer and
+must-reject here, the (harness-bound, about 20 s) statistical runs under ``slow``. ``--as-printed`` (001-alg10's
+printed scale log2(T)/eps) is the deliberately broken variant each check must catch.
 
 The statistical tests state their false-alarm probability; all seeds are fixed.
 """
@@ -21,13 +23,22 @@ import pytest
 
 from dpstream.testing import load_script
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "conformance" / "js" / "example.js"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "conformance"
+CRATE = EXAMPLES / "rust"
+TARGET = CRATE / "target"
 helpers: ModuleType = load_script(Path(__file__).resolve().parent / "example_programs.py")
 
 
-@pytest.fixture(scope="module")
-def program() -> tuple[str, ...]:
-    """The command line of the example: (node, example.js)."""
+def cargo_build(cargo: str) -> subprocess.CompletedProcess[str]:
+    """``cargo build --offline --release``: no network, no registry (the crate has no dependencies)."""
+    command = [cargo, "build", "--offline", "--release", "--manifest-path", str(CRATE / "Cargo.toml"),
+               "--target-dir", str(TARGET)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def _node() -> tuple[str, ...]:
     node = shutil.which("node")
     if node is None:
         pytest.skip("JS example not run: node is not on PATH")
@@ -35,7 +46,31 @@ def program() -> tuple[str, ...]:
     major = re.match(r"v(\d+)\.", version)
     if major is None or int(major.group(1)) < 18:
         pytest.skip(f"JS example not run: node {version or '?'} is older than 18")
-    return (node, str(EXAMPLE))
+    return (node, str(EXAMPLES / "js" / "example.js"))
+
+
+def _rust() -> tuple[str, ...]:
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        pytest.skip("Rust example not built: cargo is not on PATH")
+    cargo_build(cargo)
+    return (str(TARGET / "release" / "dpstream-example"),)
+
+
+@pytest.fixture(scope="module", params=["js", "rust"])
+def program(request: pytest.FixtureRequest) -> tuple[str, ...]:
+    """The example's command line (the Rust one built first)."""
+    return _node() if request.param == "js" else _rust()
+
+
+def test_a_second_rust_build_compiles_nothing() -> None:
+    """The build is incremental: once built, cargo only checks the sources' fingerprints."""
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        pytest.skip("Rust example not built: cargo is not on PATH")
+    cargo_build(cargo)
+    again = cargo_build(cargo)
+    assert "Compiling" not in again.stderr and "Finished" in again.stderr, again.stderr
 
 
 def test_hello_lists_both_algorithms_modes_and_runs(program: tuple[str, ...]) -> None:
