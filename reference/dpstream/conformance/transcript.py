@@ -56,7 +56,7 @@ from dpstream.conformance.tape_mode import DrawIssue, TapeAnswerer
 from dpstream.conformance.wire import Program, ProtocolError
 from dpstream.errors import DPStreamInputError, StateError
 from dpstream.insecure import InsecureSeededNoise, TapeRecorder
-from dpstream.noise import ADDITIVE_KINDS, DrawKind, derived_seed, validated_params
+from dpstream.noise import ADDITIVE_KINDS, DrawKind, data_rng, derived_seed, validated_params
 from dpstream.tape import Draw, Tape, TapeError, value_from_json
 
 if TYPE_CHECKING:
@@ -141,19 +141,38 @@ def replay(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], draws: Se
 
 
 def _cases(plan: StatisticalPlan, count: int, seed: int) -> list[tuple[Mapping[str, Any], list[Any]]]:
-    """Fresh inputs: for every setting of the plan, its input families and neighbours (valid streams of the claim's
-    relation), a seeded choice of ``count`` of them."""
+    """Fresh inputs, ``count`` of them, that the reference accepts: half the differential mode's fresh random cases
+    of the entry (random parameters and inputs, weighted toward the edges; docs/conformance.md "Differential
+    checks"), half a seeded choice among the search design's streams and their neighbours (the inputs the law
+    tests and the aimed search use)."""
+    from dpstream.conformance.differential import fresh_cases
+
+    e = plan.entry
     pool: list[tuple[Mapping[str, Any], list[Any]]] = []
     for params, space in zip(plan.settings, plan.spaces, strict=True):
-        T = horizon_of(plan.entry, params)
+        T = horizon_of(e, params)
         for make in space.families.values():
             f = make(T)
             pool.append((params, f))
             pool.extend((params, g) for _, g in space.neighbours(f))
-    from dpstream.noise import data_rng
-
     order = data_rng(derived_seed(seed, "transcript cases")).permutation(len(pool))
-    return [pool[i] for i in order[:count]]
+    chosen = [pool[i] for i in order[:count - count // 2]]
+    if e.cases is not None:
+        chosen += [(case.params, case.inputs) for case, _ in fresh_cases(e.anchor, seed, 2 * count)]
+    return [c for c in chosen if _accepted(e, *c)][:count]
+
+
+def _accepted(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any]) -> bool:
+    """The reference runs ``inputs`` with these parameters (a seeded run; a case it refuses is not a case)."""
+    assert e.codec is not None
+    try:
+        algorithm = e.make(params, InsecureSeededNoise(0))
+        valid = e.params.validate(params)
+        for x in inputs:
+            algorithm.step(e.codec.decode_input(x, valid))
+    except (DPStreamInputError, StateError):
+        return False
+    return True
 
 
 # --------------------------------------------------------------------------------------------- tasks
