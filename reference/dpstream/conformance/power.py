@@ -190,11 +190,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     cal.add_argument("--table", type=Path, default=None, help="the table to update (default: the shipped one)")
     show = sub.add_parser("show", help="print the table as Markdown")
     show.add_argument("--table", type=Path, default=None)
+    plot = sub.add_parser("plot", help="draw the power curves (certified share per planted leak) as a PNG")
+    plot.add_argument("--table", type=Path, default=None)
+    plot.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     table = args.table or _default_table()
     doc = load_table(table)
     if args.command == "show":
         print(markdown(doc))
+        return 0
+    if args.command == "plot":
+        draw(doc, args.out)
+        print(f"wrote {args.out}")
         return 0
     anchors = args.algorithm or [e.anchor for e in entries() if e.statistical is not None]
     for anchor in anchors:
@@ -223,3 +230,41 @@ def markdown(doc: Mapping[str, Any]) -> str:
 
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())
+
+
+def draw(doc: Mapping[str, Any], path: Path) -> None:
+    """Power curves: for every row (entry and profile), the share of searches that certified each planted leak, the
+    leaks ordered from the largest excess to the smallest, with 95% Clopper-Pearson intervals."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from dpstream.audit.stats import clopper_pearson_lower, clopper_pearson_upper
+
+    order = ["noiseless", "shared", "scale/4", "scale/3", "scale/2", "scale/1.5"]
+    rows = sorted(doc["rows"].values(), key=lambda r: (r["profile"], r["anchor"], r["bulk"]))
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for i, row in enumerate(rows):
+        by = {r["leak"]: r for r in row["leaks"]}
+        xs = [k for k, leak in enumerate(order) if leak in by]
+        share = [by[order[k]]["certified"] / by[order[k]]["reps"] for k in xs]
+        lo = [clopper_pearson_lower(by[order[k]]["certified"], by[order[k]]["reps"], 0.025) for k in xs]
+        hi = [clopper_pearson_upper(by[order[k]]["certified"], by[order[k]]["reps"], 0.025) for k in xs]
+        offset = (i - len(rows) / 2) * 0.04
+        x = [k + offset for k in xs]
+        style = "-" if row["profile"] == "quick" else "--"
+        label = f"{row['anchor']} {row['profile']}{' (runs)' if row['bulk'] else ''}, {row['leaks'][0]['reps']} reps"
+        ax.errorbar(x, share, yerr=[[s - a for s, a in zip(share, lo, strict=True)],
+                                    [b - s for s, b in zip(share, hi, strict=True)]],
+                    marker="o", linestyle=style, capsize=2, label=label)
+    ax.set_xticks(range(len(order)), order)
+    ax.set_xlabel("planted leak (largest excess first)")
+    ax.set_ylabel("P(violation certified)")
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_title("Power of the statistical mode's search against planted leaks (95% CI)", fontsize=9)
+    ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
