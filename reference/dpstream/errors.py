@@ -13,17 +13,32 @@ from numbers import Integral, Real
 from typing import Any
 
 __all__ = [
+    "MAX_STREAM_SUM",
     "DPStreamDeprecationWarning",
     "DPStreamInputError",
     "DataRowError",
     "HorizonExceededError",
     "StateError",
+    "StreamRangeError",
     "require_finite_real",
     "require_int_at_least",
     "require_integer_value",
     "require_positive_finite",
     "require_probability",
+    "require_stream_sum",
+    "require_stream_value",
 ]
+
+MAX_STREAM_SUM = 2**53 - 1
+"""Largest |input| and |sum of inputs| a counter accepts (docs/counters.md, "Range"): 2^53 - 1.
+
+float64 holds every integer up to 2^53 and not 2^53 + 1, so beyond it two inputs at l1 distance 1 can give sums 2
+apart (2^53 + 1 rounds to 2^53, 2^53 + 2 does not), twice the sensitivity the claims are proved for. Within
++-(2^53 - 1) every integer sum is exact, and a number read as a float64 (a JSON parser's) compares with the bound as
+the number itself would: any integer above 2^53 - 1 reads as >= 2^53. Far inside the noise door's integer range
+(``dpstream.noise.MAX_INTEGER_VALUE`` = 2^62)."""
+
+_RANGE = "+-(2^53 - 1) (MAX_STREAM_SUM: float64 sums are exact only within it)"
 
 
 class DPStreamInputError(ValueError):
@@ -56,6 +71,10 @@ class DataRowError(DPStreamInputError):
 
 class HorizonExceededError(DPStreamInputError):
     """A finite-horizon algorithm was stepped past its horizon T."""
+
+
+class StreamRangeError(DPStreamInputError):
+    """An input, or a sum of inputs an algorithm would form with it, outside +-:data:`MAX_STREAM_SUM`."""
 
 
 class DPStreamDeprecationWarning(DeprecationWarning):
@@ -120,3 +139,37 @@ def require_probability(field: str, value: Any) -> float:
     if not 0.0 < as_float < 1.0:
         raise DPStreamInputError(field, "must lie in (0, 1)", value)
     return as_float
+
+
+def require_stream_value(field: str, value: Any, *, integer: bool = False) -> float:
+    """A finite real (an integer if ``integer``) with |value| <= :data:`MAX_STREAM_SUM`, as a float (exact).
+
+    Checked on the value as given, so an integer too large for a float is refused, not an ``OverflowError``.
+    """
+    kind = type(value)
+    if not integer and (kind is float or kind is int) and -MAX_STREAM_SUM <= value <= MAX_STREAM_SUM:
+        return float(value)  # fast path (NaN and +-inf fail the comparison and are refused below)
+    if integer:
+        number: float = require_integer_value(field, value)
+    else:
+        if isinstance(value, Integral) and not isinstance(value, bool) and abs(int(value)) > MAX_STREAM_SUM:
+            raise StreamRangeError(field, f"must lie within {_RANGE}", _shown(int(value)))
+        number = require_finite_real(field, value)
+    if not -MAX_STREAM_SUM <= number <= MAX_STREAM_SUM:
+        raise StreamRangeError(field, f"must lie within {_RANGE}", _shown(value))
+    return float(number)
+
+
+def _shown(value: Any) -> Any:
+    """``value`` for an error message: an integer of more than 64 bits by its size (its digits could fill a screen,
+    and beyond 4300 digits Python refuses to print it)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"an integer of {value.bit_length()} bits"
+    return value
+
+
+def require_stream_sum(field: str, what: str, total: float, value: Any) -> None:
+    """Refuse ``value`` (the input ``field``) when it would take the sum ``what`` to ``total`` outside
+    +-:data:`MAX_STREAM_SUM` (``total`` computed in float64: exact for integer inputs within the bound)."""
+    if not -MAX_STREAM_SUM <= total <= MAX_STREAM_SUM:
+        raise StreamRangeError(field, f"would take {what} to {total:.17g}, outside {_RANGE}", value)

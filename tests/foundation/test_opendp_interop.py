@@ -170,7 +170,7 @@ def test_counter_measurement_refuses_what_it_cannot_state() -> None:
         counter_measurement(with_noise(SparseCounter, 2.0, T), T, bounds=(0, 2))
 
 
-LIMIT = 2**53 // T  # the documented default bound of an integer counter: T * |bound| <= 2^53
+LIMIT = (2**53 - 1) // T  # the documented default bound of an integer counter: T * |bound| <= 2^53 - 1
 
 
 @pytest.mark.parametrize(("make", "bounds", "rule"), [
@@ -190,13 +190,13 @@ LIMIT = 2**53 // T  # the documented default bound of an integer counter: T * |b
 def test_counter_bounds_are_refused_when_the_counter_could_not_release_on_them(make: Any, bounds: Any,
                                                                                 rule: str) -> None:
     """Bounds are checked when the measurement is built: a pair of finite numbers (integers for an integer
-    counter), lower <= upper, and T * max|bound| <= 2^53 (the largest domain every counter handles)."""
+    counter), lower <= upper, and T * max|bound| <= 2^53 - 1 (the counters' range, MAX_STREAM_SUM)."""
     with pytest.raises(DPStreamInputError, match=f"^bounds: .*{rule}"):
         counter_measurement(make, T, bounds=bounds)
 
 
 def test_the_largest_bounds_are_accepted_and_released_on() -> None:
-    """At T * |bound| = 2^53 exactly: built, and the extreme streams are released."""
+    """At the largest bound, floor((2^53 - 1) / T): built, and the extreme streams are released."""
     real = counter_measurement(with_noise(SimpleCounter, 1.0), T, bounds=(-float(LIMIT), float(LIMIT)),
                                noise=InsecureSeededNoise(1))
     integer = counter_measurement(with_noise(BinaryTreeCounter, 1.0, T, discrete=True), T,
@@ -358,7 +358,7 @@ def test_counter_measurement_releases_exactly_on_its_declared_domain(name: str, 
         if BOUNDED[name][0](InsecureZeroNoise()).loss_scales_with_l1:  # the linear counters: exact prefix sums
             prefix = list(itertools.accumulate(x))  # exact for ints; floats round (the counters' sums too)
             if integer:
-                assert zero(x) == [float(s) for s in prefix]  # exact: every sum within 2^53
+                assert zero(x) == [float(s) for s in prefix]  # exact: every sum within 2^53 - 1
             else:
                 assert zero(x) == pytest.approx(prefix, rel=1e-12, abs=1e-12 * T * max(-lower, upper))
     else:
@@ -393,7 +393,7 @@ def test_the_issue_counter_refuses_what_its_domain_excludes(x: Any, field: str) 
 
 def test_an_integer_counter_declares_the_domain_it_supports() -> None:
     """The issue: an in-domain i64 value of 2^62 raised "integer noise needs |value| <= 2^62" inside. The default
-    domain is now +-floor(2^53 / T): its edges are released (sums exact), 2^62 is refused before any draw."""
+    domain is now +-floor((2^53 - 1) / T): its edges are released (sums exact), 2^62 is refused before any draw."""
     source = ScriptedNoise({}, seed=0)
     meas = counter_measurement(with_noise(BinaryTreeCounter, 1.0, T, discrete=True), T, noise=source)
     assert str(meas.input_domain) == f"VectorDomain(AtomDomain(bounds=[{-LIMIT}, {LIMIT}], T=i64), size={T})"

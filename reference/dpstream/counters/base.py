@@ -5,12 +5,22 @@ f(1), f(2), ... and after each one releases an estimate g(t) of the prefix sum
 sum_{t' <= t} f(t'). Contract of :meth:`Counter.step`:
 
 * the input is validated first (finite real; integer for integer-noise counters;
-  not past a finite horizon); a bad input raises a
+  not past a finite horizon; within the range below); a bad input raises a
   :class:`~dpstream.errors.DPStreamInputError` before any draw and before any state
   change;
 * all draws of one step are made before any state is committed, so a failing draw
   (a tape mismatch, say) leaves the counter as it was;
 * every draw names its site (``dpstream.noise.site``), ``t`` being the 1-based time.
+
+Range (docs/counters.md, "Range"): every input and every sum of inputs a counter forms (the statistics it noises and
+the true sums it keeps for later steps) must lie within +-:data:`~dpstream.errors.MAX_STREAM_SUM` = 2^53 - 1. Beyond
+it float64 sums round, so inputs at l1 distance 1 could give statistics 2 apart (or, for real inputs, up to one unit
+in the last place of the sum apart: 2^48 at 2^100), and the claims would not hold. :meth:`Counter.validate_input`
+refuses such a step with :class:`~dpstream.errors.StreamRangeError` before anything is drawn or changed; a counter
+names its sums in :meth:`Counter._check_sums`. Within the range every sum of integer inputs is exact (a running sum
+grows by one input per step and is checked at every step; the trees' p-sums are computed correctly rounded with
+``math.fsum``). A refusal depends on the data, so it is not private: the claims are for streams inside the range
+(bound or clamp the data first; the domains of the OpenDP measurements, ``dpstream.interop.opendp``, lie inside it).
 
 Staged steps (``dpstream.staged``): a counter writes its step as a *staging generator*
 :meth:`Counter._staging` that yields its additive draws as requests (``(yield laplace(...))``) and
@@ -28,12 +38,7 @@ from functools import partial
 from typing import Any, ClassVar, TypeAlias
 
 from dpstream.claims import PrivacyClaim
-from dpstream.errors import (
-    HorizonExceededError,
-    require_finite_real,
-    require_int_at_least,
-    require_integer_value,
-)
+from dpstream.errors import HorizonExceededError, require_int_at_least, require_stream_value
 from dpstream.noise import NoiseSource, default_noise
 from dpstream.staged import DrawRequest, Staged, Staging, run, staged_now
 
@@ -144,12 +149,21 @@ class Counter(ABC):
         """How many numbers the counter stores between steps (checked against its promise)."""
 
     def validate_input(self, x: object) -> float:
-        """Check one input value without changing state (used by algorithms that wrap counters)."""
+        """Check one input value without changing state (used by algorithms that wrap counters): not past the
+        horizon, a finite real (an integer for ``integer_input``) within +-MAX_STREAM_SUM, and every sum the next
+        step would form with it within the same range (:meth:`_check_sums`)."""
         if self.horizon is not None and self.t >= self.horizon:
             raise HorizonExceededError("t", f"cannot step past the horizon T = {self.horizon}", self.t + 1)
-        if self.integer_input:
-            return float(require_integer_value("f(t)", x))
-        return require_finite_real("f(t)", x)
+        value = require_stream_value("f(t)", x, integer=self.integer_input)
+        self._check_sums(value)
+        return value
+
+    def _check_sums(self, x: float) -> None:
+        """Refuse f(t) = x (``dpstream.errors.require_stream_sum``) if a sum of inputs that the next step would form
+        (a statistic to noise, or a true sum kept for a later step) would leave +-MAX_STREAM_SUM. Changes nothing.
+
+        The default forms no sums (every input is noised alone, as in 001-alg8)."""
+        return None
 
     def advance(self, x: float) -> float:
         """:meth:`step` without keeping the release in :attr:`releases` (for drivers that step a counter many

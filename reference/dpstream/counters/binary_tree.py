@@ -21,6 +21,11 @@ sum of the popcount(t) node noises of the set bits of t; variance
 ``popcount(t) * 2 b^2`` (Laplace, b the scale) or ``popcount(t) * 2p/(1-p)^2`` with
 p = exp(-1/b) (discrete Laplace). State: 2 (floor(log2 t) + 1) numbers (O(log t)).
 Proof: proofs/proof_binary_tree_counter.py.
+
+Range: |f(t)| and every p-sum alpha_j of L7 (the sum of the inputs in (t - 2^j, t]) within +-(2^53 - 1)
+(``dpstream.errors.MAX_STREAM_SUM``); a step leaving it is refused before any draw (docs/counters.md, "Range").
+L7 is computed correctly rounded (``math.fsum``): exact for integer inputs in the range even when a partial sum of
+sum_{i<j} alpha_i leaves it (left to right, p-sums M, 2 and the input -M with M = 2^53 - 1 give 1, not 2).
 """
 
 from __future__ import annotations
@@ -30,11 +35,11 @@ import math
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterStaging
-from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
+from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite, require_stream_sum
 from dpstream.noise import NoiseSource, site
 from dpstream.staged import DrawRequest, discrete_laplace, laplace
 
-__all__ = ["BinaryTreeCounter", "binary_tree_nodes_per_input", "binary_tree_scale"]
+__all__ = ["BinaryTreeCounter", "binary_tree_nodes_per_input", "binary_tree_scale", "lowest_set_bit", "p_sum"]
 
 ANCHOR = "001-alg10"
 
@@ -54,6 +59,17 @@ def binary_tree_scale(epsilon: float, T: int, *, as_printed: bool = False) -> fl
                 "T", "as_printed needs T >= 2: the printed scale log_2(T)/eps is 0 at T = 1 (no noise)", T)
         return math.log2(T) / epsilon
     return binary_tree_nodes_per_input(T) / epsilon
+
+
+def p_sum(alpha: list[float], j: int, x: float) -> float:
+    """sum_{i<j} alpha_i + x, the p-sum of 001-alg10 L7 (002-alg3 u4), correctly rounded (``math.fsum``: exact for
+    integer values whose sum lies within 2^53, whatever the partial sums)."""
+    return math.fsum([*alpha[:j], x])
+
+
+def lowest_set_bit(t: int) -> int:
+    """j = min{i : b_i != 0} for t >= 1 (001-alg10 L6, 002-alg3 u3)."""
+    return (t & -t).bit_length() - 1
 
 
 @convention(("epsilon", "T", "noise"))
@@ -114,9 +130,13 @@ class BinaryTreeCounter(Counter):
         """001 App. D / Chan et al.: eps-DP (not met by the printed scale, see :attr:`claim`)."""
         return PrivacyClaim.pure(self.epsilon, Neighbour.STREAM_ENTRY, "001-alg10", note="as stated by the paper")
 
+    def _check_sums(self, x: float) -> None:
+        alpha_j = p_sum(self.alpha, lowest_set_bit(self.t + 1), x)
+        require_stream_sum("f(t)", "the p-sum alpha_j (001-alg10 L7)", alpha_j, x)
+
     def _noisy(self, t: int, alpha_j: float) -> DrawRequest:
         """The request alpha_j + Lap(scale) (Lap_Z when ``discrete``) to the noise door: alpha_j is the p-sum
-        whose sensitivity the proof bounds (an integer below 2^53 when ``discrete``: exact in the float)."""
+        whose sensitivity the proof bounds (when ``discrete``, an integer within MAX_STREAM_SUM: exact in the float)."""
         where = site("001-alg10 L8", t=t)
         if self.discrete:
             return discrete_laplace(self.noise, where, int(alpha_j), self.scale)
@@ -130,7 +150,7 @@ class BinaryTreeCounter(Counter):
         j = min(i for i in range(n + 1) if b[i] != 0)  # [001-alg10 L6] j <- min{i : b_i != 0}
         alpha = self.alpha + [0.0] * (n + 1 - len(self.alpha))
         alpha_hat = self.alpha_hat + [0.0] * (n + 1 - len(self.alpha_hat))
-        alpha[j] = sum(alpha[i] for i in range(j)) + x  # [001-alg10 L7]
+        alpha[j] = p_sum(alpha, j, x)  # [001-alg10 L7] alpha_j <- sum_{i<j} alpha_i + f(t) (correctly rounded)
         alpha_hat[j] = float((yield self._noisy(t, alpha[j])))  # [001-alg10 L8] alpha_hat_j <- alpha_j + Lap(scale)
         for i in range(j):  # [001-alg10 L9] alpha_i, alpha_hat_i <- 0 for all i < j
             alpha[i] = 0.0

@@ -15,6 +15,9 @@ Behaviour at t = kB (checked): g(kB) = beta_lastblock = sum_{t<=kB} f(t) + k blo
 noises; the in-block noisy values of that block are discarded (they were released
 before, and were paid for). Nothing is drawn for f(kB) at L10.
 
+Range: |f(t)| and the block's true sum beta (L5, after every input) within +-(2^53 - 1)
+(``dpstream.errors.MAX_STREAM_SUM``); a step leaving it is refused before any draw (docs/counters.md, "Range").
+
 Claim: eps-DP under ``Neighbour.STREAM_ENTRY``. Error at t: the floor(t/B) block noises
 plus the (t mod B) in-block noises of the current block; variance
 ``8 (floor(t/B) + t mod B) / eps^2``. State: 3 numbers (O(1)).
@@ -26,7 +29,7 @@ from __future__ import annotations
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterStaging
-from dpstream.errors import require_int_at_least, require_positive_finite
+from dpstream.errors import require_int_at_least, require_positive_finite, require_stream_sum
 from dpstream.noise import NoiseSource, site
 from dpstream.staged import laplace
 
@@ -55,6 +58,9 @@ class BlockCounter(Counter):
     def claim(self) -> PrivacyClaim:
         return PrivacyClaim.pure(self.epsilon, Neighbour.STREAM_ENTRY, "001-alg9",
                                  note=f"B = {self.B}; Lap(2/eps) at both levels")
+
+    def _check_sums(self, x: float) -> None:
+        require_stream_sum("f(t)", "the block sum beta (001-alg9 L5)", self.beta + x, x)
 
     def _staging(self, x: float, t: int) -> CounterStaging:
         # [001-alg9 L4] for t = 1, 2, ... (one call per t)

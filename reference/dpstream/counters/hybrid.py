@@ -45,6 +45,10 @@ Error at t = 2^k + tau: the k + 1 L noises Lap(2/eps) plus the popcount(tau) nod
 noises Lap(2k/eps); variance 8 (k + 1)/eps^2 + 8 k^2 popcount(tau)/eps^2
 (tau = 0: only the first term). State: O(log t) (beta, the pending L sum, B_k's nodes).
 
+Range: |f(t)|, the sum of the inputs since the last power of two (L's next statistic, kept in ``pending``,
+after every input) and B_k's p-sums within +-(2^53 - 1) (``dpstream.errors.MAX_STREAM_SUM``); a step leaving it
+is refused before any draw (docs/counters.md, "Range").
+
 Sites: L draws at ``"CSS11-hybrid L t=<t>"``; B_k draws in the scope
 ``"CSS11-hybrid B k=<k>"``, e.g. ``"CSS11-hybrid B k=2 / 001-alg10 L8 t=3"`` (its local t).
 """
@@ -55,7 +59,7 @@ from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterStaging
 from dpstream.counters.binary_tree import BinaryTreeCounter
-from dpstream.errors import require_positive_finite
+from dpstream.errors import require_positive_finite, require_stream_sum
 from dpstream.noise import NoiseSource, scoped, site
 from dpstream.staged import laplace
 
@@ -95,6 +99,11 @@ class HybridCounter(Counter):
         """B_k (k >= 1): budget eps/2, horizon 2^k - 1, scope ``"CSS11-hybrid B k=<k>"`` (creating it draws nothing)."""
         scope = site(f"{HYBRID_ANCHOR} B", k=k)
         return BinaryTreeCounter(self.epsilon / 2.0, 2**k - 1, noise=scoped(self.noise, scope))
+
+    def _check_sums(self, x: float) -> None:
+        require_stream_sum("f(t)", "L's sum since the last power of two", self.pending + x, x)
+        if not _is_power_of_two(self.t + 1) and self.binary is not None:
+            self.binary.validate_input(x)  # B_k's p-sums
 
     def _staging(self, x: float, t: int) -> CounterStaging:
         if _is_power_of_two(t):

@@ -5,6 +5,9 @@ g(t) = g(t-1) + f(t) + Lap(1/eps). An input f(tau) enters exactly one noisy
 statistic (the increment at tau), so the counter is eps-DP under
 :attr:`~dpstream.claims.Neighbour.STREAM_ENTRY`; the error at t is a sum of t
 independent Lap(1/eps) terms, variance 2 t / eps^2 (proof: proofs/proof_simple_counter.py).
+
+Range: |f(t)| <= 2^53 - 1 (``dpstream.errors.MAX_STREAM_SUM``), the rule of every counter (docs/counters.md,
+"Range"); the counter forms no sums of inputs (g(t) sums noisy values: post-processing).
 """
 
 from __future__ import annotations

@@ -22,6 +22,10 @@ Claim: rho-zCDP under ``Neighbour.STREAM_ENTRY`` (002-defA.1: one entry changes 
 Error at t: the sum of popcount(t) i.i.d. N_Z(0, sigma^2); its exact variance is
 ``popcount(t) * Var(N_Z(0, sigma^2))`` (computed by summing the pmf; slightly below sigma^2).
 State: O(log t). Proof: proofs/proof_tree_aggregation_counter.py.
+
+Range: |z^t| and every p-sum alpha_i of u4 within +-(2^53 - 1) (``dpstream.errors.MAX_STREAM_SUM``), computed
+correctly rounded as in 001-alg10 (``dpstream.counters.binary_tree.p_sum``); a step leaving it is refused before any
+draw (docs/counters.md, "Range").
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ import math
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterStaging
-from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
+from dpstream.counters.binary_tree import lowest_set_bit, p_sum
+from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite, require_stream_sum
 from dpstream.noise import NoiseSource, site
 from dpstream.staged import discrete_gaussian
 
@@ -93,6 +98,10 @@ class TreeAggregationCounter(Counter):
         """002 Theorem A.1: rho-zCDP (not met by the printed variance, see :attr:`claim`)."""
         return PrivacyClaim.zcdp(self.rho, Neighbour.STREAM_ENTRY, "002-thmA.1", note="as stated by the paper")
 
+    def _check_sums(self, x: float) -> None:
+        alpha_i = p_sum(self.alpha, lowest_set_bit(self.t + 1), x)
+        require_stream_sum("f(t)", "the p-sum alpha_i (002-alg3 u4)", alpha_i, x)
+
     def _staging(self, x: float, t: int) -> CounterStaging:
         # [002-alg3 u1] for t <- 1 to T (one call per t; stepping past T is refused by the base class)
         n = t.bit_length() - 1
@@ -100,7 +109,7 @@ class TreeAggregationCounter(Counter):
         i = min(j for j in range(n + 1) if Bin[j] != 0)  # [002-alg3 u3] i = min{j : Bin_j(t) != 0}
         alpha = self.alpha + [0.0] * (n + 1 - len(self.alpha))
         alpha_tilde = self.alpha_tilde + [0.0] * (n + 1 - len(self.alpha_tilde))
-        alpha[i] = sum(alpha[j] for j in range(i)) + x  # [002-alg3 u4] alpha_i <- sum_{j<i} alpha_j + z^t
+        alpha[i] = p_sum(alpha, i, x)  # [002-alg3 u4] alpha_i <- sum_{j<i} alpha_j + z^t (correctly rounded)
         for j in range(i):  # [002-alg3 u5] for j <- 0 to i - 1
             alpha[j] = 0.0  # [002-alg3 u6] alpha_j <- 0 and alpha~_j <- 0
             alpha_tilde[j] = 0.0

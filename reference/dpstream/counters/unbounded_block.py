@@ -24,6 +24,9 @@ there are sum_{B=2}^{m+1} B ~ m^2/2 block noises, so the error standard deviatio
 like t^{1/3}, not like the t^{1/4} of a bounded block counter with B = sqrt(T).
 Exact variance at t: 8 (blocks completed so far + in-block steps since the last block
 end) / eps^2. State: 6 numbers (O(1)). docs/counters.md gives the numbers.
+
+Range: |f(t)| and the block's true sum alpha_trueInBlock (L12, after every input) within +-(2^53 - 1)
+(``dpstream.errors.MAX_STREAM_SUM``); a step leaving it is refused before any draw (docs/counters.md, "Range").
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from dataclasses import dataclass
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterStaging
-from dpstream.errors import DPStreamInputError, require_positive_finite
+from dpstream.errors import DPStreamInputError, require_positive_finite, require_stream_sum
 from dpstream.noise import NoiseSource, site
 from dpstream.staged import laplace
 
@@ -83,6 +86,10 @@ class UnboundedBlockCounter(Counter):
     @property
     def B(self) -> int:
         return self.state.B
+
+    def _check_sums(self, x: float) -> None:
+        total = self.state.alpha_trueInBlock + x
+        require_stream_sum("f(t)", "the block sum alpha_trueInBlock (003-alg4 L12)", total, x)
 
     def _staging(self, x: float, t: int) -> CounterStaging:
         # [003-alg4 L10] [000-alg4 L10] for t = 1, 2, ... (one call per t)

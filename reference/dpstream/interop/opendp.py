@@ -17,7 +17,8 @@ from its ``.claim``, what really holds for it (not the paper's ``.paper_claim``)
 **Domains.** The input domain a measurement declares is exactly the set of inputs it releases on: its function
 checks the input against that domain before anything else (no noise is drawn for an input outside it), and every
 input inside it is released. Where the algorithm could not handle a value the carrier type allows, the domain is
-declared narrower: a counter's bounds keep every sum it computes within ``MAX_STREAM_SUM`` (2^53). The measurements
+declared narrower: a counter's bounds keep every sum it computes within ``MAX_STREAM_SUM`` (2^53 - 1, the range the
+counters themselves enforce, so they refuse nothing inside the domain). The measurements
 are :class:`DPStreamMeasurement`\\ s: called directly, they check the input (and ``map``/``check`` the distance)
 in Python first and refuse with an :class:`OpenDPInputError`, a one-line message, not a Python traceback wrapped
 in an OpenDP FFI error.
@@ -41,6 +42,7 @@ from typing import Any, cast
 import numpy as np
 from opendp.mod import Measurement, OpenDPException
 
+from dpstream import errors
 from dpstream.claims import Measure, Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter
@@ -80,15 +82,15 @@ FEATURES = ("contrib", "honest-but-curious")
   test is the algorithm's own input validation.
 """
 
-MAX_STREAM_SUM = 2**53
-"""The largest |sum of inputs| a counter measurement lets a counter compute: its bounds must keep T * max|bound|
-<= 2^53 (the default bounds of an integer counter are +-floor(2^53 / T)).
+MAX_STREAM_SUM = errors.MAX_STREAM_SUM
+"""The largest |sum of inputs| a counter measurement lets a counter compute, 2^53 - 1: its bounds must keep
+T * max|bound| <= 2^53 - 1 (the default bounds of an integer counter are +-floor((2^53 - 1) / T)).
 
-Every statistic a counter hands to the noise door is a sum of at most T inputs. The integer counters keep their sums
-in float64, exact for integers up to 2^53 only: beyond it two inputs at l1 distance 1 (2^53 + 1 and 2^53 + 2) round
-to sums 2 apart, twice the sensitivity the claim assumes. Integer noise takes |value| <= 2^62
-(``dpstream.noise.MAX_INTEGER_VALUE``), and the printed tree-aggregation counter floors real sums into it. One bound
-for every counter keeps each of these inside its range."""
+It is the counters' own range (``dpstream.errors.MAX_STREAM_SUM``, docs/counters.md "Range"): a counter refuses an
+input or a sum of inputs beyond it, since float64 sums round there (2^53 + 1 and 2^53 + 2, at l1 distance 1, would
+give sums 2 apart, twice the sensitivity the claim assumes). Every sum a counter forms is a sum of at most T inputs,
+so inside the domain nothing is refused. The bound is also far inside the integer noise's range (|value| <= 2^62,
+``dpstream.noise.MAX_INTEGER_VALUE``), into which the printed tree-aggregation counter floors its real sums."""
 
 
 class OpenDPInputError(DPStreamInputError, OpenDPException):
@@ -363,8 +365,8 @@ def _stream_bounds(probe: Counter, T: int, bounds: object, integer: bool) -> tup
     if not lower <= upper:
         raise DPStreamInputError("bounds", "must be (lower, upper) with lower <= upper", bounds)
     if Fraction(max(abs(lower), abs(upper))) * T > MAX_STREAM_SUM:
-        raise DPStreamInputError("bounds", f"must keep T * max|bound| <= 2^53 (every sum of T = {T} inputs exact in "
-                                 f"float64 and within the integer noise's range): |bound| <= {limit}", bounds)
+        raise DPStreamInputError("bounds", f"must keep T * max|bound| <= 2^53 - 1 (every sum of T = {T} inputs within "
+                                 f"the counters' range, MAX_STREAM_SUM): |bound| <= {limit}", bounds)
     for value in (lower, upper):
         try:
             probe.validate_input(value)  # no state changes
@@ -383,7 +385,7 @@ def counter_measurement(make: Callable[[NoiseSource], Counter], T: int, *, bound
     with ``l1_distance``: exactly T numbers (f64 without NaN for a real-valued counter, i64 for an integer one or one
     that adds integer noise), each within ``bounds``. ``bounds``: required for a real-valued counter (OpenDP's f64
     atoms include +-inf, which a counter refuses) and for one that accepts only some integers (the sparse counters:
-    ``(0, 1)``); an integer counter's default is +-floor(2^53 / T). They must keep T * max|bound| <=
+    ``(0, 1)``); an integer counter's default is +-floor((2^53 - 1) / T). They must keep T * max|bound| <=
     :data:`MAX_STREAM_SUM`.
     """
     dp = _dp()
