@@ -47,7 +47,7 @@ from dpstream.counters import (
     TreeAggregationCounter,
     UnboundedBlockCounter,
 )
-from dpstream.errors import DPStreamInputError, HorizonExceededError
+from dpstream.errors import DPStreamInputError, HorizonExceededError, StreamRangeError
 from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder, TapeReplay
 from dpstream.mechanisms import DiscreteGaussianMechanism, ExponentialMechanism, LaplaceMechanism
 from dpstream.noise import ADDITIVE_KINDS, BaseNoiseSource, DrawKind, NoiseSource, scoped
@@ -553,3 +553,149 @@ def test_tree_aggregation_two_sided_subgaussian_bound_holds_exactly(rho: float, 
         tail = _tail(printed_sigma2, 1, alpha)
         assert tail == pytest.approx(0.43587, abs=5e-6)
         assert tail > beta
+
+
+# --- the range: inputs and sums within +-(2^53 - 1) (docs/counters.md, "Range") -----------------------------------
+
+RANGE = 2**53 - 1
+"""MAX_STREAM_SUM, written out."""
+
+
+class _StatisticSpy(InsecureZeroNoise):
+    """Zero noise that keeps the statistic handed to every additive draw (site -> value), i.e. what the door noises."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: dict[str, Any] = {}
+
+    def _add(self, site: str, kind: DrawKind, params: dict[str, Any], value: Any) -> tuple[Any, Any]:
+        self.seen[site] = value
+        return super()._add(site, kind, params, value)
+
+
+def _lsb(t: int) -> int:
+    return t & -t
+
+
+def _exact_statistics(name: str, f: list[int]) -> tuple[dict[str, int], int | None]:
+    """An oracle in Python integers, written from the printed boxes: the statistic every site noises for the steps
+    before the first one the range rule refuses, and the index of that step (None: every step accepted)."""
+    seen: dict[str, int] = {}
+    block = pending = 0
+    B, T, start = 2, 4, 0  # 003-alg4's first partition
+    local: list[int] = []  # the hybrid's B_k inputs
+    for i, x in enumerate(f):
+        t = i + 1
+        sums: list[int] = [x]
+        found: dict[str, int] = {}
+        if name == "simple":
+            found[f"001-alg8 L4 t={t}"] = x
+        elif name == "block":  # B = 3
+            sums.append(block + x)
+            if t % 3 == 0:
+                found[f"001-alg9 L7 t={t}"] = block + x
+            else:
+                found[f"001-alg9 L10 t={t}"] = x
+        elif name in ("binary-tree", "binary-tree-discrete", "tree-aggregation"):
+            node = sum(f[t - _lsb(t):t])  # (t - lsb(t), t]
+            sums.append(node)
+            found[f"{'002-alg3 u8' if name == 'tree-aggregation' else '001-alg10 L8'} t={t}"] = node
+        elif name == "unbounded-block":
+            sums.append(block + x)
+            if (t - start) % B == 0:
+                found[f"003-alg4 L14 t={t}"] = block + x
+            else:
+                found[f"003-alg4 L21 t={t}"] = x
+        elif name == "hybrid":
+            sums.append(pending + x)
+            if t & (t - 1) == 0:
+                found[f"CSS11-hybrid L t={t}"] = pending + x
+            else:
+                k = t.bit_length() - 1
+                tau = t - 2**k
+                node = sum([*local, x][tau - _lsb(tau):tau])
+                sums.append(node)
+                found[f"CSS11-hybrid B k={k} / 001-alg10 L8 t={tau}"] = node
+        if any(abs(s) > RANGE for s in sums):
+            return seen, i
+        seen.update(found)
+        if name == "block":
+            block = 0 if t % 3 == 0 else block + x
+        elif name == "unbounded-block":
+            block = 0 if (t - start) % B == 0 else block + x
+            if t - start == T:
+                start, B = t, B + 1
+                T = B * B
+        elif name == "hybrid":
+            pending, local = (0, []) if t & (t - 1) == 0 else (pending + x, [*local, x])
+    return seen, None
+
+
+RANGE_COUNTERS: dict[str, Callable[[NoiseSource], Counter]] = {
+    "simple": lambda n: SimpleCounter(1.0, noise=n),
+    "block": lambda n: BlockCounter(1.0, 3, noise=n),
+    "binary-tree": lambda n: BinaryTreeCounter(1.0, 64, noise=n),
+    "binary-tree-discrete": lambda n: BinaryTreeCounter(1.0, 64, noise=n, discrete=True),
+    "tree-aggregation": lambda n: TreeAggregationCounter(1.0, 64, noise=n),
+    "unbounded-block": lambda n: UnboundedBlockCounter(1.0, noise=n),
+    "hybrid": lambda n: HybridCounter(1.0, noise=n),
+}
+
+
+def _range_problems(name: str, f: list[int]) -> list[str]:
+    """What the counter does differently from the oracle: a step refused or accepted against the rule, or a
+    statistic handed to the noise door that is not the exact integer sum (empty: none)."""
+    spy = _StatisticSpy()
+    counter = RANGE_COUNTERS[name](spy)
+    expected, refused_at = _exact_statistics(name, f)
+    problems = []
+    for i, x in enumerate(f):
+        try:
+            counter.step(x)
+        except StreamRangeError:
+            if i != refused_at:
+                problems.append(f"step {i + 1} refused, the rule refuses step {refused_at}")
+            break
+        if i == refused_at:
+            problems.append(f"step {i + 1} accepted: an input or a sum leaves +-(2^53 - 1)")
+            break
+    problems += [f"{s}: {spy.seen.get(s)!r} noised, exact {v}" for s, v in expected.items() if spy.seen.get(s) != v]
+    return problems
+
+
+@pytest.mark.parametrize("name", RANGE_COUNTERS)
+@settings(max_examples=60, deadline=None)
+@given(f=counter_streams("edge", max_size=20))
+@example(f=[2**53 + 1])
+@example(f=[2**53 - 2, 1])
+@example(f=[2, 0, 2**53 - 1, -(2**53 - 1)])
+def test_every_noised_statistic_is_exact_or_the_step_is_refused(name: str, f: list[int]) -> None:
+    """Streams at and around +-(2^53 - 1): every statistic handed to the noise door equals the exact (Python integer)
+    sum the printed box defines, and a step is refused exactly when its input or a sum it forms leaves the range. So
+    inputs at l1 distance 1 always give statistics exactly 1 apart (the review's 2^53 + 1 and 2^53 + 2 gave 2)."""
+    assert _range_problems(name, f) == []
+
+
+def test_the_range_property_catches_the_counters_without_the_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The property fails on the counters as they were: no range check (the review's pair is accepted and noised as
+    2^53), and p-sums summed left to right (f = (2, 0, M, -M) noised 1 at t = 4, not 2)."""
+    from dpstream.counters import base, binary_tree, tree_aggregation
+    from dpstream.errors import require_finite_real
+
+    def unchecked(self: Counter, x: object) -> float:
+        return float(int(x)) if self.integer_input else require_finite_real("f(t)", x)  # type: ignore[call-overload]
+
+    def left_to_right(alpha: list[float], j: int, x: float) -> float:
+        return sum(alpha[i] for i in range(j)) + x
+
+    assert _range_problems("binary-tree-discrete", [2**53 + 1]) == []
+    with monkeypatch.context() as patch:
+        patch.setattr(base.Counter, "validate_input", unchecked)
+        assert _range_problems("binary-tree-discrete", [2**53 + 1]) == [
+            "step 1 accepted: an input or a sum leaves +-(2^53 - 1)"]
+    with monkeypatch.context() as patch:
+        for module in (binary_tree, tree_aggregation):
+            patch.setattr(module, "p_sum", left_to_right)
+        for name in ("binary-tree", "binary-tree-discrete", "tree-aggregation"):
+            problems = _range_problems(name, [2, 0, RANGE, -RANGE])
+            assert len(problems) == 1 and problems[0].endswith(("t=4: 1 noised, exact 2", "t=4: 1.0 noised, exact 2"))

@@ -52,6 +52,7 @@ from dpstream.audit.neighbours import (
 from dpstream.catalog import entry
 from dpstream.catalog.cases import Case
 from dpstream.claims import Neighbour
+from dpstream.errors import MAX_STREAM_SUM
 from dpstream.phdstream.partition import HypercubePartition
 from dpstream.phdstream.stream import PointEvents
 from dpstream.tabular.domain import Domain
@@ -174,13 +175,19 @@ def _values(kind: str, bound: float) -> st.SearchStrategy[Any]:
         return st.floats(min_value=-bound, max_value=bound, allow_nan=False)
     if kind == "bits":
         return st.integers(min_value=0, max_value=1)
-    raise ValueError(f"kind must be 'integer', 'real' or 'bits', got {kind!r}")
+    if kind == "edge":
+        m = MAX_STREAM_SUM
+        return st.one_of(st.integers(-3, 3), st.sampled_from([m, -m, m - 1, 1 - m, m + 1, -m - 1, (m + 1) // 2,
+                                                              -(m + 1) // 2, 2**53 + 2, 2**62]),
+                         st.integers(-m - 2, m + 2))
+    raise ValueError(f"kind must be 'integer', 'real', 'bits' or 'edge', got {kind!r}")
 
 
 def counter_streams(kind: str = "integer", min_size: int = 1, max_size: int = 40,
                     bound: float = 3) -> st.SearchStrategy[list[Any]]:
     """A counter's input stream f(1..T): ``kind`` "integer" (in [-bound, bound]), "real" (floats in
-    [-bound, bound]) or "bits" (0/1)."""
+    [-bound, bound]), "bits" (0/1) or "edge" (integers at and around +-MAX_STREAM_SUM = 2^53 - 1, just beyond it and
+    far beyond, mixed with small ones, so that sums cross the bound: docs/counters.md, "Range")."""
     return st.lists(_values(kind, bound), min_size=min_size, max_size=max_size)
 
 
