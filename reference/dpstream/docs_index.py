@@ -72,6 +72,8 @@ def _section(entry: Entry, vectors: Mapping[str, tuple[int, int]], audits: Mappi
         codec = entry.codec
         shapes = f"INPUT: {_schema_text(codec.input_schema)}; RELEASE: {_schema_text(codec.release_schema)}."
         lines += ["", *_params(entry), "", shapes]
+        if entry.inputs:
+            lines.append(f"Input rules: {entry.inputs}.")
         if entry.sites:
             lines.append(f"Draw sites: {entry.sites}.")
     lines.append("")

@@ -47,6 +47,7 @@ from dpstream.counters import (
     TreeAggregationCounter,
     UnboundedBlockCounter,
 )
+from dpstream.errors import MAX_STREAM_SUM
 from dpstream.noise import NoiseSource, data_rng, derived_seed
 
 __all__ = ["ENTRIES"]
@@ -122,9 +123,42 @@ def _fmt(value: float) -> str:
     return f"eps{value:g}"
 
 
+RANGE = "|f(t)| <= 2^53 - 1 = 9007199254740991 (MAX_STREAM_SUM, docs/counters.md 'Range')"
+"""The input rule of every counter (``dpstream.errors.MAX_STREAM_SUM``)."""
+
+
+def _inputs(*rules: str, kind: str = "a finite number") -> str:
+    """The input rules of a counter entry: ``kind`` within the range, and the ``rules`` (its sums)."""
+    return "; ".join([f"{kind} with {RANGE}", *rules]) + (
+        "; a step breaking a rule is refused before anything is drawn, the counter unchanged")
+
+
+def _sum_rule(what: str) -> str:
+    return f"{what} within +-(2^53 - 1), checked at every step"
+
+
+P_SUM = _sum_rule("every p-sum alpha_j of L7 (the sum of the inputs in (t - 2^j, t], j the lowest set bit of t)")
+
+OUT_OF_RANGE: tuple[tuple[str, Any], ...] = (
+    ("above-range", MAX_STREAM_SUM + 1),       # 2^53
+    ("below-range", -MAX_STREAM_SUM - 1),
+    ("review-pair", MAX_STREAM_SUM + 2),       # 2^53 + 1: a float64 reader sees 2^53, outside too
+    ("huge-real", 1e300),
+    ("huge-integer", 10**400),                 # beyond float64: a reader sees +inf or refuses it
+)
+"""Inputs outside +-(2^53 - 1) every (non-Boolean) counter must refuse."""
+
+TOP = MAX_STREAM_SUM
+"""An input at the bound: the ``sums`` cases add one unit to it."""
+
+
 def _rejects(anchor: str, valid: P, *, horizon: bool, integer_only: bool = False, boolean_only: bool = False,
-             vector_d: int | None = None, privacy: str = "epsilon") -> list[RejectSpec]:
-    """Invalid parameters and inputs every counter must refuse, each followed by valid use."""
+             vector_d: int | None = None, privacy: str = "epsilon",
+             sums: Sequence[tuple[str, list[Any], Any, Any, str]] = ()) -> list[RejectSpec]:
+    """Invalid parameters and inputs every counter must refuse, each followed by valid use. ``sums``: (name, valid
+    inputs before, an input that takes one of the counter's sums to 2^53, a valid input after it that takes the sum
+    back near 0 (so that the release after the refusal is small and its tolerance tight), what the sum is); each is
+    also sent with every sign flipped (to -2^53)."""
     good: Any = [1] * vector_d if vector_d else 1
     bad_params: list[tuple[str, dict[str, Any], str]] = [
         (f"{privacy}-zero", {**valid, privacy: 0.0}, f"{privacy} must be > 0"),
@@ -157,6 +191,9 @@ def _rejects(anchor: str, valid: P, *, horizon: bool, integer_only: bool = False
         bad_inputs.append(("fraction", 0.5, "inputs must be integers (integer noise)"))
     if boolean_only:
         bad_inputs.append(("not-boolean", 2, "inputs must be 0 or 1"))
+    else:
+        bad_inputs += [(f"range-{name}", [x] + [0] * (vector_d - 1) if vector_d else x,
+                        "|f(t)| must be <= 2^53 - 1 (MAX_STREAM_SUM)") for name, x in OUT_OF_RANGE]
     before, after = [good, 0 if not vector_d else [0] * vector_d], [good]
     specs += [RejectSpec(f"step-{name}", valid, reason, before=before, bad_input=bad, after=after,
                          seed=derived_seed(3, anchor, name)) for name, bad, reason in bad_inputs]
@@ -164,6 +201,14 @@ def _rejects(anchor: str, valid: P, *, horizon: bool, integer_only: bool = False
         T = int(valid["T"])
         specs.append(RejectSpec("step-past-horizon", valid, f"a step past the horizon T = {T} is refused",
                                 before=[good] * T, bad_input=good, seed=derived_seed(3, anchor, "horizon")))
+    for name, before, bad, back, what in sums:
+        for sign, which in ((1, "above"), (-1, "below")):
+            def signed(x: Any, sign: int = sign) -> Any:
+                return [sign * v for v in x] if isinstance(x, list) else sign * x
+            reason = f"{what} would be {'-' if sign < 0 else ''}2^53, outside +-(2^53 - 1) (MAX_STREAM_SUM)"
+            specs.append(RejectSpec(f"step-sum-{name}-{which}-range", valid, reason, before=[signed(x) for x in before],
+                                    bad_input=signed(bad), after=[signed(back)],
+                                    seed=derived_seed(3, anchor, "sum", name, which)))
     return specs
 
 
@@ -371,6 +416,7 @@ ENTRIES: tuple[Entry, ...] = (
             lambda: _streams("001-alg8", lambda T, eps: {"epsilon": eps, "T": T},
                              ("bits", "reals", "ones", "signed")), "T16-bits-eps2"),
         must_reject=lambda: _rejects("001-alg8", {"epsilon": 1.0, "T": 4}, horizon=True),
+        inputs=_inputs(),
         statistical=StatisticalSpec(_sweep(), Neighbour.STREAM_ENTRY),
         cases=_counter_cases(horizon="optional"),
         notes="as printed = default (no erratum)",
@@ -382,11 +428,13 @@ ENTRIES: tuple[Entry, ...] = (
         proof="proofs/proof_block_counter.py", doc=COUNTER_DOC,
         model=lambda p: block_counter_model(p["epsilon"], p["B"], p["T"]),
         vectors=with_integers_as_floats(_block_vectors, "B4-T16-ones"),
-        must_reject=lambda: [*_rejects("001-alg9", {"epsilon": 1.0, "B": 2, "T": 4}, horizon=True),
+        must_reject=lambda: [*_rejects("001-alg9", {"epsilon": 1.0, "B": 2, "T": 4}, horizon=True,
+                                       sums=[("block", [TOP], 1, -TOP, "the block sum beta (L5)")]),
                              RejectSpec("init-B-zero", {"epsilon": 1.0, "B": 0, "T": 4}, "B must be >= 1",
                                         at_init=True)],
         statistical=StatisticalSpec(_sweep(B=3), Neighbour.STREAM_ENTRY),
         cases=_counter_cases(horizon="optional", block=True),
+        inputs=_inputs(_sum_rule("the block sum beta of L5 (the inputs of the current block so far)")),
         notes="as printed = default (no erratum)",
         sites="block end (t mod B = 0): laplace at '001-alg9 L7 t=<t>'; otherwise laplace at '001-alg9 L10 t=<t>'; "
               "scale 2/epsilon",
@@ -401,7 +449,9 @@ ENTRIES: tuple[Entry, ...] = (
         vectors=with_integers_as_floats(
             lambda: _streams("001-alg10", lambda T, eps: {"epsilon": eps, "T": T},
                              ("bits", "reals", "ones", "counts", "alternating")), "T16-counts-eps2"),
-        must_reject=lambda: _rejects("001-alg10", {"epsilon": 1.0, "T": 4}, horizon=True),
+        must_reject=lambda: _rejects("001-alg10", {"epsilon": 1.0, "T": 4}, horizon=True,
+                                     sums=[("p-sum", [TOP], 1, -TOP, "the p-sum alpha_1 (L7)")]),
+        inputs=_inputs(P_SUM),
         statistical=StatisticalSpec(_sweep(horizons=(13, 16, 4)), Neighbour.STREAM_ENTRY),
         cases=_counter_cases(),
         sites="one draw per step (the node created at t): laplace at '001-alg10 L8 t=<t>', scale "
@@ -416,7 +466,9 @@ ENTRIES: tuple[Entry, ...] = (
         vectors=with_integers_as_floats(
             lambda: _streams("004-lem3.1", lambda T, eps: {"epsilon": eps, "T": T}, ("bits", "counts", "signed"),
                              horizons=(1, 2, 4, 7, 9, 16, 17)), "T16-signed-eps2"),
-        must_reject=lambda: _rejects("004-lem3.1", {"epsilon": 1.0, "T": 4}, horizon=True, integer_only=True),
+        must_reject=lambda: _rejects("004-lem3.1", {"epsilon": 1.0, "T": 4}, horizon=True, integer_only=True,
+                                     sums=[("p-sum", [TOP], 1, -TOP, "the p-sum alpha_1 (001-alg10 L7)")]),
+        inputs=_inputs(P_SUM, kind="an integer"),
         statistical=StatisticalSpec(_sweep(), Neighbour.STREAM_ENTRY, integer_inputs=True),
         cases=_counter_cases(kinds=("integer", "bits")),
         sites="as 001-alg10 with discrete_laplace draws",
@@ -431,7 +483,10 @@ ENTRIES: tuple[Entry, ...] = (
         vectors=with_integers_as_floats(
             lambda: _streams("002-alg3", lambda T, rho: {"rho": rho, "T": T}, ("counts", "bits", "ones"),
                              epsilons=(0.1, 0.5, 2.0)), "T17-counts-eps0.1"),
-        must_reject=lambda: _rejects("002-alg3", {"rho": 0.5, "T": 4}, horizon=True, integer_only=True, privacy="rho"),
+        must_reject=lambda: _rejects("002-alg3", {"rho": 0.5, "T": 4}, horizon=True, integer_only=True, privacy="rho",
+                                     sums=[("p-sum", [TOP], 1, -TOP, "the p-sum alpha_1 (u4)")]),
+        inputs=_inputs(_sum_rule("every p-sum alpha_i of u4 (the sum of the inputs in (t - 2^i, t], i the lowest set "
+                                 "bit of t)"), kind="an integer (E-counters-4)"),
         statistical=StatisticalSpec(_sweep("rho", (0.1, 1.0)), Neighbour.STREAM_ENTRY, integer_inputs=True),
         cases=_counter_cases(privacy="rho", kinds=("integer", "bits")),
         sites="one draw per step: discrete_gaussian at '002-alg3 u8 t=<t>', sigma2 (floor(log2 T)+1)/(2 rho)",
@@ -443,7 +498,9 @@ ENTRIES: tuple[Entry, ...] = (
         as_printed=_unbounded_block_printed,
         model=lambda p: unbounded_block_model(p["epsilon"], p.get("T", 30)),
         vectors=_unbounded_vectors("003-alg4"),
-        must_reject=lambda: _rejects("003-alg4", {"epsilon": 1.0}, horizon=False),
+        must_reject=lambda: _rejects("003-alg4", {"epsilon": 1.0}, horizon=False,
+                                     sums=[("block", [TOP], 1, -TOP, "the block sum alpha_trueInBlock (L12)")]),
+        inputs=_inputs(_sum_rule("the block sum alpha_trueInBlock of L12 (the inputs of the current block so far)")),
         statistical=UNBOUNDED_BLOCK_SPEC,
         cases=_counter_cases(horizon="none"),
         notes="unbounded: no horizon parameter",
@@ -457,6 +514,7 @@ ENTRIES: tuple[Entry, ...] = (
         model=lambda p: unbounded_block_model(p["epsilon"], p.get("T", 30)),
         vectors=lambda: _unbounded_vectors("000-alg4")()[:3],
         must_reject=lambda: _rejects("000-alg4", {"epsilon": 1.0}, horizon=False)[:8],
+        inputs=_inputs(_sum_rule("the block sum alpha_trueInBlock of L12 (the inputs of the current block so far)")),
         statistical=UNBOUNDED_BLOCK_SPEC,
         cases=_counter_cases(horizon="none"),
         notes="the same box as 003-alg4 (same code, sites '003-alg4 ...'); its statistical checks are 003-alg4's, "
@@ -469,7 +527,12 @@ ENTRIES: tuple[Entry, ...] = (
         proof="proofs/proof_hybrid_counter.py", doc=COUNTER_DOC,
         model=lambda p: hybrid_counter_model(p["epsilon"], p.get("T", 16)),
         vectors=_unbounded_vectors("CSS11-hybrid"),
-        must_reject=lambda: _rejects("CSS11-hybrid", {"epsilon": 1.0}, horizon=False),
+        must_reject=lambda: _rejects("CSS11-hybrid", {"epsilon": 1.0}, horizon=False,
+                                     sums=[("L", [0, 0, TOP], 1, -TOP, "L's statistic f(3) + f(4)"),
+                                           ("B_k", [0] * 8 + [-5, 0, 0, 0, TOP], 1, -TOP,
+                                            "B_3's p-sum f(13) + f(14)")]),
+        inputs=_inputs(_sum_rule("the sum of the inputs in (2^k, t] for 2^k < t <= 2^(k+1) (L's next statistic)"),
+                       _sum_rule("every p-sum of B_k (001-alg10 L7 on the local times t - 2^k)")),
         statistical=StatisticalSpec(({"epsilon": 0.5}, {"epsilon": 2.0}), Neighbour.STREAM_ENTRY, horizon=None,
                                     length=16),
         cases=_counter_cases(horizon="none"),
@@ -488,7 +551,12 @@ ENTRIES: tuple[Entry, ...] = (
         errata=("E-counters-6",),
         vectors=with_integers_as_floats(_multidim_vectors, "d3-block-B2-T6"),
         must_reject=lambda: _rejects("001-sec4.3", {"d": 2, "epsilon": 1.0, "component": "001-alg10", "T": 4},
-                                     horizon=True, vector_d=2),
+                                     horizon=True, vector_d=2,
+                                     sums=[("p-sum", [[TOP, 0]], [1, 0], [-TOP, 0],
+                                            "coordinate 1's p-sum alpha_1 (L7)")]),
+        inputs="an array of d finite numbers; coordinate i under the rules of its component (001-alg8, 001-alg9 or "
+               "001-alg10), within +-(2^53 - 1) (MAX_STREAM_SUM); a step breaking a rule in any coordinate is refused "
+               "before anything is drawn, every coordinate unchanged",
         statistical=StatisticalSpec(({"d": 2, "epsilon": 0.5, "component": "001-alg10", "T": 12},
                                      {"d": 3, "epsilon": 1.0, "component": "001-alg9", "B": 3, "T": 13},
                                      {"d": 2, "epsilon": 2.0, "component": "001-alg8", "T": 16}),
@@ -509,6 +577,8 @@ ENTRIES: tuple[Entry, ...] = (
                              epsilons=(4.0, 2.0, 8.0), horizons=(1, 2, 8, 9, 16, 24, 33)), "T16-ones-eps2"),
         must_reject=lambda: _rejects("004-alg2", {"epsilon": 2.0, "T": 4}, horizon=True, integer_only=True,
                                      boolean_only=True),
+        inputs="0 or 1 (a Boolean data sequence; every sum is then a count of steps, far inside MAX_STREAM_SUM); a "
+               "step breaking it is refused before anything is drawn, the counter unchanged",
         statistical=StatisticalSpec(_sweep(values=(1.0, 4.0), horizons=(16, 24)), Neighbour.STREAM_ENTRY,
                                     integer_inputs=True),
         cases=_counter_cases(kinds=("bits",)),
@@ -522,6 +592,8 @@ ENTRIES: tuple[Entry, ...] = (
         proof="proofs/proof_sparse_counting.py", doc="docs/hypercube.md",
         errata=("E-hypercube-5",),
         vectors=with_integers_as_floats(_inhomogeneous_vectors, "eps1-r01-epsr4-n20-bits"),
+        inputs="0 or 1 (a Boolean data sequence, as 004-alg2); a step breaking it is refused before anything is drawn, "
+               "the counter unchanged",
         must_reject=lambda: [*_rejects("004-alg3", {"epsilon": 1.0, "r0": 0, "eps_r": 2.0}, horizon=False,
                                        integer_only=True, boolean_only=True),
                              RejectSpec("init-r0-negative", {"epsilon": 1.0, "r0": -1, "eps_r": 2.0},

@@ -186,6 +186,9 @@ class Entry:
     notes: str = ""
     sites: str = ""
     """The draw sites of one step, as documented for implementers (docs/conformance.md)."""
+    inputs: str = ""
+    """The rules an INPUT must meet beyond its JSON shape, as documented for implementers: a step breaking one is
+    refused before anything is drawn, the algorithm unchanged (the must-reject vectors)."""
 
     @property
     def streaming(self) -> bool:
