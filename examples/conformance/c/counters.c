@@ -31,6 +31,18 @@ const char *const IMPLEMENTATION_NAME =
 const char *const COUNTER_ANCHORS[] = {"001-alg8", "001-alg10"};
 const size_t COUNTER_ANCHOR_COUNT = sizeof COUNTER_ANCHORS / sizeof COUNTER_ANCHORS[0];
 
+/* The range every counter keeps (docs/counters.md, "Range"; the reference's
+ * dpstream.errors.MAX_STREAM_SUM): |f(t)| and every sum of inputs a counter forms
+ * within +-(2^53 - 1). Beyond it doubles round, so inputs at distance 1 could give
+ * sums 2 apart. A JSON integer above it (2^53 + 1, say) parses to a double >= 2^53,
+ * still outside: the check on the parsed double is the check on the number sent. */
+#define MAX_STREAM_SUM 9007199254740991.0
+
+static bool within_range(double v)
+{
+    return v >= -MAX_STREAM_SUM && v <= MAX_STREAM_SUM;
+}
+
 /* floor(log2 t) + 1 for t >= 1: the number of binary digits of t. */
 static int bit_length(int64_t t)
 {
@@ -174,6 +186,24 @@ static step_status simple_step(const counter_config *c, counter_state *s, int64_
     return STEP_OK;
 }
 
+/* sum_{i<j} alpha_i + x with Neumaier's compensated summation: every rounding
+ * error of the running sum is kept exactly and added back once, so for integer
+ * values whose sum lies within 2^53 the result is the exact sum even when a partial
+ * sum leaves the range (left to right, M + 2 - M with M = 2^53 - 1 gives 1, not 2).
+ * The reference computes it correctly rounded (math.fsum); for real inputs the two
+ * can differ in the last bit. */
+static double p_sum(const double *alpha, int j, double x)
+{
+    double sum = 0.0, compensation = 0.0;
+    for (int i = 0; i <= j; i++) {
+        double v = i < j ? alpha[i] : x;
+        double next = sum + v;
+        compensation += fabs(sum) >= fabs(v) ? (sum - next) + v : (v - next) + sum;
+        sum = next;
+    }
+    return sum + compensation;
+}
+
 /* 001-alg10 at time t. Node j (the lowest set bit of t) gets the p-sum of the
  * dyadic interval (t - 2^j, t]: alpha_j = alpha_0 + ... + alpha_{j-1} + f(t),
  * then alpha_hat_j = alpha_j + z once; g(t) adds alpha_hat_i over the set bits i
@@ -186,15 +216,17 @@ static step_status binary_tree_step(const counter_config *c, counter_state *s, i
     while (!((t >> j) & 1)) /* [001-alg10 L6] j = min{i : b_i != 0} */
         j++;
 
+    double alpha_j = p_sum(s->alpha, j, x); /* [001-alg10 L7] alpha_j = sum_{i<j} alpha_i + f(t) */
+    if (!within_range(alpha_j)) {           /* refused before the draw */
+        snprintf(err, err_size,
+                 "input: would take the p-sum alpha_%d to %.17g, outside +-(2^53 - 1) (MAX_STREAM_SUM)", j, alpha_j);
+        return STEP_ERROR;
+    }
+
     double z;
     step_status st = draw(noise, "001-alg10 L8", t, c->scale, &z, err, err_size);
     if (st != STEP_OK)
         return st;
-
-    double sum = 0.0; /* [001-alg10 L7] alpha_j = sum_{i<j} alpha_i + f(t) */
-    for (int i = 0; i < j; i++)
-        sum += s->alpha[i];
-    double alpha_j = sum + x;
     double alpha_hat_j = alpha_j + z; /* [001-alg10 L8] alpha_hat_j = alpha_j + Lap(scale) */
 
     /* [001-alg10 L10] g(t) = sum of alpha_hat_i over the set bits i of t. Bits
@@ -225,6 +257,10 @@ step_status counter_step(const counter_config *config, counter_state *state, dou
     if (state->t >= config->T) {
         snprintf(err, err_size, "input: step %" PRId64 " is past the horizon T = %" PRId64, state->t + 1,
                  config->T);
+        return STEP_ERROR;
+    }
+    if (!within_range(x)) {
+        snprintf(err, err_size, "input: must lie within +-(2^53 - 1) (MAX_STREAM_SUM) (got %.17g)", x);
         return STEP_ERROR;
     }
     int64_t t = state->t + 1;

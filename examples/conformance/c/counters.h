@@ -7,7 +7,8 @@
  *              printed b = log2(T)/epsilon when compiled with -DAS_PRINTED=1.
  *
  * Parameters: {"epsilon": finite number > 0, "T": integer >= 1} (the horizon; a
- * step past T is an error; optional for 001-alg8). Inputs: finite numbers f(t).
+ * step past T is an error; optional for 001-alg8). Inputs: finite numbers f(t)
+ * with |f(t)| <= 2^53 - 1, and (001-alg10) every p-sum within +-(2^53 - 1).
  */
 #ifndef DPSTREAM_COUNTERS_H
 #define DPSTREAM_COUNTERS_H

@@ -229,6 +229,32 @@ function integerAtLeast(params, name, min, fallback) {
 
 // ---- 001-alg10: the Binary tree counter ----------------------------------------------------
 
+// The range every counter keeps (docs/counters.md, "Range"): |f(t)| and every p-sum within +-(2^53 - 1),
+// Number.MAX_SAFE_INTEGER. Beyond it doubles round, so inputs at distance 1 could give p-sums 2 apart.
+// JSON.parse reads 2^53 + 1 as 2^53, still outside: the check on the parsed number is the check on the
+// number sent.
+const MAX_STREAM_SUM = Number.MAX_SAFE_INTEGER;
+
+function withinRange(v) {
+    return v >= -MAX_STREAM_SUM && v <= MAX_STREAM_SUM;
+}
+
+// sum_{i<j} alpha_i + x with Neumaier's compensated summation: every rounding error of the running sum is
+// kept exactly and added back once, so for integers whose sum lies within 2^53 the result is exact even
+// when a partial sum leaves the range (left to right, M + 2 - M with M = 2^53 - 1 gives 1, not 2). The
+// reference computes it correctly rounded (math.fsum); for real inputs the two can differ in the last bit.
+function pSum(alpha, j, x) {
+    let sum = 0;
+    let compensation = 0;
+    for (let i = 0; i <= j; i++) {
+        const v = i < j ? alpha[i] : x;
+        const next = sum + v;
+        compensation += Math.abs(sum) >= Math.abs(v) ? (sum - next) + v : (v - next) + sum;
+        sum = next;
+    }
+    return sum + compensation;
+}
+
 // floor(log2 t) + 1 for an integer t >= 1 (arithmetic, not 32-bit bit operations).
 function bitLength(t) {
     let n = 0;
@@ -253,9 +279,10 @@ const binaryTree = {
         return {t: 0, alpha: new Array(64).fill(0), alphaHat: new Array(64).fill(0)};
     },
 
-    // The input of step t + 1 (t steps taken): a finite number, within the horizon.
+    // The input of step t + 1 (t steps taken): a finite number within the range, within the horizon.
     checkInput(config, t, x, where) {
         if (!isFiniteNumber(x)) refuse(`${where}: must be a finite number (got ${describe(x)})`);
+        if (!withinRange(x)) refuse(`${where}: must lie within +-(2^53 - 1) (MAX_STREAM_SUM) (got ${describe(x)})`);
         if (t >= config.T) refuse(`${where}: step ${t + 1} is past the horizon T = ${config.T}`);
         return x;
     },
@@ -266,10 +293,11 @@ const binaryTree = {
         const t = state.t + 1;
         let j = 0;                                            // [001-alg10 L6] j = min{i : b_i(t) != 0}
         while (Math.floor(t / 2 ** j) % 2 === 0) j++;
+        const alphaJ = pSum(state.alpha, j, x);               // [001-alg10 L7] alpha_j = sum_{i<j} alpha_i + f(t)
+        if (!withinRange(alphaJ)) {                           // refused before the draw
+            refuse(`input: would take the p-sum alpha_${j} to ${alphaJ}, outside +-(2^53 - 1) (MAX_STREAM_SUM)`);
+        }
         const z = drawLaplace(noise, `001-alg10 L8 t=${t}`, config.scale);
-        let sum = 0;                                          // [001-alg10 L7] alpha_j = sum_{i<j} alpha_i + f(t)
-        for (let i = 0; i < j; i++) sum += state.alpha[i];
-        const alphaJ = sum + x;
         const alphaHatJ = alphaJ + z;                         // [001-alg10 L8] + Lap(scale)
         let g = 0;                                            // [001-alg10 L10] sum over the set bits of t
         for (let i = 0, u = t; u >= 1; i++, u = Math.floor(u / 2)) {

@@ -24,8 +24,8 @@ def noise(run: dict[str, Any], t: int) -> float:  # Lap(1/eps): asked from the h
 
 
 def step(run: dict[str, Any], x: Any) -> float:  # validate first, draw second, change state last
-    if type(x) not in (int, float) or not math.isfinite(x) or run["t"] >= run["T"]:
-        raise ValueError(f"input must be a finite number within the horizon, got {x!r}")
+    if type(x) not in (int, float) or not abs(x) <= 2**53 - 1 or run["t"] >= run["T"]:  # NaN fails too
+        raise ValueError(f"input must be a number within +-(2^53 - 1) and the horizon, got {x!r}")
     run["g"] += x + noise(run, run["t"] + 1)
     run["t"] += 1
     return float(run["g"])

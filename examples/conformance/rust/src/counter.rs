@@ -11,6 +11,35 @@ pub struct Config {
     pub scale: f64,
 }
 
+/// The range every counter keeps (docs/counters.md, "Range"): |f(t)| and every p-sum within
+/// +-(2^53 - 1). Beyond it doubles round, so inputs at distance 1 could give p-sums 2 apart. A JSON
+/// integer above it (2^53 + 1) reads as a double >= 2^53, still outside: the check on the parsed
+/// double is the check on the number sent.
+const MAX_STREAM_SUM: f64 = 9_007_199_254_740_991.0;
+
+fn within_range(v: f64) -> bool {
+    (-MAX_STREAM_SUM..=MAX_STREAM_SUM).contains(&v)
+}
+
+/// sum_{i<j} alpha_i + x with Neumaier's compensated summation: every rounding error of the running
+/// sum is kept exactly and added back once, so for integers whose sum lies within 2^53 the result is
+/// exact even when a partial sum leaves the range (left to right, M + 2 - M with M = 2^53 - 1 gives
+/// 1, not 2). The reference computes it correctly rounded (math.fsum); for real inputs the two can
+/// differ in the last bit.
+fn p_sum(alpha: &[f64], x: f64) -> f64 {
+    let (mut sum, mut compensation) = (0.0_f64, 0.0_f64);
+    for &v in alpha.iter().chain(std::iter::once(&x)) {
+        let next = sum + v;
+        compensation += if sum.abs() >= v.abs() {
+            (sum - next) + v
+        } else {
+            (v - next) + sum
+        };
+        sum = next;
+    }
+    sum + compensation
+}
+
 /// floor(log2 t) + 1 for t >= 1: the number of binary digits of t.
 fn bit_length(t: u64) -> u32 {
     64 - t.leading_zeros()
@@ -55,11 +84,17 @@ pub fn fresh() -> State {
     }
 }
 
-/// The input of step t + 1 (t steps taken): a finite number within the horizon.
+/// The input of step t + 1 (t steps taken): a finite number within the range and the horizon.
 pub fn check_input(config: &Config, t: u64, x: &Json, place: &str) -> Result<f64, Fail> {
     let Some(value) = x.as_finite() else {
         return refuse(format!("{place}: must be a finite number (got {})", x.describe()));
     };
+    if !within_range(value) {
+        return refuse(format!(
+            "{place}: must lie within +-(2^53 - 1) (MAX_STREAM_SUM) (got {})",
+            x.describe()
+        ));
+    }
     if t >= config.horizon {
         return refuse(format!(
             "{place}: step {} is past the horizon T = {}",
@@ -75,12 +110,14 @@ pub fn check_input(config: &Config, t: u64, x: &Json, place: &str) -> Result<f64
 pub fn step(config: &Config, s: &mut State, x: f64, noise: &mut Noise, io: &mut Lines) -> Result<Json, Fail> {
     let t = s.t + 1;
     let j = t.trailing_zeros() as usize; // [001-alg10 L6] j = min{i : b_i(t) != 0}
-    let z = noise::laplace(noise, io, &format!("001-alg10 L8 t={t}"), config.scale)?;
-    let mut sum = 0.0; // [001-alg10 L7] alpha_j = sum_{i<j} alpha_i + f(t)
-    for i in 0..j {
-        sum += s.alpha[i];
+    let alpha_j = p_sum(&s.alpha[..j], x); // [001-alg10 L7] alpha_j = sum_{i<j} alpha_i + f(t)
+    if !within_range(alpha_j) {
+        // refused before the draw
+        return refuse(format!(
+            "input: would take the p-sum alpha_{j} to {alpha_j:?}, outside +-(2^53 - 1) (MAX_STREAM_SUM)"
+        ));
     }
-    let alpha_j = sum + x;
+    let z = noise::laplace(noise, io, &format!("001-alg10 L8 t={t}"), config.scale)?;
     let alpha_hat_j = alpha_j + z; // [001-alg10 L8] + Lap(scale)
     let mut g = 0.0; // [001-alg10 L10] the sum over the set bits of t
     for i in 0..bit_length(t) as usize {
