@@ -16,7 +16,7 @@ import pytest
 
 from dpstream.claims import Measure, Neighbour
 from dpstream.counters import BlockCounter
-from dpstream.errors import DPStreamInputError
+from dpstream.errors import DPStreamInputError, StreamRangeError
 from dpstream.insecure import InsecureSeededNoise, InsecureZeroNoise, TapeRecorder
 from dpstream.noise import data_rng
 from dpstream.phdstream import (
@@ -217,6 +217,31 @@ def test_bad_input_no_draw_no_state_change(batch: object, field: str | None) -> 
         alg.step(batch)  # type: ignore[arg-type]
     assert info.value.field == field
     assert (alg.t, len(recorder.tape), dict(alg._true.present), dict(alg.tree.G)) == before
+
+
+@pytest.mark.parametrize("make", [lambda n: PHDStreamTree(P, EPS, 0.0, noise=n),
+                                  lambda n: PHDStreamTreeWithCounters(P, EPS, 0.0, noise=n)])
+def test_tree_level_counts_stay_within_the_range(make: Callable[[TapeRecorder], PHDStreamTree]) -> None:
+    """nabla F given directly (not from points) may hold any finite counts; the running F(v, t) is a float64 sum, so
+    one point more beyond 2^53 could move it by 2. A nabla F or an F(v, t) outside +-(2^53 - 1) is refused before any
+    draw, nothing changed (docs/counters.md, "Range")."""
+    M = 2**53 - 1
+    path = [(), (0,), (0, 0), (0, 0, 0)][: P.max_depth + 1]
+
+    def along(x: float) -> dict[Node, float]:
+        return {v: x for v in path}
+
+    recorder = TapeRecorder(InsecureSeededNoise(0))
+    alg = make(recorder)
+    alg.step(along(M))  # F(v, 1) = M on the path: inside
+    drawn, G = len(recorder.tape), dict(alg.G)
+    for bad in (along(1.0), along(2.0**53), along(-(2.0**53))):
+        with pytest.raises(StreamRangeError) as info:
+            alg.step(bad)
+        assert info.value.field == "nabla F"
+        assert (alg.t, len(recorder.tape), dict(alg.G)) == (1, drawn, G)
+    alg.step(along(-1.0))  # F(v, 2) = M - 1: still usable
+    assert alg.t == 2
 
 
 def test_tree_level_input_validation() -> None:

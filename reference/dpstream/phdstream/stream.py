@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpstream.errors import DPStreamInputError
+from dpstream.errors import DPStreamInputError, require_stream_sum, require_stream_value
 from dpstream.noise import NoiseSource, site
 from dpstream.phdstream.partition import FloatArray, IntArray, Node, Partition, node_label
 from dpstream.phdstream.privtree import Subtree
@@ -229,7 +229,10 @@ class TrueTreeCounts:
     :meth:`stage` validates one differential nabla F(., t) before anything is drawn: its keys
     are vertices of T, its values finite, it is consistent (6) -- as (4) of a point batch
     always is -- and F(., t) = F(., t-1) + nabla F(., t) stays >= 0 on every leaf of T (no
-    removal of a point that is not present).
+    removal of a point that is not present). Every nabla F(v, t) and every running count F(v, t) lies
+    within +-(2^53 - 1) (``dpstream.errors.MAX_STREAM_SUM``, docs/counters.md "Range"): beyond it float64
+    sums of counts round, and one point more could move F(v, t) by 2 (a count of points never gets there;
+    a tree function given directly could).
     """
 
     def __init__(self, partition: Partition) -> None:
@@ -245,7 +248,9 @@ class TrueTreeCounts:
         D = self.partition.max_depth
         updated: dict[Node, float] = {}
         for v, x in values.items():
+            require_stream_value("nabla F", x)
             new = self.F.get(v, 0.0) + x
+            require_stream_sum("nabla F", f"F({node_label(v)}, t)", new, x)
             if len(v) == D and new < -1e-9:
                 raise DPStreamInputError("nabla F", "removes points that are not present (F(leaf, t) < 0)", v)
             updated[v] = new
