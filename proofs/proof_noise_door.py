@@ -41,9 +41,14 @@ with the float sensitivity of the statistic as computed:
 
 * integer-valued statistics (counts, sums of 0/1 or integer inputs) are exact while every partial sum
   is below 2^53: their float sensitivity is the proof's (checked below). Above 2^53 one changed unit
-  can move a float sum by 2 (ties to even; example below), which is why integer statistics of the
-  discrete mechanisms are handed over as Python ints (exact, |value| <= 2^62: no i64 saturation) and
-  why counts below 2^53 are assumed for the float ones.
+  can move a float sum by 2 (ties to even; example below). So integer statistics of the discrete
+  mechanisms are handed over as Python ints (exact, |value| <= 2^62: no i64 saturation), and the
+  counters refuse every input and every sum of inputs outside +-(2^53 - 1)
+  (``dpstream.errors.MAX_STREAM_SUM``, docs/counters.md "Range") before drawing. A running sum grows
+  by one input per step and is checked at every step, so each of its partial sums is inside; the
+  trees' p-sums sum_{i<j} alpha_i + f(t) are computed correctly rounded (``math.fsum``), which is the
+  exact sum whenever that sum is an integer inside the range, whatever the partial sums (left to
+  right it is not: checked below).
 * a statistic that IS one input (Simple counter's f(t), an in-block value, a leaf count dF(v)) has
   float sensitivity |f(t) - f'(t)| exactly.
 * a float sum of m real-valued inputs differs from the exact sum by at most gamma_{m-1} sum|x_i|,
@@ -126,6 +131,29 @@ def test_integer_counts_are_exact_below_2_53() -> None:
         assert sum(xs) == sum(Fraction(x) for x in xs) and sum(ys) - sum(xs) == 1.0
     a = float(2**53 + 2)
     assert (a + 1.0) - (a + 0.0) == 2.0  # 2^53 + 3 rounds to 2^53 + 4 (ties to even)
+
+
+def test_correctly_rounded_p_sums_are_exact_for_integers_inside_the_range() -> None:
+    """math.fsum of integer-valued floats whose exact sum lies within +-(2^53 - 1) is that sum, even when a partial
+    sum (left to right) leaves the range; left to right it can miss by a unit, so two p-sums 1 apart (one input
+    changed by 1) came out 2 apart: (M, 2, -M) -> 1 and (M, 3, -M) -> 3, M = 2^53 - 1."""
+    M = 2**53 - 1
+    assert [math.fsum([M, a, -M]) for a in (2.0, 3.0)] == [2.0, 3.0]
+    assert [(0.0 + M + a) - M for a in (2.0, 3.0)] == [1.0, 3.0]  # left to right: 2^53 + 1 rounds to 2^53
+    rng = data_rng(13)
+    missed = 0
+    for _ in range(2000):  # big terms and their near-negatives in random order: partial sums far outside
+        big = [int(v) for v in rng.integers(-M, M + 1, size=int(rng.integers(1, 6)))]
+        terms = big + [-v + int(rng.integers(-3, 4)) for v in big]
+        terms = [v for v in terms if abs(v) <= M]
+        terms = [terms[i] for i in rng.permutation(len(terms))]
+        total = sum(terms)
+        assert math.fsum(float(v) for v in terms) == total  # float(v) exact: |v| <= M; |total| small
+        left_to_right = 0.0
+        for v in terms:
+            left_to_right += v
+        missed += left_to_right != total
+    assert missed > 0  # not vacuous: left to right rounds in some cases (401 of the 2000 with this seed)
 
 
 def exact_sum(xs: list[float]) -> Fraction:
