@@ -25,6 +25,9 @@ Steps are atomic across coordinates when every component supports staged steps
 (``Counter.staging``): all coordinates are validated, then all are drawn, then all are
 committed. With an order-free source (the secure one) the d draws of a step are made in one
 batched call (``dpstream.staged.run_all``); with the seeded source coordinate by coordinate.
+Range: every coordinate is validated by its own counter, including the range rule (docs/counters.md, "Range":
+inputs and sums within +-(2^53 - 1)); one coordinate out of range refuses the whole step before any draw.
+
 Sites: build the components with :meth:`MultiDimensionalCounter.build`, which scopes
 coordinate i as ``"001-sec4.3 i=<i>"``; components that would draw through the same source
 and scope (hence at the same sites) are refused.

@@ -41,6 +41,10 @@ eps_r / 2 and horizon t_{r+1} - t_r counts inside level r (output c_t), and S~ a
 finished level's exact count plus Lap_Z(2/eps_r). The release at t is S~ + c_t (printed
 "S + c_t"). Inputs before t_{r0} are not used (004-lem3.3 (2)); a change at a time of
 level r >= r0 costs eps_r (004-lem3.3 (1)).
+
+Range (docs/counters.md, "Range"): both take 0/1 inputs, so every count they form (N_j, the level sums, A_sub's
+p-sums) is at most the number of steps, far inside +-(2^53 - 1); the counts are Python integers, and A_sub applies
+the rule itself.
 """
 
 from __future__ import annotations
