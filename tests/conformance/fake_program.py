@@ -81,8 +81,8 @@ def main() -> int:
         elif op == "step":
             x = message.get("input")
             if FAULT != "accept-everything" and (isinstance(x, bool) or not isinstance(x, int | float)
-                                                 or state["t"] >= state["T"]):
-                say({"error": "input must be a number, within the horizon"})
+                                                 or not abs(x) <= 2**53 - 1 or state["t"] >= state["T"]):
+                say({"error": "input must be a number within +-(2^53 - 1), within the horizon"})
                 continue
             steps += 1
             if FAULT == "crash-on-step" and steps == 2:
@@ -100,7 +100,8 @@ def main() -> int:
                 sys.stdout.write("release: 3.0\n")
                 sys.stdout.flush()
                 continue
-            state["t"], state["g"] = t, state["g"] + (float(x if isinstance(x, int | float) else 0) + z)
+            number = x if isinstance(x, int | float) and abs(x) <= 1e308 else 0  # accept-everything: garbage in
+            state["t"], state["g"] = t, state["g"] + (float(number) + z)
             say({"release": state["g"] + (1e-6 if FAULT == "ka-mistake" and state["T"] == 1 else 0.0)})
         else:
             say({"error": f"unknown op {op!r}"})
