@@ -38,7 +38,7 @@ from functools import partial
 from typing import Any, ClassVar, TypeAlias
 
 from dpstream.claims import PrivacyClaim
-from dpstream.errors import HorizonExceededError, require_int_at_least, require_stream_value
+from dpstream.errors import MAX_STREAM_SUM, HorizonExceededError, require_int_at_least, require_stream_value
 from dpstream.noise import NoiseSource, default_noise
 from dpstream.staged import DrawRequest, Staged, Staging, run, staged_now
 
@@ -154,7 +154,11 @@ class Counter(ABC):
         step would form with it within the same range (:meth:`_check_sums`)."""
         if self.horizon is not None and self.t >= self.horizon:
             raise HorizonExceededError("t", f"cannot step past the horizon T = {self.horizon}", self.t + 1)
-        value = require_stream_value("f(t)", x, integer=self.integer_input)
+        if ((type(x) is int or (type(x) is float and not self.integer_input))
+                and -MAX_STREAM_SUM <= x <= MAX_STREAM_SUM):
+            value = float(x)  # fast path: the rules of require_stream_value, checked inline
+        else:
+            value = require_stream_value("f(t)", x, integer=self.integer_input)
         self._check_sums(value)
         return value
 

@@ -35,7 +35,13 @@ import math
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterStaging
-from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite, require_stream_sum
+from dpstream.errors import (
+    MAX_STREAM_SUM,
+    DPStreamInputError,
+    require_int_at_least,
+    require_positive_finite,
+    require_stream_sum,
+)
 from dpstream.noise import NoiseSource, site
 from dpstream.staged import DrawRequest, discrete_laplace, laplace
 
@@ -131,8 +137,12 @@ class BinaryTreeCounter(Counter):
         return PrivacyClaim.pure(self.epsilon, Neighbour.STREAM_ENTRY, "001-alg10", note="as stated by the paper")
 
     def _check_sums(self, x: float) -> None:
-        alpha_j = p_sum(self.alpha, lowest_set_bit(self.t + 1), x)
-        require_stream_sum("f(t)", "the p-sum alpha_j (001-alg10 L7)", alpha_j, x)
+        t = self.t + 1
+        if t & 1:
+            return  # j = 0: alpha_0 = f(t), already within the range
+        alpha_j = p_sum(self.alpha, lowest_set_bit(t), x)
+        if not -MAX_STREAM_SUM <= alpha_j <= MAX_STREAM_SUM:
+            require_stream_sum("f(t)", "the p-sum alpha_j (001-alg10 L7)", alpha_j, x)
 
     def _noisy(self, t: int, alpha_j: float) -> DrawRequest:
         """The request alpha_j + Lap(scale) (Lap_Z when ``discrete``) to the noise door: alpha_j is the p-sum

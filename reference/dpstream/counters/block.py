@@ -29,7 +29,7 @@ from __future__ import annotations
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterStaging
-from dpstream.errors import require_int_at_least, require_positive_finite, require_stream_sum
+from dpstream.errors import MAX_STREAM_SUM, require_int_at_least, require_positive_finite, require_stream_sum
 from dpstream.noise import NoiseSource, site
 from dpstream.staged import laplace
 
@@ -60,7 +60,9 @@ class BlockCounter(Counter):
                                  note=f"B = {self.B}; Lap(2/eps) at both levels")
 
     def _check_sums(self, x: float) -> None:
-        require_stream_sum("f(t)", "the block sum beta (001-alg9 L5)", self.beta + x, x)
+        beta = self.beta + x
+        if not -MAX_STREAM_SUM <= beta <= MAX_STREAM_SUM:
+            require_stream_sum("f(t)", "the block sum beta (001-alg9 L5)", beta, x)
 
     def _staging(self, x: float, t: int) -> CounterStaging:
         # [001-alg9 L4] for t = 1, 2, ... (one call per t)

@@ -59,7 +59,7 @@ from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterStaging
 from dpstream.counters.binary_tree import BinaryTreeCounter
-from dpstream.errors import require_positive_finite, require_stream_sum
+from dpstream.errors import MAX_STREAM_SUM, require_positive_finite, require_stream_sum
 from dpstream.noise import NoiseSource, scoped, site
 from dpstream.staged import laplace
 
@@ -101,9 +101,11 @@ class HybridCounter(Counter):
         return BinaryTreeCounter(self.epsilon / 2.0, 2**k - 1, noise=scoped(self.noise, scope))
 
     def _check_sums(self, x: float) -> None:
-        require_stream_sum("f(t)", "L's sum since the last power of two", self.pending + x, x)
+        pending = self.pending + x
+        if not -MAX_STREAM_SUM <= pending <= MAX_STREAM_SUM:
+            require_stream_sum("f(t)", "L's sum since the last power of two", pending, x)
         if not _is_power_of_two(self.t + 1) and self.binary is not None:
-            self.binary.validate_input(x)  # B_k's p-sums
+            self.binary._check_sums(x)  # B_k's p-sums (x itself is checked; B_k's horizon holds by construction)
 
     def _staging(self, x: float, t: int) -> CounterStaging:
         if _is_power_of_two(t):

@@ -36,7 +36,13 @@ from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterStaging
 from dpstream.counters.binary_tree import lowest_set_bit, p_sum
-from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite, require_stream_sum
+from dpstream.errors import (
+    MAX_STREAM_SUM,
+    DPStreamInputError,
+    require_int_at_least,
+    require_positive_finite,
+    require_stream_sum,
+)
 from dpstream.noise import NoiseSource, site
 from dpstream.staged import discrete_gaussian
 
@@ -99,8 +105,12 @@ class TreeAggregationCounter(Counter):
         return PrivacyClaim.zcdp(self.rho, Neighbour.STREAM_ENTRY, "002-thmA.1", note="as stated by the paper")
 
     def _check_sums(self, x: float) -> None:
-        alpha_i = p_sum(self.alpha, lowest_set_bit(self.t + 1), x)
-        require_stream_sum("f(t)", "the p-sum alpha_i (002-alg3 u4)", alpha_i, x)
+        t = self.t + 1
+        if t & 1:
+            return  # i = 0: alpha_0 = z^t, already within the range
+        alpha_i = p_sum(self.alpha, lowest_set_bit(t), x)
+        if not -MAX_STREAM_SUM <= alpha_i <= MAX_STREAM_SUM:
+            require_stream_sum("f(t)", "the p-sum alpha_i (002-alg3 u4)", alpha_i, x)
 
     def _staging(self, x: float, t: int) -> CounterStaging:
         # [002-alg3 u1] for t <- 1 to T (one call per t; stepping past T is refused by the base class)
