@@ -13,9 +13,9 @@ strategies, so another implementation can run the same properties on the same ki
 * valid parameters: :func:`epsilons`, :func:`rhos`, :func:`horizons` (T with the edge lengths
   1, 2^k and 2^k +- 1 drawn often), :func:`block_sizes`, :func:`depths`, :func:`fanouts`,
   :func:`thetas`, :func:`selections` (k), :func:`dimensions` (d), :func:`hypercube_partitions`;
-* inputs: :func:`counter_streams` (integers, reals or 0/1), :func:`vector_streams`,
-  :func:`event_tuples` / :func:`event_batches` (PHDStream: points of [0,1]^d inserted and
-  deleted, never deleting what is not present), :func:`record_matrices` (longitudinal n x T
+* inputs: :func:`counter_streams` (integers, reals, 0/1, or integers around the counters' range
+  +-(2^53 - 1)), :func:`vector_streams`, :func:`event_tuples` / :func:`event_batches` (PHDStream: points
+  of [0,1]^d inserted and deleted, never deleting what is not present), :func:`record_matrices` (longitudinal n x T
   records), :func:`cube_points` / :func:`point_streams` (the hypercube), :func:`domains`,
   :func:`tabular_rows` and :func:`domain_records` (tabular);
 * inputs in and around a declared domain (an OpenDP measurement's, ``dpstream.interop.opendp``): half the time a
