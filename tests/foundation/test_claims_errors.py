@@ -14,11 +14,14 @@ from dpstream.claims import Measure, Neighbour, PrivacyClaim, zcdp_to_approx_dp
 from dpstream.errors import (
     DPStreamInputError,
     HorizonExceededError,
+    StreamRangeError,
     require_finite_real,
     require_int_at_least,
     require_integer_value,
     require_positive_finite,
     require_probability,
+    require_stream_sum,
+    require_stream_value,
 )
 
 
@@ -93,6 +96,22 @@ def test_validators() -> None:
     for bad_p in (0.0, 1.0, 1.5):
         with pytest.raises(DPStreamInputError):
             require_probability("beta", bad_p)
+    M = 2**53 - 1  # the range (docs/counters.md, "Range")
+    for good, integer in ((M, False), (-M, True), (float(M), True), (np.int64(M), True), (Fraction(1, 4), False),
+                          (np.float32(0.5), False), (0, True)):
+        assert require_stream_value("f(t)", good, integer=integer) == float(good)
+    for bad_range in (M + 1, -M - 1, 2**53 + 1, 10**400, -(10**5000), 2.0**53, 1e300, np.int64(2**62)):
+        for integer in (False, True):
+            with pytest.raises(StreamRangeError, match="MAX_STREAM_SUM") as range_info:
+                require_stream_value("f(t)", bad_range, integer=integer)
+            assert range_info.value.field == "f(t)" and len(str(range_info.value)) < 200
+    for bad_kind, integer in ((True, False), (math.nan, False), (math.inf, False), ("1", False), (0.5, True)):
+        with pytest.raises(DPStreamInputError) as kind_info:
+            require_stream_value("f(t)", bad_kind, integer=integer)
+        assert not isinstance(kind_info.value, StreamRangeError)
+    require_stream_sum("f(t)", "a sum", float(-M), 1)
+    with pytest.raises(StreamRangeError, match=r"^f\(t\): would take a sum to 9007199254740992, outside"):
+        require_stream_sum("f(t)", "a sum", 2.0**53, 1)
     err = HorizonExceededError("t", "cannot step past the horizon T = 3", 4)
     assert isinstance(err, DPStreamInputError) and isinstance(err, ValueError)
     assert str(err) == "t: cannot step past the horizon T = 3 (got 4)"
