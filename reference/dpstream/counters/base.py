@@ -22,6 +22,7 @@ returns a :class:`~dpstream.staged.Staged` step (nothing changes until ``.commit
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator, Iterable
 from functools import partial
@@ -29,6 +30,7 @@ from typing import Any, ClassVar, TypeAlias
 
 from dpstream.claims import PrivacyClaim
 from dpstream.errors import (
+    DPStreamInputError,
     HorizonExceededError,
     require_finite_real,
     require_int_at_least,
@@ -124,6 +126,8 @@ class Counter(ABC):
 
     def _staged(self, inner: CounterStaging, t: int) -> Staging[float]:
         g, commit = yield from inner
+        if not math.isfinite(g):  # a float overflow of the running sums: refused, nothing changes
+            raise DPStreamInputError("f(t)", "the release g(t) would not be a finite number (float overflow)", g)
         return Staged(g, partial(self._apply, commit, g, t))  # (a partial, not a closure: fewer objects per step)
 
     def _apply(self, commit: Callable[[], None], g: float, t: int) -> None:
@@ -148,7 +152,7 @@ class Counter(ABC):
         if self.horizon is not None and self.t >= self.horizon:
             raise HorizonExceededError("t", f"cannot step past the horizon T = {self.horizon}", self.t + 1)
         if self.integer_input:
-            return float(require_integer_value("f(t)", x))
+            return require_finite_real("f(t)", require_integer_value("f(t)", x))
         return require_finite_real("f(t)", x)
 
     def advance(self, x: float) -> float:

@@ -27,6 +27,8 @@ __all__ = [
     "Tolerance",
     "compare",
     "features_of",
+    "is_json_int",
+    "is_json_number",
     "json_value",
     "number_input",
     "number_vector_input",
@@ -61,8 +63,35 @@ def json_value(value: Any) -> Any:
     return value
 
 
+INT64_MAX = 2**63 - 1
+
+
+def is_json_number(value: Any) -> bool:
+    """A JSON number the algorithms can hold: an int or a float (not a bool), finite as a float (a JSON integer
+    of 400 digits is not)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def is_json_int(value: Any) -> bool:
+    """A JSON integer (not a bool) that fits a signed 64-bit integer (record values, sizes, indices)."""
+    return isinstance(value, int) and not isinstance(value, bool) and -INT64_MAX <= value <= INT64_MAX
+
+
+def _float(value: float) -> float:
+    """``float(value)``; an integer beyond the float range becomes an infinity of its sign."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.copysign(math.inf, value)
 
 
 def compare(expected: Any, got: Any, tolerance: Tolerance, path: str = "") -> str | None:
@@ -73,7 +102,7 @@ def compare(expected: Any, got: Any, tolerance: Tolerance, path: str = "") -> st
             return f"{where}: expected a number {expected!r}, got {got!r}"
         if isinstance(expected, int) and isinstance(got, int):
             return None if expected == got else f"{where}: expected {expected}, got {got}"
-        if not math.isfinite(float(got)):
+        if not is_json_number(got):  # NaN, an infinity, an integer beyond the float range
             return f"{where}: expected {expected!r}, got {got!r}"
         gap = abs(float(got) - float(expected))
         limit = tolerance.absolute + tolerance.relative * abs(float(expected))
@@ -108,7 +137,7 @@ def features_of(release: Any) -> list[float]:
 
     def walk(value: Any) -> None:
         if _is_number(value):
-            out.append(float(value))
+            out.append(_float(value))
         elif value is None:
             out.append(math.nan)
         elif isinstance(value, Mapping):
@@ -136,7 +165,7 @@ class Features:
 
 def number_input(value: Any, params: Mapping[str, Any]) -> float | int:
     """A counter input f(t): a JSON number (the algorithm checks its value: finite, integer, horizon)."""
-    if not _is_number(value):
+    if not is_json_number(value):
         raise DPStreamInputError("input", "must be a JSON number", value)
     return value  # type: ignore[no-any-return]
 
@@ -144,7 +173,7 @@ def number_input(value: Any, params: Mapping[str, Any]) -> float | int:
 def number_vector_input(value: Any, params: Mapping[str, Any]) -> list[float | int]:
     """A d-dimensional counter input: a JSON array of d numbers (d = ``params["d"]``)."""
     d = params.get("d")
-    if not isinstance(value, list) or not all(_is_number(v) for v in value) or (d is not None and len(value) != d):
+    if not isinstance(value, list) or not all(is_json_number(v) for v in value) or (d is not None and len(value) != d):
         raise DPStreamInputError("input", f"must be a JSON array of {d} numbers", value)
     return list(value)
 

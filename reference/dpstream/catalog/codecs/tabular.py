@@ -21,7 +21,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from dpstream.catalog.codecs import Features
+from dpstream.catalog.codecs import Features, is_json_int
 from dpstream.errors import DPStreamInputError
 from dpstream.tabular.datasets import SyntheticDataset, explicit_counts
 from dpstream.tabular.domain import Domain, IntArray, validate_records
@@ -35,10 +35,6 @@ RELEASE_LIMIT = 1 << 16
 """The largest |X| served over the protocol: a release lists every cell."""
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def domain_of(value: Any) -> Domain:
     """The domain ``{"names": [...], "sizes": [...]}`` (at most :data:`RELEASE_LIMIT` cells)."""
     if not isinstance(value, dict) or set(value) != {"names", "sizes"}:
@@ -46,7 +42,7 @@ def domain_of(value: Any) -> Domain:
     names, sizes = value["names"], value["sizes"]
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise DPStreamInputError("names", "must be a JSON array of attribute names (strings)", names)
-    if not isinstance(sizes, list) or not all(_is_int(s) for s in sizes):
+    if not isinstance(sizes, list) or not all(is_json_int(s) for s in sizes):
         raise DPStreamInputError("sizes", "must be a JSON array of integer attribute sizes", sizes)
     domain = Domain(tuple(names), tuple(sizes))
     if domain.size > RELEASE_LIMIT:
@@ -64,11 +60,11 @@ def queries_of(domain: Domain, value: Any) -> list[Query]:
             raise DPStreamInputError("queries", "a query is {'columns': [...], 'values': [...]} (marginal) or "
                                                 "{'columns': [...]} (workload)", q)
         columns = q["columns"]
-        if not isinstance(columns, list) or not all(_is_int(c) for c in columns):
+        if not isinstance(columns, list) or not all(is_json_int(c) for c in columns):
             raise DPStreamInputError("columns", "must be a JSON array of integer column indices", columns)
         if "values" in q:
             values = q["values"]
-            if not isinstance(values, list) or not all(_is_int(v) for v in values):
+            if not isinstance(values, list) or not all(is_json_int(v) for v in values):
                 raise DPStreamInputError("values", "must be a JSON array of integer attribute values", values)
             out.append(MarginalQuery.build(domain, columns, values))
         else:
