@@ -31,7 +31,7 @@ from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterStaging
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
-from dpstream.noise import NoiseSource, site
+from dpstream.noise import DrawKind, NoiseSource, require_drawable, site
 from dpstream.staged import DrawRequest, discrete_laplace, laplace
 
 __all__ = ["BinaryTreeCounter", "binary_tree_nodes_per_input", "binary_tree_scale"]
@@ -87,6 +87,8 @@ class BinaryTreeCounter(Counter):
         self.discrete = discrete
         self.as_printed = as_printed
         self.scale = binary_tree_scale(self.epsilon, T, as_printed=as_printed)
+        require_drawable("epsilon", epsilon, DrawKind.DISCRETE_LAPLACE if discrete else DrawKind.LAPLACE,
+                         scale=self.scale)
         super().__init__(noise, T)
         self.T = T
         self.integer_input = discrete
