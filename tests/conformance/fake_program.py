@@ -6,20 +6,35 @@ one deliberate fault chosen on the command line. Standard library only, like an 
 FAULT: ``none`` (correct), ``crash-on-step`` (exits at the second step), ``garbage`` (prints a non-JSON
 line as its release), ``hang`` (never answers a step), ``bad-hello`` (hello without "modes"),
 ``accept-everything`` (no validation of params or inputs), ``wrong-scale`` (asks for Lap(2/eps)),
-``extra-draw`` (asks for one more site per step), ``exit-1`` (exits with status 1 at end of input).
+``extra-draw`` (asks for one more site per step), ``exit-1`` (exits with status 1 at end of input),
+``crash-always`` (answers hello, then writes a line to stderr and exits at any other request), ``ignore-signals``
+(correct, but ignores SIGINT and SIGTERM and never exits at end of input: only a kill stops it), ``slow`` (correct,
+but waits 0.05 s before every answer).
+
+With ``FAKE_STARTS=FILE`` in the environment every start appends a line to FILE (tests count restarts).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import signal
 import sys
 import time
 
 FAULT = sys.argv[1] if len(sys.argv) > 1 else "none"
+if os.environ.get("FAKE_STARTS"):
+    with open(os.environ["FAKE_STARTS"], "a", encoding="utf-8") as starts:
+        starts.write(f"{os.getpid()}\n")
+if FAULT == "ignore-signals":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def say(message: dict[str, object]) -> None:
+    if FAULT == "slow":
+        time.sleep(0.05)
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
 
@@ -54,6 +69,9 @@ def main() -> int:
             if FAULT == "bad-hello":
                 del hello["modes"]
             say(hello)
+        elif FAULT == "crash-always":
+            sys.stderr.write(f"fake-crash-always: cannot handle {op!r}, giving up\n")
+            return 7
         elif op == "init":
             problem = valid_params(message.get("params"))
             if problem or message.get("algorithm") != "001-alg8":
@@ -88,6 +106,9 @@ def main() -> int:
             say({"release": state["g"]})
         else:
             say({"error": f"unknown op {op!r}"})
+    if FAULT == "ignore-signals":
+        while True:
+            time.sleep(1)
     return 1 if FAULT == "exit-1" else 0
 
 
