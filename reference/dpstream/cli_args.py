@@ -39,6 +39,7 @@ __all__ = [
     "finite_float",
     "fraction",
     "holds_result",
+    "int_in",
     "non_negative_float",
     "non_negative_int",
     "positive_float",
@@ -87,6 +88,18 @@ def _integer(text: str, minimum: int) -> int:
 def positive_int(text: str) -> int:
     """An integer >= 1 (counts, horizons, runs, batch sizes)."""
     return _integer(text, 1)
+
+
+def int_in(minimum: int, maximum: int) -> Callable[[str], int]:
+    """A type for an integer in minimum..maximum (a size a run holds in memory, a depth, a repetition count)."""
+    def convert(text: str) -> int:
+        value = _integer(text, minimum)
+        if value > maximum:
+            raise _bad(f"must be an integer in {minimum}..{maximum}", text)
+        return value
+
+    convert.__name__ = f"int_in({minimum}, {maximum})"
+    return convert
 
 
 def non_negative_int(text: str) -> int:

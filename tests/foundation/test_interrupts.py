@@ -158,6 +158,21 @@ def test_conform_kills_the_program_and_writes_a_partial_report(tmp_path: Path) -
 
 
 @pytest.mark.slow
+def test_serve_waiting_for_input() -> None:
+    process = subprocess.Popen([*DPSTREAM, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, start_new_session=True)
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(b'{"op":"hello"}\n')
+    process.stdin.flush()
+    assert process.stdout.readline().startswith(b'{"protocol"')  # it is up, now waiting for the next line
+    sent = time.monotonic()
+    os.killpg(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    stopped = Stopped(process.returncode, "", err.decode(), time.monotonic() - sent, running(process.pid))
+    assert_stopped(stopped, "serve")
+
+
+@pytest.mark.slow
 def test_conform_in_statistical_mode_stops_its_workers_and_their_programs(tmp_path: Path) -> None:
     stopped = interrupt(["conform", "--mode", "statistical", "--jobs", "2", "--algorithm", "001-alg8", "--",
                          *DPSTREAM, "serve"], members=6, delay=1.0)

@@ -53,7 +53,7 @@ COLUMNS = ("component", "anchor", "claim", "privacy", "law", "exact loss", "blac
 """Columns of the Markdown report (every check); the terminal table shows :data:`TABLE_COLUMNS`."""
 TABLE_COLUMNS = ("anchor", "component", "privacy", "law", "time", "status")
 TABLE_WIDTH = 100
-MIN_NAME = 16
+MIN_NAME = 12
 """Narrowest component column: the name gets what the other columns leave of :data:`TABLE_WIDTH`."""
 LEGEND = ("privacy: violation (a certified loss above the claim: 'exact' white-box, 'LB' held-out "
           "black-box bound) | pass (best LB <= claim) | inconclusive (dx = smallest detectable excess > "
@@ -176,18 +176,33 @@ def shorten_name(text: str, width: int) -> str:
     return (prefix or text[:breaks[-1]]) + "~"
 
 
+def _compact_seconds(seconds: float) -> str:
+    """At most 6 columns: 12.3s, 45m, 2.5h."""
+    if seconds < 99.95:
+        return f"{seconds:.1f}s"
+    if seconds < 5970:
+        return f"{seconds / 60:.0f}m"
+    return f"{seconds / 3600:.1f}h"
+
+
 def format_table(reports: Sequence[ComponentReport]) -> str:
     """A plain-text table for the terminal: one line per component named by its anchor, at most
     :data:`TABLE_WIDTH` columns, with a legend (the two verdict columns; every check's numbers are in the Markdown
-    and JSON reports). Verdict cells are shown whole; the component name gets the columns left and is shortened
-    at a word boundary when it does not fit (its full text is in the reports)."""
-    rows = report_rows(reports)
+    and JSON reports). The component name gets the columns the others leave (at least :data:`MIN_NAME`) and is
+    shortened at a word boundary when it does not fit (its full text is in the reports); should the verdict cells
+    still not fit, the privacy cell is shortened the same way."""
+    rows = [{**row, "time": _compact_seconds(r.seconds)} for r, row in zip(reports, report_rows(reports), strict=True)]
     widths = {c: max([len(c)] + [len(row[c]) for row in rows]) for c in TABLE_COLUMNS}
-    others = sum(w for c, w in widths.items() if c != "component") + 2 * (len(TABLE_COLUMNS) - 1)
-    widths["component"] = min(widths["component"], max(MIN_NAME, TABLE_WIDTH - others))
+    gaps = 2 * (len(TABLE_COLUMNS) - 1)
+
+    def room(column: str) -> int:
+        return TABLE_WIDTH - gaps - sum(w for c, w in widths.items() if c != column)
+
+    widths["component"] = min(widths["component"], max(MIN_NAME, room("component")))
+    widths["privacy"] = min(widths["privacy"], room("privacy"))
 
     def cell(row: dict[str, str], c: str) -> str:
-        return shorten_name(row[c], widths[c]) if c == "component" else row[c]
+        return shorten_name(row[c], widths[c]) if c in ("component", "privacy") else row[c]
 
     line = "  ".join(c.ljust(widths[c]) for c in TABLE_COLUMNS).rstrip()
     sep = "  ".join("-" * widths[c] for c in TABLE_COLUMNS)
