@@ -59,10 +59,20 @@ def _swallowed_here(frame: FrameType | None) -> bool:
     return frame.f_code in callbacks or frame.f_code.co_name == "__del__"
 
 
+_PENDING: dict[int, threading.Timer] = {}
+"""The redeliveries scheduled, by signal (at most one each; cancelled when :func:`interrupts_raise` ends)."""
+
+
+def _deliver(signum: int) -> None:
+    _PENDING.pop(signum, None)
+    os.kill(os.getpid(), signum)
+
+
 def _redeliver(signum: int) -> None:
-    timer = threading.Timer(REDELIVER, os.kill, (os.getpid(), signum))
-    timer.daemon = True
-    timer.start()
+    if signum not in _PENDING:
+        timer = _PENDING[signum] = threading.Timer(REDELIVER, _deliver, (signum,))
+        timer.daemon = True
+        timer.start()
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
@@ -88,6 +98,9 @@ def interrupts_raise() -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+            timer = _PENDING.pop(signum, None)
+            if timer is not None:
+                timer.cancel()
 
 
 def at_stop(hook: Callable[[], None]) -> None:

@@ -143,6 +143,7 @@ def test_the_breaker_is_shown_catching_what_it_should(counted: Path, monkeypatch
     assert not any(o.message.startswith("not run") for o in report.outcomes)
 
 
+@pytest.mark.slow
 def test_a_program_that_ignores_end_of_input_and_signals_is_killed(tmp_path: Path) -> None:
     """The harness closes the program's input at the end and kills it after the timeout (a protocol error: a program
     exits at end of input): nothing is left running."""

@@ -269,3 +269,17 @@ def test_a_client_that_stops_reading_ends_the_server_quietly() -> None:
     assert process.stderr is not None
     err = process.stderr.read()
     assert b"Traceback" not in err and b"Error" not in err, err.decode()
+
+
+def test_the_validators_refuse_integers_beyond_the_float_range() -> None:
+    """Behind the codecs: the shared validators and the parameter schema name the field (no OverflowError)."""
+    from dpstream.catalog.params import integer, number
+    from dpstream.errors import DPStreamInputError, require_finite_real, require_integer_value, require_positive_finite
+
+    huge = 10**400
+    for check in (lambda: require_finite_real("f(t)", huge), lambda: require_positive_finite("epsilon", huge),
+                  lambda: require_finite_real("f(t)", -huge), lambda: number("x", "x").check(huge),
+                  lambda: integer("T", "T").check(huge)):
+        with pytest.raises(DPStreamInputError, match="finite"):
+            check()
+    assert require_integer_value("f(t)", huge) == huge  # an integer, however large (the door bounds it: 2^62)

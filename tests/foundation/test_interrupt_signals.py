@@ -67,7 +67,8 @@ def _collect_for(seconds: float) -> None:
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the default handler's lost one
-@pytest.mark.parametrize("ours", [True, False], ids=["interrupts_raise", "python-default-handler"])
+@pytest.mark.parametrize("ours", [True, pytest.param(False, marks=pytest.mark.slow)],
+                         ids=["interrupts_raise", "python-default-handler"])
 def test_a_signal_that_lands_in_a_gc_callback_still_interrupts(ours: bool) -> None:
     """Python swallows an exception raised in a gc callback (JAX has one): the default handler's KeyboardInterrupt
     is lost there and the loop runs to its end; ours is delivered again a moment later, outside the callback."""
@@ -105,15 +106,17 @@ def pool() -> Iterator[QuietPool]:
         stop_pool(executor)
 
 
+@pytest.mark.slow
 def test_pool_workers_ignore_ctrl_c_and_are_stopped_at_once(pool: QuietPool) -> None:
-    first = pool.submit(_sleep_and_report, 0.0).result(timeout=60)  # the workers are up
+    running = [pool.submit(_sleep_and_report, 1.5) for _ in range(2)]  # one per worker
+    time.sleep(1.0)  # both workers up and inside their task
     workers = list(pool._processes.values())
-    assert workers and first in {w.pid for w in workers}
-    running = pool.submit(_sleep_and_report, 1.0)
+    assert len(workers) == 2
     for worker in workers:  # what a terminal does to the whole process group
         assert worker.pid is not None
         os.kill(worker.pid, signal.SIGINT)
-    assert running.result(timeout=60) in {w.pid for w in workers}  # no KeyboardInterrupt in the worker
+    pids = {w.pid for w in workers}
+    assert {r.result(timeout=60) for r in running} == pids  # no KeyboardInterrupt in either worker
     long = pool.submit(_sleep_and_report, 60.0)
     time.sleep(0.2)
     started = time.monotonic()

@@ -190,6 +190,7 @@ def test_conform_kills_a_program_that_ignores_the_signals(tmp_path: Path) -> Non
 BUN = ["reproduce", "bun-simulated", "--n", "2000", "--reps", "100000"]
 
 
+@pytest.mark.slow
 def test_reproduce_leaves_no_output_and_keeps_an_earlier_result(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
@@ -244,6 +245,7 @@ def test_every_experiment_stops_cleanly(name: str, sig: int, tmp_path: Path) -> 
     assert no_staging(tmp_path) and not any(out.iterdir())
 
 
+@pytest.mark.slow
 def test_the_checks_catch_a_command_that_ignores_the_interrupt(tmp_path: Path) -> None:
     """The helper is shown failing: the fake program ignoring SIGINT, run directly, does not stop."""
     process = subprocess.Popen([sys.executable, str(FAKE), "ignore-signals"], stdin=subprocess.PIPE,
