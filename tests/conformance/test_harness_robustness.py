@@ -42,7 +42,11 @@ def _places(tmp_path: Path) -> dict[str, str]:
     not_executable = tmp_path / "not-executable"
     not_executable.write_text("#!/bin/sh\n", encoding="utf-8")
     not_executable.chmod(0o644)
-    return {"tmp": str(tmp_path), "not_executable": str(not_executable), "fake": str(FAKE), "python": sys.executable}
+    not_a_program = tmp_path / "not-a-program"
+    not_a_program.write_bytes(b"\x00\x01 not an executable format")
+    not_a_program.chmod(0o755)
+    return {"tmp": str(tmp_path), "not_executable": str(not_executable), "fake": str(FAKE), "python": sys.executable,
+            "not_a_program": str(not_a_program)}
 
 
 # (arguments before the program's command line, the program's command line, text the error line names)
@@ -71,6 +75,7 @@ BAD = [
     pytest.param([], ["no-such-program-on-path-xyz"], "not found", id="program-not-on-path"),
     pytest.param([], ["{not_executable}"], "not executable", id="program-not-executable"),
     pytest.param([], ["{tmp}"], "folder", id="program-is-a-folder"),
+    pytest.param([], ["{not_a_program}"], "cannot start", id="program-not-a-program"),
 ]
 
 

@@ -61,9 +61,11 @@ def _busy_gc_callback(phase: str, info: dict[str, Any]) -> None:
 
 
 def _collect_for(seconds: float) -> None:
+    """A loop that collects garbage now and then (the first collection runs the busy callback)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         gc.collect()
+        time.sleep(0.01)
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the default handler's lost one

@@ -136,6 +136,9 @@ def conform_main(argv: Sequence[str]) -> int:
                            algorithms=tuple(args.algorithm), timeout=args.timeout, seed=args.seed, jobs=args.jobs,
                            scheduler=args.scheduler, corpus_root=args.vectors)
     report = conform(config, progress=_progress(args.no_progress))
+    cannot = [o for o in report.outcomes if o.name == "hello" and "cannot start" in o.message]
+    if report.hello is None and cannot:  # e.g. an executable file that is not a program (exec format error)
+        parser.error(f"program {command[0]!r} {cannot[0].message.split(': ', 1)[-1]}")
     print(format_table(report), flush=True)
     written = []
     for path, write in ((args.json, write_json), (args.junit, write_junit), (args.markdown, write_markdown)):
