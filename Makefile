@@ -21,7 +21,7 @@ $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.demo-installed
 
 demo: $(VENV)/.demo-installed
-	$(BIN)/dpstream audit --out $(OUT)
+	$(BIN)/dpstream audit --overwrite --out $(OUT)
 
 lint: $(VENV)/.test-installed
 	$(BIN)/ruff check reference tests property_tests proofs examples tools benchmarks

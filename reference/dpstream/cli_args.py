@@ -7,10 +7,12 @@ and no traceback. ``comma_list(item)`` with :class:`Flatten` accepts ``--eps 0.5
 ``--eps 0.5 1 2``.
 
 Output folders (docs/developing.md, "Experiments"): :func:`writable_dir` checks at parse time, without
-creating anything, that the folder could be made and written; :func:`prepare_output_dir` creates it and
+creating anything, that the folder could be made and written; :func:`resolve_output_dir` keeps an earlier
+result: a folder that already holds one is not written into (unless ``--overwrite``), the run goes to the
+first free ``DIR-2``, ``DIR-3``, ... beside it, and says so; :func:`prepare_output_dir` creates it and
 writes a probe file before any work starts; :func:`staged_output_dir` gives a run a hidden staging folder
-inside it and moves the files into place only when the run returns (an exception removes the staging
-folder), so an interrupted or crashed run never leaves files that look complete.
+inside it and moves the files into place only when the run returns (an exception, a Ctrl-C or a SIGTERM
+removes the staging folder), so an interrupted or crashed run never leaves files that look complete.
 """
 
 from __future__ import annotations
@@ -37,12 +39,15 @@ __all__ = [
     "existing_file",
     "finite_float",
     "fraction",
+    "holds_result",
+    "int_in",
     "non_negative_float",
     "non_negative_int",
     "positive_float",
     "positive_int",
     "prepare_output_dir",
     "probability",
+    "resolve_output_dir",
     "staged_output_dir",
     "unit_interval",
     "writable_dir",
@@ -86,6 +91,18 @@ def _integer(text: str, minimum: int) -> int:
 def positive_int(text: str) -> int:
     """An integer >= 1 (counts, horizons, runs, batch sizes)."""
     return _integer(text, 1)
+
+
+def int_in(minimum: int, maximum: int) -> Callable[[str], int]:
+    """A type for an integer in minimum..maximum (a size a run holds in memory, a depth, a repetition count)."""
+    def convert(text: str) -> int:
+        value = _integer(text, minimum)
+        if value > maximum:
+            raise _bad(f"must be an integer in {minimum}..{maximum}", text)
+        return value
+
+    convert.__name__ = f"int_in({minimum}, {maximum})"
+    return convert
 
 
 def non_negative_int(text: str) -> int:
@@ -186,6 +203,36 @@ def writable_dir(text: str) -> Path:
     return path
 
 
+def holds_result(path: Path) -> bool:
+    """``path`` is a folder with something in it (the staging folders a killed run left behind do not count)."""
+    try:
+        return path.is_dir() and any(not entry.name.startswith(STAGING_PREFIX) for entry in path.iterdir())
+    except OSError:
+        return False
+
+
+def resolve_output_dir(path: Path, overwrite: bool = False, field: str = "--out") -> tuple[Path, str | None]:
+    """The folder a run writes to, and a note for the user when it is not ``path``.
+
+    ``path`` itself when it is new, empty, or ``overwrite`` is set (files of the same name are then replaced);
+    otherwise ``path`` holds an earlier result, which is kept: the run writes to the first of ``path-2``,
+    ``path-3``, ... that is new or empty, and the note says so.
+    """
+    if overwrite or not holds_result(path):
+        return path, None
+    base = path if path.name else path.absolute()
+    if not base.name:
+        raise DPStreamInputError(field, "holds an earlier result and has no name to write beside "
+                                        "(give another folder, or --overwrite)", str(path))
+    n = 2
+    while True:
+        beside = base.with_name(f"{base.name}-{n}")
+        if not beside.exists() or (beside.is_dir() and not holds_result(beside)):
+            return beside, (f"{path} holds an earlier result, kept: writing to {beside} instead "
+                            "(--overwrite replaces files there)")
+        n += 1
+
+
 def prepare_output_dir(path: Path, field: str = "--out") -> Path:
     """Create the output folder and write (then remove) a probe file in it, before any work starts.
 
@@ -233,7 +280,7 @@ def staged_output_dir(final: Path, written: list[Path] | None = None) -> Iterato
     stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=final))
     try:
         yield stage
-    except BaseException:
+    except BaseException:  # also KeyboardInterrupt, and SIGTERM (dpstream.interrupts.Terminated)
         shutil.rmtree(stage, ignore_errors=True)
         raise
     moved = _move_into(stage, final)

@@ -96,11 +96,14 @@ def _is_real(value: Any) -> bool:
 def require_finite_real(field: str, value: Any) -> float:
     """A finite real number (bool is rejected: it is not a count)."""
     kind = type(value)
-    if (kind is float or kind is int) and math.isfinite(value):  # fast path for the common case
-        return float(value)
-    if not _is_real(value):
+    try:
+        if (kind is float or kind is int) and math.isfinite(value):  # fast path for the common case
+            return float(value)
+        as_float = float(value) if _is_real(value) else None
+    except OverflowError:  # an integer beyond the float range
+        as_float = math.inf
+    if as_float is None:
         raise DPStreamInputError(field, "must be a real number", value)
-    as_float = float(value)
     if not math.isfinite(as_float):
         raise DPStreamInputError(field, "must be finite", value)
     return as_float
@@ -127,7 +130,7 @@ def require_int_at_least(field: str, value: Any, minimum: int) -> int:
 def require_integer_value(field: str, value: Any) -> int:
     """An integer-valued input (counts, Boolean stream entries given as 0/1)."""
     if isinstance(value, bool) or not isinstance(value, Integral):
-        if _is_real(value) and math.isfinite(float(value)) and float(value).is_integer():
+        if _is_real(value) and math.isfinite(require_finite_real(field, value)) and float(value).is_integer():
             return int(value)
         raise DPStreamInputError(field, "must be an integer", value)
     return int(value)

@@ -77,6 +77,7 @@ __all__ = [
     "ADDITIVE_KINDS",
     "MAX_INTEGER_NOISE_SCALE",
     "MAX_INTEGER_VALUE",
+    "MAX_LAPLACE_SCALE",
     "BaseNoiseSource",
     "DrawKind",
     "NoiseSource",
@@ -85,6 +86,7 @@ __all__ = [
     "data_rng",
     "default_noise",
     "derived_seed",
+    "require_drawable",
     "scoped",
     "site",
     "unscoped",
@@ -209,6 +211,12 @@ With |value| <= 2^62 and |noise| < 2^62 (probability >= 1 - 2 exp(-2^62 / 1e15) 
 largest scale) the release value + noise stays inside i64, so OpenDP's integer measurement never
 saturates (a saturated release would reveal the value)."""
 
+MAX_LAPLACE_SCALE = sys.float_info.max / 1000.0
+"""Largest scale of a (float) Laplace draw, about 1.8e305.
+
+A larger scale would make an infinite draw (a release that is no longer a number, nor JSON) a visible part of
+the law: at the limit P(|noise| > float max) = exp(-1000). A scale of 1e305 means eps ~ 1e-305."""
+
 ADDITIVE_KINDS = frozenset({DrawKind.LAPLACE, DrawKind.DISCRETE_LAPLACE, DrawKind.DISCRETE_GAUSSIAN})
 """The value-in kinds: drawn only through ``add_*`` (``BaseNoiseSource._add``)."""
 
@@ -216,7 +224,11 @@ ADDITIVE_KINDS = frozenset({DrawKind.LAPLACE, DrawKind.DISCRETE_LAPLACE, DrawKin
 def validated_params(kind: DrawKind, raw: Mapping[str, Any]) -> Params:
     """Check and canonicalise the parameters of a draw (exact, JSON-compatible)."""
     if kind is DrawKind.LAPLACE:
-        return {"scale": require_positive_finite("scale", raw["scale"])}
+        scale = require_positive_finite("scale", raw["scale"])
+        if scale > MAX_LAPLACE_SCALE:
+            raise DPStreamInputError("scale", f"Laplace noise needs scale <= {MAX_LAPLACE_SCALE:.3g} "
+                                     "(larger draws may overflow to infinity)", scale)
+        return {"scale": scale}
     if kind is DrawKind.DISCRETE_LAPLACE:
         scale = require_positive_finite("scale", raw["scale"])
         if scale > MAX_INTEGER_NOISE_SCALE:
@@ -257,6 +269,25 @@ def validated_params(kind: DrawKind, raw: Mapping[str, Any]) -> Params:
     raise AssertionError(kind)  # pragma: no cover
 
 
+def require_drawable(field: str, value: object, kind: DrawKind, *, statistic: Any = None, **params: Any) -> None:
+    """Refuse now the parameter ``field`` (given as ``value``) of an algorithm when the draw parameters derived
+    from it (``params``, and the ``statistic`` handed to an additive draw when it is fixed, e.g. a public
+    threshold) are ones every source would refuse at every step: a scale 1/eps that is infinite for eps = 1e-320,
+    a variance that underflows to 0 for a huge rho, an integer scale beyond :data:`MAX_INTEGER_NOISE_SCALE`.
+
+    Algorithms call it at construction, so that parameters they cannot run with are refused before any step
+    (:class:`~dpstream.errors.DPStreamInputError` naming ``field``), not at every step.
+    """
+    try:
+        validated_params(kind, params)
+        if statistic is not None:
+            validated_value(kind, statistic)
+    except DPStreamInputError as exc:
+        derived = params.get(exc.field, exc.value)
+        what = "noise statistic" if exc.field == "value" else f"noise {exc.field}"
+        raise DPStreamInputError(field, f"gives a {what} of {derived!r}, but the {what} {exc.rule}", value) from None
+
+
 def validated_value(kind: DrawKind, value: Any) -> Any:
     """Check the statistic handed to an additive draw: a finite float (Laplace) or an integer with
     |value| <= :data:`MAX_INTEGER_VALUE` (discrete Laplace and Gaussian), returned as float / int."""
@@ -270,7 +301,6 @@ def validated_value(kind: DrawKind, value: Any) -> Any:
     raise DPStreamInputError("kind", "additive draws are laplace, discrete_laplace or discrete_gaussian", kind)
 
 
-_FLOAT_MAX = sys.float_info.max
 _MAX_SIGMA2 = MAX_INTEGER_NOISE_SCALE**2
 
 
@@ -339,7 +369,7 @@ class BaseNoiseSource(ABC):
     # Fast paths for the most frequent draws (one per node and step in the tree algorithms): the same rules as
     # validated_params / validated_value, checked inline; anything else takes the generic, validating call.
     def add_laplace(self, site: str, value: float, scale: float) -> float:
-        if (type(site) is str and site and type(scale) is float and 0.0 < scale <= _FLOAT_MAX
+        if (type(site) is str and site and type(scale) is float and 0.0 < scale <= MAX_LAPLACE_SCALE
                 and type(value) is float and -math.inf < value < math.inf):
             return float(self._add(site, DrawKind.LAPLACE, {"scale": scale}, value)[0])
         return float(self.add(site, DrawKind.LAPLACE, value, scale=scale))

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from dpstream.audit.registry import AuditCase, AuditContext, CheckKind, CheckResult, Profile, Verdict
+from dpstream.audit.registry import (
+    AuditCase,
+    AuditContext,
+    CheckKind,
+    CheckResult,
+    ComponentReport,
+    Profile,
+    Verdict,
+)
 from dpstream.audit.report import format_table, status, to_json, write_report
 from dpstream.audit.runner import case_seed, run_case, select_cases
 from dpstream.claims import Neighbour, PrivacyClaim
@@ -135,3 +143,49 @@ def test_case_seed_independent_of_selection() -> None:
     assert case_seed(0, a) == case_seed(0, b)  # same family and name
     assert case_seed(0, a) != case_seed(1, a)
     assert select_cases([a], ["FAKE"]) == [a] and select_cases([a], ["zzz"]) == []
+
+
+def _widest(report_case: AuditCase, seconds: float) -> ComponentReport:
+    """A report of a registered case whose verdict cells are as wide as they get (nothing is run)."""
+    checks = (CheckResult(CheckKind.SEARCH, None, 0.1, 1.0, "search",
+                          {"verdict": "inconclusive", "detectable_excess": 0.123456, "target_excess": 0.0512345}),
+              CheckResult(CheckKind.CALIBRATION, False, 0.0001, 0.001, "cal"),
+              CheckResult(CheckKind.ACCURACY, False, 0.5, 0.05, "acc"))
+    return ComponentReport(case=report_case, checks=checks, seconds=seconds)
+
+
+@pytest.mark.parametrize("seconds", [0.04, 123.45, 98765.4])
+def test_the_table_names_every_registered_case_by_its_anchor_within_100_columns(seconds: float) -> None:
+    """Over the real registered cases (not run): every line fits 100 columns, every row starts with the case's
+    anchor, and a name that does not fit is shortened at a word boundary (before a space, after a hyphen)."""
+    from dpstream.audit.registry import discover
+
+    cases = discover()
+    table = format_table([_widest(c, seconds) for c in cases])
+    lines = table.splitlines()
+    assert max(len(line) for line in lines) <= 100, max(lines, key=len)
+    head = lines[0].split()
+    assert head[:2] == ["anchor", "component"]
+    width = len(lines[1].split()[1])  # the component column's dashes
+    for case, line in zip(cases, lines[2:2 + len(cases)], strict=True):
+        assert line.startswith(case.anchor + " ")
+        shown = line[len(lines[1].split()[0]) + 2:][:width].rstrip()
+        if shown.endswith("~"):
+            prefix = shown[:-1]
+            assert prefix and case.component.startswith(prefix), (shown, case.component)
+            rest = case.component[len(prefix):]
+            assert rest[:1] in (" ", ",", ";", ":", "(", "/") or prefix.endswith("-"), (shown, case.component)
+        else:
+            assert shown == case.component
+    assert "inconclusive dx 0.12>0.051" in table and "deviation acc+cal" in table  # verdict cells whole
+
+
+def test_a_cut_name_in_the_middle_of_a_word_is_caught() -> None:
+    """The check above, on a table that cuts mid-word (the old 32-column clip): it fails."""
+    from dpstream.audit.report import shorten_name
+
+    name = "Binary tree counter (eps=1, T=16)"
+    clipped = name[:31] + "~"  # what the table printed before: "Binary tree counter (eps=1, T=1~"
+    prefix = clipped[:-1]
+    assert not (name[len(prefix):][:1] in (" ", ",", ";", ":", "(", "/") or prefix.endswith("-"))
+    assert shorten_name(name, 32) == "Binary tree counter (eps=1~" and shorten_name(name, 40) == name

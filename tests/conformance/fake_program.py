@@ -11,20 +11,35 @@ line as its release), ``hang`` (never answers a step), ``bad-hello`` (hello with
 (exits at the step of a run with T = 1), ``sticky-epsilon`` (the first init accepted after a refused one ignores
 its epsilon and asks for Lap(1)), ``dirty-after-refusal`` (the first init accepted after a refused one starts
 its sum at 1 instead of 0),
-``no-horizon-is-1`` (a missing T is taken as T = 1, so a second step is refused: every shipped vector gives T).
+``no-horizon-is-1`` (a missing T is taken as T = 1, so a second step is refused: every shipped vector gives T),
+``crash-always`` (answers hello, then writes a line to stderr and exits at any other request), ``ignore-signals``
+(correct, but ignores SIGINT and SIGTERM and never exits at end of input: only a kill stops it), ``slow`` (correct,
+but waits 0.05 s before every answer).
+
+With ``FAKE_STARTS=FILE`` in the environment every start appends a line to FILE (tests count restarts).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import signal
 import sys
 import time
 
 FAULT = sys.argv[1] if len(sys.argv) > 1 else "none"
+if os.environ.get("FAKE_STARTS"):
+    with open(os.environ["FAKE_STARTS"], "a", encoding="utf-8") as starts:
+        starts.write(f"{os.getpid()}\n")
+if FAULT == "ignore-signals":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def say(message: dict[str, object]) -> None:
+    if FAULT == "slow":
+        time.sleep(0.05)
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
 
@@ -61,6 +76,9 @@ def main() -> int:
             if FAULT == "bad-hello":
                 del hello["modes"]
             say(hello)
+        elif FAULT == "crash-always":
+            sys.stderr.write(f"fake-crash-always: cannot handle {op!r}, giving up\n")
+            return 7
         elif op == "init":
             problem = valid_params(message.get("params"))
             if problem or message.get("algorithm") != "001-alg8":
@@ -105,6 +123,9 @@ def main() -> int:
             say({"release": state["g"] + (1e-6 if FAULT == "ka-mistake" and state["T"] == 1 else 0.0)})
         else:
             say({"error": f"unknown op {op!r}"})
+    if FAULT == "ignore-signals":
+        while True:
+            time.sleep(1)
     return 1 if FAULT == "exit-1" else 0
 
 

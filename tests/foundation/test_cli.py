@@ -26,13 +26,15 @@ from typing import cast
 import pytest
 
 import dpstream
-from dpstream.cli import main
+from dpstream.cli import build_parser, main
 from dpstream.cli_args import (
     STAGING_PREFIX,
     Flatten,
     comma_list,
+    int_in,
     positive_float,
     prepare_output_dir,
+    resolve_output_dir,
     staged_output_dir,
     writable_dir,
 )
@@ -86,11 +88,17 @@ def places(tmp_path: Path) -> dict[str, str]:
     (corrupt / "motion_circles" / "motion_circles_queries.csv").write_bytes(b"changed\n")
     empty = tmp_path / "empty"
     empty.mkdir()
+    not_a_corpus = tmp_path / "not-a-corpus"
+    not_a_corpus.mkdir()
+    (not_a_corpus / "notes.txt").write_text("someone's files", encoding="utf-8")
     return {"tmp": str(tmp_path), "file": str(a_file), "readonly": str(readonly), "corrupt": str(corrupt),
-            "empty": str(empty), "sample": str(tabular_sample_dir(tmp_path / "sample"))}
+            "empty": str(empty), "sample": str(tabular_sample_dir(tmp_path / "sample")),
+            "not_a_corpus": str(not_a_corpus)}
 
 
 READ_ONLY = pytest.mark.skipif(AS_ROOT, reason="root ignores permission bits, so a read-only folder is writable")
+PROC = pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc (a folder nobody can create in)")
+HUGE = "99999999999999999999"
 
 # (arguments, expected exit status, text that must appear in the error line)
 CASES = [
@@ -108,11 +116,17 @@ CASES = [
     pytest.param(["audit", "--out", "{file}/report"], 2, "--out", id="audit-out-under-a-file"),
     pytest.param(["audit", "--out", "{readonly}/report"], 2, "--out", id="audit-out-read-only", marks=READ_ONLY),
     pytest.param(["audit", "--only", "no-such-component-xyz"], 2, "no registered audit", id="audit-selects-nothing"),
+    pytest.param(["audit", "--out", "/proc/dpstream-nope"], 2, "--out", id="audit-out-not-creatable", marks=PROC),
     # serve / vectors / conform (conform's usage errors are 4: its 2 means "privacy violation")
     pytest.param(["serve", "--bogus"], 2, "--bogus", id="serve-unknown-option"),
     pytest.param(["vectors"], 2, "required", id="vectors-no-subcommand"),
     pytest.param(["vectors", "verify", "--corpus", "{tmp}/missing"], 2, "--corpus", id="vectors-corpus-missing"),
     pytest.param(["vectors", "generate", "--out", "{file}"], 2, "--out", id="vectors-out-is-a-file"),
+    pytest.param(["vectors", "generate", "--out", "/proc/dpstream-nope"], 2, "--out", id="vectors-out-not-creatable",
+                 marks=PROC),
+    pytest.param(["vectors", "generate", "--out", "{not_a_corpus}", "--overwrite"], 2, "not a vectors corpus",
+                 id="vectors-overwrite-not-a-corpus"),
+    pytest.param(["vectors", "verify", "--corpus", "{empty}"], 2, "--corpus", id="vectors-corpus-no-manifest"),
     pytest.param(["conform", "--timeout", "0", "--", "true"], 4, "--timeout", id="conform-timeout-0"),
     pytest.param(["conform", "--cases", "0", "--", "true"], 4, "--cases", id="conform-cases-0"),
     pytest.param(["conform", "--differential-seconds", "0", "--", "true"], 4, "--differential-seconds",
@@ -148,6 +162,10 @@ CASES = [
     pytest.param(["reproduce", "phdstream-circles", "--lambda-rule", "x"], 2, "--lambda-rule", id="circles-rule"),
     pytest.param(["reproduce", "phdstream-circles", "--algorithms", "x"], 2, "--algorithms", id="circles-algorithm"),
     pytest.param(["reproduce", "phdstream-circles", "--out", "{file}"], 2, "--out", id="circles-out-is-a-file"),
+    pytest.param(["reproduce", "phdstream-circles", "--out", "/proc/dpstream-nope"], 2, "--out",
+                 id="circles-out-not-creatable", marks=PROC),
+    pytest.param(["reproduce", "phdstream-circles", "--max-depth", HUGE], 2, "--max-depth", id="circles-depth-huge"),
+    pytest.param(["reproduce", "phdstream-circles", "--n", "1e3"], 2, "--n", id="circles-n-float"),
     pytest.param(["reproduce", "phdstream-circles", "--data-dir", "{empty}"], 2, "--data-dir",
                  id="circles-data-missing"),
     pytest.param(["reproduce", "phdstream-circles", "--data-dir", "{corrupt}"], 2, "corrupted",
@@ -166,6 +184,10 @@ CASES = [
     pytest.param(["reproduce", "bun-simulated", "--seed", "x"], 2, "--seed", id="bun-seed-text"),
     pytest.param(["reproduce", "bun-simulated", "--calibration", "x"], 2, "--calibration", id="bun-calibration"),
     pytest.param(["reproduce", "bun-simulated", "--out", "{file}/sub"], 2, "--out", id="bun-out-under-a-file"),
+    pytest.param(["reproduce", "bun-simulated", "--n", HUGE], 2, "--n", id="bun-n-huge"),
+    pytest.param(["reproduce", "bun-simulated", "--T", HUGE], 2, "--T", id="bun-T-huge"),
+    pytest.param(["reproduce", "bun-simulated", "--reps", HUGE], 2, "--reps", id="bun-reps-huge"),
+    pytest.param(["reproduce", "bun-simulated", "--n", "100000000", "--T", "100"], 2, "--n", id="bun-data-too-large"),
     pytest.param(["reproduce", "bun-simulated", "--out", "{readonly}/sub"], 2, "--out", id="bun-out-read-only",
                  marks=READ_ONLY),
     # hypercube-rate
@@ -177,6 +199,11 @@ CASES = [
     pytest.param(["reproduce", "hypercube-rate", "--dims", "2", "0"], 2, "--dims", id="rate-dims-bad-item"),
     pytest.param(["reproduce", "hypercube-rate", "--seed", "-4"], 2, "--seed", id="rate-seed-negative"),
     pytest.param(["reproduce", "hypercube-rate", "--out", "{file}"], 2, "--out", id="rate-out-is-a-file"),
+    pytest.param(["reproduce", "hypercube-rate", "--t-max", HUGE], 2, "--t-max", id="rate-t-max-huge"),
+    pytest.param(["reproduce", "hypercube-rate", "--t-min", HUGE], 2, "--t-min", id="rate-t-min-huge"),
+    pytest.param(["reproduce", "hypercube-rate", "--dims", "2", HUGE], 2, "--dims", id="rate-dims-huge"),
+    pytest.param(["reproduce", "hypercube-rate", "--epsilon", "1e-300"], 2, "--epsilon", id="rate-epsilon-tiny"),
+    pytest.param(["reproduce", "hypercube-rate", "--epsilon", "1e300"], 2, "--epsilon", id="rate-epsilon-huge"),
     # tabular-adult ({sample}: the 300-row sample of tests/data as a data dir; data/ is not read by tests)
     pytest.param(["reproduce", "tabular-adult", "--epsilons", "1,0"], 2, "--epsilons", id="adult-eps-list-0"),
     pytest.param(["reproduce", "tabular-adult", "--epsilons", "-1"], 2, "--epsilons", id="adult-eps-negative"),
@@ -216,6 +243,8 @@ def test_bad_invocation(template: list[str], status: int, names: str, places: di
     if argv[:1] != ["conform"]:  # conform keeps argparse's usage block (its own parser, left as it is)
         assert len(err.strip().splitlines()) == 1, err
     assert not Path(places["tmp"], "never").exists()  # nothing ran, no output folder was made
+    assert not Path("/proc/dpstream-nope").exists()
+    assert sorted(p.name for p in Path(places["not_a_corpus"]).iterdir()) == ["notes.txt"]
 
 
 def test_the_table_covers_every_experiment() -> None:
@@ -269,6 +298,46 @@ def test_staging_moves_files_on_success_and_discards_them_on_failure(tmp_path: P
 
 BUN = ["reproduce", "bun-simulated", "--n", "200", "--T", "5", "--k", "2", "--rho", "0.5", "--reps", "2",
        "--max-width", "3"]
+
+
+def test_an_earlier_result_is_kept_and_the_run_goes_beside_it(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert resolve_output_dir(out) == (out, None)  # new
+    out.mkdir()
+    (out / f"{STAGING_PREFIX}leftover").mkdir()  # what a killed run leaves does not count
+    assert resolve_output_dir(out) == (out, None)
+    (out / "table.md").write_text("earlier", encoding="utf-8")
+    beside, note = resolve_output_dir(out)
+    assert beside == tmp_path / "out-2" and note is not None and "out-2" in note and "--overwrite" in note
+    beside.mkdir()
+    (beside / "x").write_text("also earlier", encoding="utf-8")
+    (tmp_path / "out-3").write_text("a file, not a folder", encoding="utf-8")
+    assert resolve_output_dir(out)[0] == tmp_path / "out-4"
+    assert resolve_output_dir(out, overwrite=True) == (out, None)
+    with pytest.raises(DPStreamInputError, match="--out: holds an earlier result and has no name"):
+        resolve_output_dir(Path("/"))
+
+
+def test_a_second_run_does_not_replace_the_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bun"
+    assert main([*BUN, "--out", str(out)]) == 0
+    first = {p.name: p.read_bytes() for p in out.iterdir()}
+    capsys.readouterr()
+    assert main([*BUN, "--out", str(out), "--seed", "5"]) == 0
+    captured = capsys.readouterr()
+    assert f"{out} holds an earlier result, kept: writing to {out}-2" in captured.err
+    assert f"to {out}-2:" in captured.out  # the "wrote N file(s)" line names where
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == first
+    assert json.loads((tmp_path / "bun-2" / "summary.json").read_text(encoding="utf-8"))["parameters"]["seed"] == 5
+    args = build_parser().parse_args([*BUN, "--out", str(out), "--overwrite"])
+    assert args.overwrite and resolve_output_dir(args.out, args.overwrite) == (out, None)  # asked for: in place
+
+
+def test_bounded_integers() -> None:
+    assert int_in(1, 10)("10") == 10
+    for bad in ("0", "11", "99999999999999999999", "1.5", "x"):
+        with pytest.raises(argparse.ArgumentTypeError, match=r"must be an integer"):
+            int_in(1, 10)(bad)
 
 
 def test_an_unexpected_error_is_one_line_exit_1_and_leaves_no_output(

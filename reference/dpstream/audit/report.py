@@ -33,14 +33,28 @@ from dpstream.audit.registry import (
     Verdict,
 )
 
-__all__ = ["COLUMNS", "LEGEND", "TABLE_COLUMNS", "format_table", "law_cell", "privacy_cell", "report_rows", "status",
-           "to_json", "to_markdown", "write_report"]
+__all__ = [
+    "COLUMNS",
+    "LEGEND",
+    "TABLE_COLUMNS",
+    "format_table",
+    "law_cell",
+    "privacy_cell",
+    "report_rows",
+    "shorten_name",
+    "status",
+    "to_json",
+    "to_markdown",
+    "write_report",
+]
 
 COLUMNS = ("component", "anchor", "claim", "privacy", "law", "exact loss", "black-box eps LB", "witness search",
            "calibration", "accuracy", "errata", "time", "status")
 """Columns of the Markdown report (every check); the terminal table shows :data:`TABLE_COLUMNS`."""
-TABLE_COLUMNS = ("component", "privacy", "law", "time", "status")
-TABLE_WIDTHS = {"component": 32, "privacy": 24, "law": 13, "time": 6, "status": 16}
+TABLE_COLUMNS = ("anchor", "component", "privacy", "law", "time", "status")
+TABLE_WIDTH = 100
+MIN_NAME = 12
+"""Narrowest component column: the name gets what the other columns leave of :data:`TABLE_WIDTH`."""
 LEGEND = ("privacy: violation (a certified loss above the claim: 'exact' white-box, 'LB' held-out "
           "black-box bound) | pass, backed by 'exact+cal' (the exact loss meets the claim and the noise is "
           "calibrated) or 'power' (a search with measured power) | inconclusive (nothing certified, nothing "
@@ -148,19 +162,51 @@ def report_rows(reports: Sequence[ComponentReport]) -> list[dict[str, str]]:
     return rows
 
 
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:width - 1] + "~"
+def shorten_name(text: str, width: int) -> str:
+    """``text`` if it fits in ``width`` columns, else its longest prefix that ends at a word boundary (before a
+    space, after a hyphen) followed by ``~``: a name is never cut inside a word, unless its first word alone is
+    longer than ``width``."""
+    if len(text) <= width:
+        return text
+    breaks = [i for i in range(1, width) if text[i] == " " or text[i - 1] == "-"]  # text[:i] + "~" fits
+    if not breaks:
+        return text[:width - 1] + "~"
+    prefix = text[:breaks[-1]].rstrip(" ,;:(/")
+    return (prefix or text[:breaks[-1]]) + "~"
+
+
+def _compact_seconds(seconds: float) -> str:
+    """At most 6 columns: 12.3s, 45m, 2.5h."""
+    if seconds < 99.95:
+        return f"{seconds:.1f}s"
+    if seconds < 5970:
+        return f"{seconds / 60:.0f}m"
+    return f"{seconds / 3600:.1f}h"
 
 
 def format_table(reports: Sequence[ComponentReport]) -> str:
-    """A plain-text table for the terminal: one line per component, at most 100 columns, with a legend
-    (the two verdict columns; every check's numbers are in the Markdown and JSON reports)."""
-    rows = report_rows(reports)
-    widths = {c: min(TABLE_WIDTHS[c], max([len(c)] + [len(row[c]) for row in rows])) for c in TABLE_COLUMNS}
+    """A plain-text table for the terminal: one line per component named by its anchor, at most
+    :data:`TABLE_WIDTH` columns, with a legend (the two verdict columns; every check's numbers are in the Markdown
+    and JSON reports). The component name gets the columns the others leave (at least :data:`MIN_NAME`) and is
+    shortened at a word boundary when it does not fit (its full text is in the reports); should the verdict cells
+    still not fit, the privacy cell is shortened the same way."""
+    rows = [{**row, "time": _compact_seconds(r.seconds)} for r, row in zip(reports, report_rows(reports), strict=True)]
+    widths = {c: max([len(c)] + [len(row[c]) for row in rows]) for c in TABLE_COLUMNS}
+    gaps = 2 * (len(TABLE_COLUMNS) - 1)
+
+    def room(column: str) -> int:
+        return TABLE_WIDTH - gaps - sum(w for c, w in widths.items() if c != column)
+
+    widths["component"] = min(widths["component"], max(MIN_NAME, room("component")))
+    widths["privacy"] = min(widths["privacy"], room("privacy"))
+
+    def cell(row: dict[str, str], c: str) -> str:
+        return shorten_name(row[c], widths[c]) if c in ("component", "privacy") else row[c]
+
     line = "  ".join(c.ljust(widths[c]) for c in TABLE_COLUMNS).rstrip()
     sep = "  ".join("-" * widths[c] for c in TABLE_COLUMNS)
-    body = ["  ".join(_clip(row[c], widths[c]).ljust(widths[c]) for c in TABLE_COLUMNS).rstrip() for row in rows]
-    legend = textwrap.wrap("Legend: " + LEGEND, width=100)
+    body = ["  ".join(cell(row, c).ljust(widths[c]) for c in TABLE_COLUMNS).rstrip() for row in rows]
+    legend = textwrap.wrap("Legend: " + LEGEND, width=TABLE_WIDTH)
     return "\n".join([line, sep, *body, "", *legend])
 
 
@@ -168,9 +214,14 @@ def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def to_markdown(reports: Sequence[ComponentReport], profile: Profile, seed: int, command: str = "") -> str:
+def to_markdown(reports: Sequence[ComponentReport], profile: Profile, seed: int, command: str = "",
+                partial: tuple[int, int] | None = None) -> str:
+    """The report; ``partial`` = (cases finished, cases selected) when the run was interrupted."""
     rows = report_rows(reports)
     out = ["# dpstream audit report", ""]
+    if partial is not None:
+        out += [f"**PARTIAL**: the run was interrupted; {partial[0]} of {partial[1]} cases finished and are "
+                "reported below, the others did not run.", ""]
     out.append(f"Profile `{profile.value}`, seed {seed}" + (f", command `{command}`" if command else "") + ".")
     out.append("Verdicts: " + LEGEND + ".")
     out.append("")
@@ -218,7 +269,9 @@ def _jsonable(x: Any) -> Any:
         return str(x)
 
 
-def to_json(reports: Sequence[ComponentReport], profile: Profile, seed: int) -> dict[str, Any]:
+def to_json(reports: Sequence[ComponentReport], profile: Profile, seed: int,
+            partial: tuple[int, int] | None = None) -> dict[str, Any]:
+    """The report as JSON; ``"partial": true`` and ``"cases_selected"`` when the run was interrupted."""
     comps = []
     for r, row in zip(reports, report_rows(reports), strict=True):
         comps.append({
@@ -231,7 +284,9 @@ def to_json(reports: Sequence[ComponentReport], profile: Profile, seed: int) -> 
                         "detail": c.detail, "data": dict(c.data)} for c in r.checks],
         })
     doc: dict[str, Any] = _jsonable({"format": "dpstream-audit-report", "version": 2, "profile": profile.value,
-                                     "seed": seed, "components": comps})
+                                     "seed": seed, "partial": partial is not None,
+                                     "cases_selected": len(reports) if partial is None else partial[1],
+                                     "components": comps})
     return doc
 
 
@@ -291,13 +346,14 @@ def plot_component(report: ComponentReport, path: Path) -> bool:
 
 def write_report(
     reports: Sequence[ComponentReport], out: Path, profile: Profile, seed: int, *, plots: bool = True,
-    command: str = "",
+    command: str = "", partial: tuple[int, int] | None = None,
 ) -> list[Path]:
-    """Write ``report.md``, ``report.json`` and ``plots/*.png`` under ``out``; return the written paths."""
+    """Write ``report.md``, ``report.json`` and ``plots/*.png`` under ``out``; return the written paths.
+    ``partial`` = (cases finished, cases selected) marks the report of an interrupted run."""
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "report.md", out / "report.json"]
-    written[0].write_text(to_markdown(reports, profile, seed, command), encoding="utf-8")
-    written[1].write_text(json.dumps(to_json(reports, profile, seed), indent=1), encoding="utf-8")
+    written[0].write_text(to_markdown(reports, profile, seed, command, partial), encoding="utf-8")
+    written[1].write_text(json.dumps(to_json(reports, profile, seed, partial), indent=1), encoding="utf-8")
     if plots:
         for r in reports:
             path = out / "plots" / f"{_slug(r.case.family, r.case.component)}.png"

@@ -18,6 +18,7 @@ from concurrent.futures import Executor
 
 from dpstream.audit.protocol import derive_seed
 from dpstream.audit.registry import AuditCase, AuditContext, CheckKind, CheckResult, ComponentReport, Profile
+from dpstream.interrupts import QuietPool, quiet_worker, stop_pool
 
 __all__ = ["case_seed", "progress_enabled", "run_case", "run_cases", "select_cases"]
 
@@ -62,7 +63,7 @@ def progress_enabled() -> bool:
 
 def run_cases(
     cases: Sequence[AuditCase], profile: Profile, seed: int, *, show_progress: bool | None = None, jobs: int = 1,
-    executor: Executor | None = None,
+    executor: Executor | None = None, finished: list[ComponentReport] | None = None,
 ) -> list[ComponentReport]:
     """Run ``cases`` (in order), in ``jobs`` worker processes when ``jobs > 1``.
 
@@ -71,11 +72,15 @@ def run_cases(
     Workers are started with ``spawn`` and rebuild the registry with :func:`discover`, so only case
     identities and results cross process boundaries. ``executor`` (e.g. a Dask cluster's): the cases run
     here one after the other and spread their trials over it (``jobs`` is then ignored).
+
+    ``finished`` (a list, filled in case order) holds the reports of the cases that finished when the run is
+    interrupted (Ctrl-C, SIGTERM): the interrupt propagates, the workers are stopped at once and the finished
+    cases are kept for a partial report.
     """
     show = progress_enabled() if show_progress is None else show_progress
+    reports: list[ComponentReport] = [] if finished is None else finished
     if executor is None and jobs > 1 and len(cases) > 1:
-        return _run_parallel(cases, profile, seed, show, jobs)
-    reports: list[ComponentReport] = []
+        return _run_parallel(cases, profile, seed, show, jobs, reports)
     if not show:
         for case in cases:
             reports.append(run_case(case, profile, seed, executor=executor))
@@ -98,12 +103,13 @@ _WORKER_CASES: dict[tuple[str, str], AuditCase] = {}
 
 
 def _worker_init(families: tuple[str, ...]) -> None:
-    """Load the cases of the given family rooms only (what discover() does, restricted)."""
+    """Load the cases of the given family rooms only (what discover() does, restricted); Ctrl-C is the parent's."""
     import dataclasses
     import importlib
 
     from dpstream.audit.registry import discover
 
+    quiet_worker()
     try:
         for family in families:
             module = importlib.import_module(f"dpstream.audit.{family}.cases")
@@ -120,10 +126,10 @@ def _worker_run(key: tuple[str, str], profile: Profile, seed: int) -> tuple[tupl
 
 
 def _run_parallel(
-    cases: Sequence[AuditCase], profile: Profile, seed: int, show: bool, jobs: int
+    cases: Sequence[AuditCase], profile: Profile, seed: int, show: bool, jobs: int, reports: list[ComponentReport]
 ) -> list[ComponentReport]:
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import as_completed
 
     from dpstream.audit.registry import discover
 
@@ -131,26 +137,32 @@ def _run_parallel(
     families = tuple(sorted({c.family for c in cases if (c.family, c.component) in registered}))
     results: dict[int, ComponentReport] = {}
     local = [i for i, c in enumerate(cases) if (c.family, c.component) not in registered]
-    for i in local:  # cases built on the fly (not in the registry) run here
-        results[i] = run_case(cases[i], profile, seed)
     bar = None
-    if show:
-        from tqdm import tqdm
+    try:
+        for i in local:  # cases built on the fly (not in the registry) run here
+            results[i] = run_case(cases[i], profile, seed)
+        if show:
+            from tqdm import tqdm
 
-        bar = tqdm(total=len(cases), initial=len(local), desc=f"audit ({profile.value}, {jobs} jobs)",
-                   unit="case", file=sys.stderr)
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
-                             initargs=(families,)) as pool:
-        futures = {pool.submit(_worker_run, (c.family, c.component), profile, seed): i
-                   for i, c in enumerate(cases) if i not in results}
-        for future in as_completed(futures):
-            i = futures[future]
-            checks, seconds = future.result()
-            results[i] = ComponentReport(case=cases[i], checks=checks, seconds=seconds)
-            if bar is not None:
-                bar.set_postfix_str(cases[i].component[:40])
-                bar.update(1)
-    if bar is not None:
-        bar.close()
-    return [results[i] for i in range(len(cases))]
+            bar = tqdm(total=len(cases), initial=len(local), desc=f"audit ({profile.value}, {jobs} jobs)",
+                       unit="case", file=sys.stderr)
+        ctx = multiprocessing.get_context("spawn")
+        with QuietPool(max_workers=jobs, mp_context=ctx, initializer=_worker_init, initargs=(families,)) as pool:
+            try:
+                futures = {pool.submit(_worker_run, (c.family, c.component), profile, seed): i
+                           for i, c in enumerate(cases) if i not in results}
+                for future in as_completed(futures):
+                    i = futures[future]
+                    checks, seconds = future.result()
+                    results[i] = ComponentReport(case=cases[i], checks=checks, seconds=seconds)
+                    if bar is not None:
+                        bar.set_postfix_str(cases[i].component[:40])
+                        bar.update(1)
+            except BaseException:  # Ctrl-C: stop the workers now (not when their cases end)
+                stop_pool(pool)
+                raise
+    finally:
+        if bar is not None:
+            bar.close()
+        reports[:] = [results[i] for i in sorted(results)]
+    return reports

@@ -31,7 +31,7 @@ import contextlib
 import multiprocessing
 import pickle
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -41,6 +41,7 @@ from dpstream.audit.protocol import Encoder, MechanismFactory, flatten, run_once
 from dpstream.convention import Streaming
 from dpstream.errors import DPStreamInputError, require_int_at_least
 from dpstream.insecure import InsecureSeededNoise
+from dpstream.interrupts import QuietPool, quiet_worker, stop_pool
 from dpstream.noise import derived_seed
 
 __all__ = [
@@ -197,5 +198,10 @@ def trial_executor(workers: int = 1, scheduler: str | None = None) -> Iterator[E
     if workers == 1:
         yield None
         return
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        yield pool
+    with QuietPool(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                   initializer=quiet_worker) as pool:
+        try:
+            yield pool
+        except BaseException:  # a Ctrl-C (or an error) stops the workers now, not when their chunks end
+            stop_pool(pool)
+            raise

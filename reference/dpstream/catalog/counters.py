@@ -47,7 +47,7 @@ from dpstream.counters import (
     TreeAggregationCounter,
     UnboundedBlockCounter,
 )
-from dpstream.errors import MAX_STREAM_SUM
+from dpstream.errors import MAX_STREAM_SUM, DPStreamInputError
 from dpstream.noise import NoiseSource, data_rng, derived_seed
 
 __all__ = ["ENTRIES"]
@@ -268,7 +268,12 @@ def _sparse_printed(p: P, noise: NoiseSource) -> Counter:
 
 def _inhomogeneous(p: P, noise: NoiseSource) -> Counter:
     eps_r = float(p["eps_r"])
-    return InhomogeneousSparseCounter(p["epsilon"], p["r0"], lambda r: eps_r, noise=noise)
+    try:
+        return InhomogeneousSparseCounter(p["epsilon"], p["r0"], lambda r: eps_r, noise=noise)
+    except DPStreamInputError as exc:  # the budget of level r is the protocol's one eps_r
+        if not exc.field.startswith("eps_levels"):
+            raise
+        raise DPStreamInputError("eps_r", exc.rule, p["eps_r"]) from None
 
 
 MULTIDIM_COMPONENTS: dict[str, Callable[[P], Callable[[float, NoiseSource], Counter]]] = {
@@ -541,7 +546,7 @@ ENTRIES: tuple[Entry, ...] = (
     ),
     Entry(
         "001-sec4.3", "Multi-dimensional counter (d independent counters)", "counters",
-        ParamSchema((integer("d", "dimension d"), EPSILON,
+        ParamSchema((integer("d", "dimension d (at most 4096)", maximum=4096), EPSILON,
                      string("component", "the counter of every coordinate", ("001-alg8", "001-alg9", "001-alg10")),
                      integer("B", "block size (component 001-alg9)", required=False),
                      integer("T", "horizon (required for 001-alg10)", required=False))),
@@ -586,7 +591,7 @@ ENTRIES: tuple[Entry, ...] = (
     ),
     Entry(
         "004-alg3", "Inhomogeneous sparse counting", "counters",
-        ParamSchema((EPSILON, integer("r0", "starting level r0", minimum=0),
+        ParamSchema((EPSILON, integer("r0", "starting level r0 (t_r0 = ceil(2^r0 / eps))", minimum=0, maximum=62),
                      positive("eps_r", "the budget eps_r of every level (constant over r)"))),
         _inhomogeneous, NUMBER,
         proof="proofs/proof_sparse_counting.py", doc="docs/hypercube.md",

@@ -36,6 +36,8 @@ P = Mapping[str, Any]
 DOC = "docs/longitudinal.md"
 
 HORIZON = integer("T", "time horizon T: steps past T are refused")
+CUMULATIVE_HORIZON = integer("T", "time horizon T <= 65536 (a budget and a counter per time): steps past T are refused",
+                             maximum=2**16)
 RHO = positive("rho", "privacy budget rho (zCDP, one individual's sequence substituted)")
 WINDOW = integer("k", "time window length k, 1 <= k <= T")
 N_PAD = integer("n_pad", "padding n_pad added to every bin of every window histogram", minimum=0)
@@ -279,7 +281,7 @@ ENTRIES: tuple[Entry, ...] = (
     ),
     Entry(
         "002-alg2", "Private synthetic data preserving cumulative queries", "longitudinal",
-        ParamSchema((HORIZON, RHO, RHO_B)), _cumulative, CUMULATIVE_CODEC,
+        ParamSchema((CUMULATIVE_HORIZON, RHO, RHO_B)), _cumulative, CUMULATIVE_CODEC,
         proof="proofs/proof_longitudinal_cumulative.py", doc=DOC,
         errata=("E-longitudinal-7", "E-longitudinal-8", "E-longitudinal-9", "E-longitudinal-10"),
         as_printed=lambda p, n: _cumulative(p, n, printed=True),

@@ -25,6 +25,14 @@ JsonType = Literal["number", "integer", "boolean", "string", "array", "object"]
 _MISSING: Any = object()
 
 
+def _finite(value: float) -> bool:
+    """Finite as a float (an integer beyond the float range is not)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 @dataclass(frozen=True)
 class Param:
     """One parameter. ``default`` is used when the key is absent (only for optional parameters)."""
@@ -67,7 +75,7 @@ class Param:
             is_int = isinstance(value, int) and not isinstance(value, bool)
             if self.type == "integer" and not is_int:  # JSON numbers by value: 4.0 and 4e0 are the integer 4
                 value, is_int = require_integer_value(self.name, value), True
-            if not (is_int or isinstance(value, float)) or not math.isfinite(value):
+            if not (is_int or isinstance(value, float)) or not _finite(value):
                 raise DPStreamInputError(self.name, "must be a finite number", value)
             if self.minimum is not None and value < self.minimum:
                 raise DPStreamInputError(self.name, f"must be >= {self.minimum:g}", value)

@@ -57,9 +57,13 @@ DOC = "docs/phdstream.md"
 
 # ----------------------------------------------------------------------------------------- parameters
 D_SMALL = integer("d", "dimension d of Omega = [0, 1]^d")
-DEPTH = integer("D", "maximum depth D of the tree T (vertices at depth D are its leaves)", minimum=0)
+MAX_VERTICES = 2**22
+"""Largest tree T the reference serves (its vertices, sum of fanout^k for k = 0..D): the naive boxes hold G on all
+of V(T)."""
+DEPTH = integer("D", "maximum depth D of the tree T (vertices at depth D are its leaves); T has at most 2^22 "
+                     "vertices", minimum=0, maximum=64)
 FANOUT = integer("fanout", "fanout beta of T: the vertex at depth k cuts coordinate k mod d into beta equal parts",
-                 minimum=2, required=False, default=2)
+                 minimum=2, maximum=2**16, required=False, default=2)
 EPSILON = positive("epsilon", "privacy budget eps (pure DP, EVENT neighbours)")
 THETA = number("theta", "threshold count theta >= 0 of PrivTree", minimum=0.0, required=False, default=0.0)
 LAMBDA_RULE = string("lambda_rule", "PrivTree's scale: general (lambda = max(D, 1)/eps), proof (App. A), printed (L3)",
@@ -80,6 +84,10 @@ ALG2_SCHEMA = ParamSchema((*TREE_PARAMS,
 
 
 def partition(p: P) -> HypercubePartition:
+    vertices = sum(p["fanout"] ** k for k in range(p["D"] + 1))
+    if vertices > MAX_VERTICES:
+        raise DPStreamInputError("D", f"the tree T would have {vertices:.3g} vertices (fanout {p['fanout']}, depth "
+                                      f"{p['D']}); the reference serves trees of at most 2^22", p["D"])
     return HypercubePartition(p["d"], p["D"], p["fanout"])
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from dpstream.catalog.adapters import OneShot
 from dpstream.catalog.cases import Case as FreshCase
 from dpstream.catalog.cases import CaseDraw, optional
-from dpstream.catalog.codecs import Codec
+from dpstream.catalog.codecs import Codec, is_json_number
 from dpstream.catalog.codecs.tabular import (
     dataset_features,
     decode_dataset,
@@ -43,7 +43,7 @@ from dpstream.tabular.fitting import MultiplicativeWeights
 from dpstream.tabular.main_algorithm import MainAlgorithm
 from dpstream.tabular.offline import offline_claim, select_measure_fit
 from dpstream.tabular.queries import Query
-from dpstream.tabular.selection import SelectionLaw
+from dpstream.tabular.selection import SelectionLaw, require_round_budget
 from dpstream.tabular.stream import DifferentialDataset, StreamStep
 from dpstream.tabular.streaming_mwem import OfflineToStream, StreamingMWEM, checked_queries, checked_round
 from dpstream.tabular.totals import TotalKind, TotalRule
@@ -56,7 +56,7 @@ DOC = "docs/tabular.md"
 DOMAIN = Param("domain", "object", "X = X_1 x ... x X_p as {'names': [...], 'sizes': [...]}")
 QUERIES = Param("queries", "array", "Q: marginal queries {'columns', 'values'} or workloads {'columns'}",
                 items={"type": "object"})
-K = integer("k", "k: selections per time step (iterations of the offline boxes)")
+K = integer("k", "k: selections per time step (iterations of the offline boxes), at most 1000", maximum=1000)
 EPSILON = positive("epsilon", "privacy budget eps (pure DP, one record added or removed at one time)")
 TOTAL = string("total", "the mass of the fitted datasets: public sizes, or measured from the noisy workloads",
                ("public", "measured"), default="public")
@@ -91,7 +91,7 @@ def total_rule(p: P) -> TotalRule:
         raise DPStreamInputError("sizes", "is required with total 'public' (the public sizes |nabla f_t|)", None)
     checked = []
     for n in sizes:
-        if isinstance(n, bool) or not isinstance(n, int | float) or not math.isfinite(n) or n < 0:
+        if not is_json_number(n) or n < 0:
             raise DPStreamInputError("sizes", "must hold finite numbers >= 0", n)
         checked.append(float(n))
     return TotalRule.public(lambda t: _size_at(checked, t))
@@ -116,6 +116,7 @@ def _offline(p: P, noise: NoiseSource, *, printed: bool = False, from_scratch: b
     if p["sizes"] is not None and len(p["sizes"]) != 1:
         raise DPStreamInputError("sizes", "the offline box takes one public size, that of f", p["sizes"])
     eps, k = p["epsilon"], p["k"]
+    require_round_budget(eps, k)  # refused now, not at the step
 
     def run(records: IntArray) -> SyntheticDataset:
         f = DifferentialDataset(domain, StreamStep(records, np.zeros((0, domain.p), dtype=np.int64)))

@@ -2,31 +2,49 @@
 
 ``dpstream conform [options] -- COMMAND ARGS...`` exits with 0 (conforms), 1 (deviates from the
 reference), 2 (privacy violation certified), 3 (the program broke the protocol), the worst verdict
-deciding; 4 when the harness itself cannot run (bad arguments, an output file that cannot be
-written): 2 is taken by the privacy verdict, so usage errors of ``conform`` use 4.
+deciding; 4 when the harness itself cannot run (bad arguments, an ``--algorithm`` the catalog does not
+serve, a program that is not found or not executable, an output file that cannot be written: one line
+on stderr, before anything runs): 2 is taken by the privacy verdict, so usage errors of ``conform`` use 4.
+Interrupted (Ctrl-C, SIGTERM), it prints the table of the checks done, writes the requested reports
+marked ``"partial": true`` and exits with 130 (143 after SIGTERM).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from dpstream.cli_args import existing_dir, positive_float, positive_int, writable_dir
+from dpstream.cli_args import (
+    Parser,
+    existing_dir,
+    holds_result,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    prepare_output_dir,
+    resolve_output_dir,
+    writable_dir,
+)
 from dpstream.conformance.outcome import Mode, Outcome
+from dpstream.errors import DPStreamInputError
 
 __all__ = ["USAGE_ERROR", "add_serve_arguments", "add_vectors_arguments", "conform_main", "run_serve", "run_vectors"]
 
 USAGE_ERROR = 4
+MAX_TIMEOUT = 86400.0
+"""Longest ``--timeout`` (a day; the harness waits that long for one answer)."""
 
 
-class _ConformParser(argparse.ArgumentParser):
+class _ConformParser(Parser):
+    """One line on stderr, exit status 4 (2 is the privacy verdict)."""
+
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(USAGE_ERROR, f"{self.prog}: error: {message}\n")
+        self.exit(USAGE_ERROR, self.error_line(message) + "\n")
 
 
 def conform_parser() -> argparse.ArgumentParser:
@@ -47,10 +65,11 @@ def conform_parser() -> argparse.ArgumentParser:
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML report")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write a JSON report")
     parser.add_argument("--markdown", type=Path, metavar="FILE", help="write a Markdown report")
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for one answer (default: 10)")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--timeout", type=positive_float, default=10.0,
+                        help=f"seconds to wait for one answer, at most {MAX_TIMEOUT:g} (default: 10)")
+    parser.add_argument("--seed", type=non_negative_int, default=0,
                         help="seed of the statistical and differential checks (default: 0)")
-    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+    parser.add_argument("--jobs", type=positive_int, default=min(2, os.cpu_count() or 1),
                         help="program instances run in parallel by statistical checks (default: %(default)s)")
     parser.add_argument("--scheduler", metavar="ADDRESS", help="a Dask scheduler for the statistical trials")
     parser.add_argument("--vectors", type=Path, metavar="DIR", help="a corpus folder (default: the shipped one)")
@@ -82,6 +101,33 @@ def _writable(path: Path | None) -> str | None:
     return None
 
 
+def _program_problem(program: str) -> str | None:
+    """Why ``program`` (the command's first word) cannot be started, or None (checked before anything runs)."""
+    if os.sep in program or (os.altsep and os.altsep in program):
+        path = Path(program)
+        if not path.exists():
+            return f"program {program!r} not found"
+        if path.is_dir():
+            return f"program {program!r} is a folder"
+        if not os.access(path, os.X_OK):
+            return f"program {program!r} is not executable"
+        return None
+    if shutil.which(program) is None:
+        return f"program {program!r} not found on PATH"
+    return None
+
+
+def _unknown_algorithms(anchors: Sequence[str]) -> str | None:
+    from dpstream.catalog import entries
+
+    served = [e.anchor for e in entries(streaming=True)]
+    unknown = [a for a in dict.fromkeys(anchors) if a not in served]
+    if not unknown:
+        return None
+    return (f"argument --algorithm: {', '.join(map(repr, unknown))} is not an algorithm of the catalog that speaks "
+            f"the protocol (one of {', '.join(served)})")
+
+
 def conform_main(argv: Sequence[str]) -> int:
     from dpstream.conformance.report import format_table, write_json, write_junit, write_markdown
     from dpstream.conformance.runner import ConformConfig, conform
@@ -95,15 +141,12 @@ def conform_main(argv: Sequence[str]) -> int:
 
     modes = frozenset(Mode) if args.mode == "all" else frozenset({Mode(args.mode)})
     out_problem = output_problem(args.differential_out) if Mode.DIFFERENTIAL in modes else None
-    for problem in (_writable(args.junit), _writable(args.json), _writable(args.markdown), out_problem):
+    for problem in (_writable(args.junit), _writable(args.json), _writable(args.markdown), out_problem,
+                    _unknown_algorithms(args.algorithm), _program_problem(command[0])):
         if problem:
             parser.error(problem)
-    if args.timeout <= 0:
-        parser.error("--timeout must be > 0")
-    if args.seed < 0:
-        parser.error("--seed must be >= 0")
-    if args.jobs < 1:
-        parser.error("--jobs must be >= 1")
+    if args.timeout > MAX_TIMEOUT:
+        parser.error(f"argument --timeout: must be at most {MAX_TIMEOUT:g} seconds (got {args.timeout:g})")
     if args.power_table is not None and not args.power_table.is_file():
         parser.error(f"--power-table {args.power_table}: no such file")
     if args.vectors is not None and not (args.vectors / "manifest.json").is_file():
@@ -114,10 +157,19 @@ def conform_main(argv: Sequence[str]) -> int:
                            cases=args.cases, differential_seconds=args.differential_seconds,
                            differential_out=args.differential_out)
     report = conform(config, progress=_progress(args.no_progress))
-    print(format_table(report))
+    cannot = [o for o in report.outcomes if o.name == "hello" and "cannot start" in o.message]
+    if report.hello is None and cannot:  # e.g. an executable file that is not a program (exec format error)
+        parser.error(f"program {command[0]!r} {cannot[0].message.split(': ', 1)[-1]}")
+    print(format_table(report), flush=True)
+    written = []
     for path, write in ((args.json, write_json), (args.junit, write_junit), (args.markdown, write_markdown)):
         if path is not None:
             write(report, path)
+            written.append(str(path))
+    if report.interrupted is not None:  # the checks done are reported above and in the files, marked partial
+        kept = f"; partial report(s): {', '.join(written)}" if written else ""
+        report.interrupted.args = (f"{report.done} of {report.planned} checks done{kept}",)
+        raise report.interrupted
     return report.exit_status
 
 
@@ -184,7 +236,11 @@ def run_serve(args: argparse.Namespace) -> int:
 def add_vectors_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="vectors_command", required=True)
     gen = sub.add_parser("generate", help="rewrite the corpus from the catalog (byte-identical)")
-    gen.add_argument("--out", type=writable_dir, help="write here instead of the package's corpus folder")
+    gen.add_argument("--out", type=writable_dir,
+                     help="write here instead of the package's corpus folder; one that holds an earlier result is "
+                          "kept and the corpus goes beside it, DIR-2, ...")
+    gen.add_argument("--overwrite", action="store_true",
+                     help="replace the corpus in --out (only a folder holding a corpus, manifest.json, is replaced)")
     ver = sub.add_parser("verify", help="check checksums and replay every vector on the reference")
     ver.add_argument("--corpus", type=existing_dir, help="a corpus folder (default: the package's)")
 
@@ -194,11 +250,22 @@ def run_vectors(args: argparse.Namespace) -> int:
     from dpstream.vectors.generate import generate, verify
 
     if args.vectors_command == "generate":
-        rows = generate(args.out)
+        out = args.out
+        if out is not None:
+            out, note = resolve_output_dir(out, args.overwrite)
+            if out == args.out and holds_result(out) and not (out / "manifest.json").is_file():
+                raise DPStreamInputError("--out", "holds files that are not a vectors corpus (no manifest.json): "
+                                                  "not replaced", str(out))
+            prepare_output_dir(out)  # a folder that cannot be made or written: exit 2, before any work
+            if note:
+                print(f"dpstream vectors generate: {note}", file=sys.stderr, flush=True)
+        rows = generate(out)
         kinds = {k: sum(1 for r in rows if r.kind == k) for k in ("known-answer", "must-reject")}
         print(f"wrote {len(rows)} vectors ({kinds['known-answer']} known-answer, {kinds['must-reject']} must-reject) "
-              f"for {len({r.algorithm for r in rows})} algorithms")
+              f"for {len({r.algorithm for r in rows})} algorithms" + (f" to {out}" if out is not None else ""))
         return 0
+    if args.corpus is not None and not (args.corpus / "manifest.json").is_file():
+        raise DPStreamInputError("--corpus", "not a vectors corpus: no manifest.json there", str(args.corpus))
     try:
         problems = verify(args.corpus)
     except CorpusError as exc:

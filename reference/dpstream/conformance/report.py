@@ -2,9 +2,10 @@
 
 The terminal table has one row per (algorithm, mode) with the counts of each verdict and the two
 verdict columns (conformance: deviation/pass; privacy: violation/inconclusive/pass), followed by one
-finding per failed check (first divergence, witness) and a legend. JSON holds every outcome in
-full; JUnit XML has one test case per check (``deviation``/``violation``/``protocol-error`` as
-failures, ``skipped`` as skipped), so CI systems show each vector by name.
+finding per failed check (first divergence, witness), the last lines of the program's stderr when
+anything failed, and a legend. JSON holds every outcome in full; JUnit XML has one test case per check
+(``deviation``/``violation``/``protocol-error`` as failures, ``skipped`` as skipped), so CI systems show
+each vector by name. The report of an interrupted run says so everywhere (``"partial": true``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ __all__ = ["dumps", "format_table", "plain", "to_json", "write_json", "write_jun
 
 WIDTH = 100
 MAX_FINDINGS = 25
+STDERR_SHOWN = 10
+"""Lines of the program's stderr the terminal report shows (the JSON report keeps more)."""
 COUNTED = (Verdict.PASS, Verdict.DEVIATION, Verdict.VIOLATION, Verdict.INCONCLUSIVE, Verdict.PROTOCOL_ERROR,
            Verdict.SKIPPED)
 SHORT = {Verdict.PASS: "pass", Verdict.DEVIATION: "dev", Verdict.VIOLATION: "viol", Verdict.INCONCLUSIVE: "inc",
@@ -63,7 +66,22 @@ def _header(report: ConformReport) -> list[str]:
     who = (f"{hello.implementation}: {len(hello.algorithms)} algorithm(s), modes {', '.join(hello.modes)}"
            if hello is not None else "no valid hello")
     command = " ".join(report.config.command)
-    return [textwrap.shorten(f"dpstream conform -- {command}", WIDTH), textwrap.shorten(who, WIDTH)]
+    lines = [textwrap.shorten(f"dpstream conform -- {command}", WIDTH), textwrap.shorten(who, WIDTH)]
+    if report.partial:
+        lines.append(f"PARTIAL: interrupted after {report.done} of {report.planned} checks; the others did not run")
+    return lines
+
+
+def stderr_tail(report: ConformReport) -> str:
+    """The program's last stderr lines: at the end of the run, else those kept with the last protocol error."""
+    if report.stderr_tail.strip():
+        return report.stderr_tail
+    tails = [str(o.details.get("stderr_tail", "")) for o in report.outcomes if o.verdict is Verdict.PROTOCOL_ERROR]
+    return next((t for t in reversed(tails) if t.strip()), "")
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= WIDTH else text[:WIDTH - 3] + "..."
 
 
 def format_table(report: ConformReport) -> str:
@@ -87,9 +105,18 @@ def format_table(report: ConformReport) -> str:
     if skipped:
         reasons = sorted({f"{o.algorithm} {o.mode.value}: {o.message}" for o in skipped})
         lines += ["", "Skipped:"] + [textwrap.shorten("  " + r, WIDTH) for r in reasons[:MAX_FINDINGS]]
+    tail = stderr_tail(report).rstrip().splitlines()[-STDERR_SHOWN:]
+    if findings and tail:
+        lines += ["", f"The program's stderr (last {len(tail)} lines):"] + [_clip("  | " + t.expandtabs(4))
+                                                                          for t in tail]
     status = report.exit_status
-    lines += ["", textwrap.shorten(f"exit {status}: the program {EXIT_TEXT[status]} ({len(report.outcomes)} checks, "
-                                   f"{report.seconds:.1f} s)", WIDTH),
+    if report.partial:
+        verdict = (f"interrupted: {report.done} of {report.planned} checks done, the worst of them: the program "
+                   f"{EXIT_TEXT[status]} ({report.seconds:.1f} s)")
+    else:
+        verdict = (f"exit {status}: the program {EXIT_TEXT[status]} ({len(report.outcomes)} checks, "
+                   f"{report.seconds:.1f} s)")
+    lines += ["", textwrap.shorten(verdict, WIDTH),
               "legend: dev = deviation from the reference (outputs or noise law), viol = privacy violation",
               "certified, inc = inconclusive (budget too small), proto = protocol error, skip = not applicable."]
     return "\n".join(lines)
@@ -103,8 +130,9 @@ def to_json(report: ConformReport) -> dict[str, Any]:
         "modes": sorted(m.value for m in report.config.modes), "seed": report.config.seed,
         "implementation": None if hello is None else dict(hello.raw),
         "exit_status": report.exit_status, "exit_meaning": EXIT_TEXT[report.exit_status],
+        "partial": report.partial, "checks_planned": report.planned, "checks_done": report.done,
         "seconds": round(report.seconds, 3), "summary": rows(report),
-        "outcomes": [o.to_json() for o in report.outcomes], "stderr_tail": report.stderr_tail,
+        "outcomes": [o.to_json() for o in report.outcomes], "stderr_tail": stderr_tail(report),
     }
 
 
@@ -138,7 +166,7 @@ def write_json(report: ConformReport, path: Path) -> None:
 def write_junit(report: ConformReport, path: Path) -> None:
     from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
 
-    xml = JUnitXml("dpstream conform")
+    xml = JUnitXml("dpstream conform (partial: interrupted)" if report.partial else "dpstream conform")
     for (algorithm, mode), group in sorted(_groups(report.outcomes).items(), key=lambda kv: (kv[0][0], kv[0][1])):
         suite = TestSuite(f"{algorithm} {mode.value}")
         for o in group:
@@ -171,6 +199,9 @@ def _minimal_case(o: Outcome) -> list[str]:
 
 def write_markdown(report: ConformReport, path: Path) -> None:
     lines = ["# dpstream conform report", "", f"`dpstream conform -- {' '.join(report.config.command)}`", ""]
+    if report.partial:
+        lines += [f"**PARTIAL**: the run was interrupted after {report.done} of {report.planned} checks; the others "
+                  "did not run.", ""]
     if report.hello is not None:
         lines += [f"Implementation **{report.hello.implementation}**, modes {', '.join(report.hello.modes)}; "
                   f"profile {report.config.profile}, seed {report.config.seed}.", ""]

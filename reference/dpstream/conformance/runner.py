@@ -1,11 +1,17 @@
 """Drive one program through the selected checks (what ``dpstream conform`` runs).
 
 The program is started once and restarted after any check that ends in a protocol error, so one
-crash costs one check, not the run. Algorithms the program announces but the reference does not
+crash costs one check, not the run. Restarts have a circuit breaker: after a timeout, or after
+:data:`BREAKER` protocol errors in a row, the rest of that algorithm and mode is not run; after
+:data:`BREAKER` checks in a row in which the program answered nothing at all (it crashes on every
+request), no check is run any more. Checks not run are reported as protocol errors saying why, with
+the tail of the program's stderr. Algorithms the program announces but the reference does not
 know, modes it does not announce, and algorithms asked for with ``--algorithm`` that it does not
 announce are reported as ``skipped``. The known-answer checks keep each vector's replay (``Replays``) for the
 must-reject cases that replay it after a refusal; with must-reject but not known-answer mode, the vectors those
 cases replay are checked (and reported) once each.
+announce are reported as ``skipped``. A Ctrl-C (or SIGTERM) ends the run at once: the report holds
+the checks done and the interrupt (:attr:`ConformReport.interrupted`), and the program is killed.
 """
 
 from __future__ import annotations
@@ -20,11 +26,14 @@ from typing import Any
 from dpstream.catalog import entries
 from dpstream.conformance.outcome import Mode, Outcome, Verdict
 from dpstream.conformance.vector_checks import Replays, check_known_answer, check_must_reject, protocol_outcome
-from dpstream.conformance.wire import Hello, Program, ProtocolError
+from dpstream.conformance.wire import Hello, Program, ProtocolError, kill_all
 from dpstream.vectors import corpus
 from dpstream.vectors.format import KnownAnswerVector, MustRejectVector
 
-__all__ = ["ConformConfig", "ConformReport", "Task", "conform", "plan"]
+__all__ = ["BREAKER", "ConformConfig", "ConformReport", "Task", "conform", "plan"]
+
+BREAKER = 3
+"""Protocol errors in a row after which the harness stops restarting the program (see the module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -55,12 +64,24 @@ class ConformReport:
     outcomes: list[Outcome] = field(default_factory=list)
     seconds: float = 0.0
     stderr_tail: str = ""
+    planned: int = 0
+    """Checks planned (run, skipped or not run); fewer are in :attr:`outcomes` when the run was interrupted."""
+    interrupted: KeyboardInterrupt | None = None
+    """The Ctrl-C or SIGTERM that ended the run early (then the report is partial), else None."""
 
     @property
     def exit_status(self) -> int:
         from dpstream.conformance.outcome import exit_status
 
         return exit_status(self.outcomes)
+
+    @property
+    def done(self) -> int:
+        return len(self.outcomes)
+
+    @property
+    def partial(self) -> bool:
+        return self.interrupted is not None
 
 
 @dataclass(frozen=True)
@@ -157,49 +178,78 @@ def _reject(vector: MustRejectVector, tape: bool, by_id: Mapping[str, KnownAnswe
 
 
 def conform(config: ConformConfig, progress: Callable[[Outcome, int, int], None] | None = None) -> ConformReport:
-    """Run every selected check against the program; never raises for anything the program does."""
+    """Run every selected check against the program; never raises for anything the program does (a Ctrl-C ends
+    the run with the checks done so far, see :attr:`ConformReport.interrupted`)."""
     started = time.perf_counter()
+    report = ConformReport(config, None)
     program = Program(config.command, timeout=config.timeout)
     try:
-        program.start()
-        hello = program.hello()
-    except ProtocolError as exc:
-        report = ConformReport(config, None, [protocol_outcome(Mode.KNOWN_ANSWER, "*", "hello", exc, started)],
-                               stderr_tail=exc.stderr[-4000:])
-        program.close()
+        _run(config, report, program, progress)
+    except KeyboardInterrupt as interrupt:
+        report.interrupted = interrupt
+        kill_all()  # this run's program and those of the statistical checks run here
+    finally:
         report.seconds = time.perf_counter() - started
-        return report
-    report = ConformReport(config, hello)
-    tasks, skipped = plan(config, hello)
+    return report
+
+
+def _not_run(task: Task, why: str, tail: str) -> Outcome:
+    return Outcome(task.mode, task.algorithm, task.name, Verdict.PROTOCOL_ERROR, message=f"not run: {why}",
+                   details={"kind": "not-run", "stderr_tail": tail})
+
+
+def _run(config: ConformConfig, report: ConformReport, program: Program,
+         progress: Callable[[Outcome, int, int], None] | None) -> None:
+    try:
+        program.start()
+        report.hello = program.hello()
+    except ProtocolError as exc:
+        report.planned = 1
+        report.outcomes.append(protocol_outcome(Mode.KNOWN_ANSWER, "*", "hello", exc, time.perf_counter()))
+        report.stderr_tail = exc.stderr[-4000:]
+        program.close()
+        return
+    tasks, skipped = plan(config, report.hello)
+    report.planned = len(tasks) + len(skipped)
     report.outcomes.extend(skipped)
-    timed_out: set[tuple[str, Mode]] = set()
+    stopped: dict[tuple[str, Mode], str] = {}  # (algorithm, mode) -> why its remaining checks are not run
+    failures: dict[tuple[str, Mode], int] = {}  # protocol errors in a row, per algorithm and mode
+    silent = 0  # checks in a row that ended in a protocol error without a single answer of the program
+    tail = ""
     for i, task in enumerate(tasks, start=1):
-        if (task.algorithm, task.mode) in timed_out:
-            report.outcomes.append(Outcome(task.mode, task.algorithm, task.name, Verdict.PROTOCOL_ERROR,
-                                           message="not run: an earlier check of this algorithm and mode timed out"))
-            continue
-        if not program.alive:
-            program.close()
-            program = Program(config.command, timeout=config.timeout)
+        key = (task.algorithm, task.mode)
+        if silent >= BREAKER:
+            outcome = _not_run(task, f"the program answered nothing in {silent} checks in a row (it crashes on "
+                                     "every request); no more restarts", tail)
+        elif key in stopped:
+            outcome = _not_run(task, stopped[key], tail)
+        else:
+            if not program.alive:
+                program.close()
+                program = Program(config.command, timeout=config.timeout)
+            sent, answered = program.messages, program.replies
             try:
-                program.start()
-            except ProtocolError as exc:
-                report.outcomes.append(protocol_outcome(task.mode, task.algorithm, task.name, exc, time.perf_counter()))
-                continue
-        outcome = task.run(program)
-        if outcome.verdict is Verdict.PROTOCOL_ERROR:
-            program.kill()
-            if outcome.details.get("kind") == "timeout":
-                timed_out.add((task.algorithm, task.mode))
+                outcome = task.run(program.start() if not program.alive else program)
+            except ProtocolError as exc:  # the program could not be started again
+                outcome = protocol_outcome(task.mode, task.algorithm, task.name, exc, time.perf_counter())
+            if outcome.verdict is Verdict.PROTOCOL_ERROR:
+                program.kill()
+                tail = str(outcome.details.get("stderr_tail", "")) or tail
+                failures[key] = failures.get(key, 0) + 1
+                if program.messages > sent or outcome.details.get("kind") == "crash":  # (statistical checks
+                    silent = silent + 1 if program.replies == answered else 0  # drive programs of their own)
+                if outcome.details.get("kind") == "timeout":
+                    stopped[key] = "an earlier check of this algorithm and mode timed out"
+                elif failures[key] >= BREAKER:
+                    stopped[key] = f"{failures[key]} earlier checks of this algorithm and mode broke the protocol"
+            else:
+                failures[key], silent = 0, 0
         report.outcomes.append(outcome)
         if progress is not None:
             progress(outcome, i, len(tasks))
-    report.stderr_tail = program.stderr[-4000:]
+    report.stderr_tail = program.stderr[-4000:] or tail
     status = program.close()
     if status not in (0, None):
         report.outcomes.append(Outcome(Mode.KNOWN_ANSWER, "*", "exit", Verdict.PROTOCOL_ERROR,
                                        message=f"the program exited with status {status} at end of input",
                                        details={"stderr_tail": report.stderr_tail}))
-    report.seconds = time.perf_counter() - started
-    return report
-

@@ -6,7 +6,9 @@ JSON object, answer with the wrong shape) becomes a :class:`ProtocolError`, neve
 The program's stderr is kept (the last lines) for the report.
 
 Reads go through a thread that drains stdout into a queue, so the harness can write many requests
-ahead (:meth:`Program.run_many`) without a pipe deadlock.
+ahead (:meth:`Program.run_many`) without a pipe deadlock. Every running program is known to
+:func:`kill_all`, which an interrupted run (and a terminated worker process) calls, so that no
+program under test outlives the harness.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import os
 import queue
 import subprocess
 import threading
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,12 +27,15 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from dpstream.interrupts import at_stop
+
 __all__ = [
     "PROTOCOL_VERSION",
     "Hello",
     "Program",
     "ProtocolError",
     "Reply",
+    "kill_all",
     "protocol_schema",
     "validator",
 ]
@@ -96,6 +102,16 @@ class Reply:
 
 
 _EOF = object()
+_RUNNING: weakref.WeakSet[Program] = weakref.WeakSet()
+
+
+def kill_all() -> None:
+    """Kill every program this process started that is still running (an interrupt, a terminated worker)."""
+    for program in list(_RUNNING):
+        program.kill()
+
+
+at_stop(kill_all)
 
 
 class Program:
@@ -113,6 +129,9 @@ class Program:
         self._lines: queue.Queue[object] = queue.Queue()
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
         self.messages = 0
+        """Messages written to the program."""
+        self.replies = 0
+        """Lines read from the program that were JSON objects."""
 
     # ------------------------------------------------------------------------------------ process
     def start(self) -> Program:
@@ -122,6 +141,7 @@ class Program:
                 cwd=self.cwd, env={**os.environ, **self.env} if self.env is not None else None)
         except OSError as exc:
             raise ProtocolError("crash", f"cannot start {self.command!r}: {exc}") from exc
+        _RUNNING.add(self)
         threading.Thread(target=self._drain_stdout, daemon=True).start()
         threading.Thread(target=self._drain_stderr, daemon=True).start()
         return self
@@ -215,6 +235,7 @@ class Program:
             raise ProtocolError("bad-json", f"not JSON: {line[:200]!r}", self.stderr) from None
         if not isinstance(message, dict):
             raise ProtocolError("bad-json", f"not a JSON object: {line[:200]!r}", self.stderr)
+        self.replies += 1
         return message
 
     def _expect(self, message: dict[str, Any], *definitions: str) -> str:

@@ -32,13 +32,20 @@ returns a :class:`~dpstream.staged.Staged` step (nothing changes until ``.commit
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator, Iterable
 from functools import partial
 from typing import Any, ClassVar, TypeAlias
 
 from dpstream.claims import PrivacyClaim
-from dpstream.errors import MAX_STREAM_SUM, HorizonExceededError, require_int_at_least, require_stream_value
+from dpstream.errors import (
+    MAX_STREAM_SUM,
+    DPStreamInputError,
+    HorizonExceededError,
+    require_int_at_least,
+    require_stream_value,
+)
 from dpstream.noise import NoiseSource, default_noise
 from dpstream.staged import DrawRequest, Staged, Staging, run, staged_now
 
@@ -129,6 +136,8 @@ class Counter(ABC):
 
     def _staged(self, inner: CounterStaging, t: int) -> Staging[float]:
         g, commit = yield from inner
+        if not math.isfinite(g):  # a float overflow of the running sums: refused, nothing changes
+            raise DPStreamInputError("f(t)", "the release g(t) would not be a finite number (float overflow)", g)
         return Staged(g, partial(self._apply, commit, g, t))  # (a partial, not a closure: fewer objects per step)
 
     def _apply(self, commit: Callable[[], None], g: float, t: int) -> None:

@@ -42,7 +42,7 @@ from dpstream.errors import (
     require_positive_finite,
     require_stream_sum,
 )
-from dpstream.noise import NoiseSource, site
+from dpstream.noise import DrawKind, NoiseSource, require_drawable, site
 from dpstream.staged import DrawRequest, discrete_laplace, laplace
 
 __all__ = ["BinaryTreeCounter", "binary_tree_nodes_per_input", "binary_tree_scale", "lowest_set_bit", "p_sum"]
@@ -109,6 +109,8 @@ class BinaryTreeCounter(Counter):
         self.discrete = discrete
         self.as_printed = as_printed
         self.scale = binary_tree_scale(self.epsilon, T, as_printed=as_printed)
+        require_drawable("epsilon", epsilon, DrawKind.DISCRETE_LAPLACE if discrete else DrawKind.LAPLACE,
+                         scale=self.scale)
         super().__init__(noise, T)
         self.T = T
         self.integer_input = discrete

@@ -30,7 +30,7 @@ from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterStaging
 from dpstream.errors import MAX_STREAM_SUM, require_int_at_least, require_positive_finite, require_stream_sum
-from dpstream.noise import NoiseSource, site
+from dpstream.noise import DrawKind, NoiseSource, require_drawable, site
 from dpstream.staged import laplace
 
 __all__ = ["BlockCounter"]
@@ -49,6 +49,7 @@ class BlockCounter(Counter):
         # [001-alg9 L1] Input: input stream f : N -> R, privacy budget eps, block size B
         # [001-alg9 L2] Output: output stream g : N -> R
         self.epsilon = require_positive_finite("epsilon", epsilon)
+        require_drawable("epsilon", epsilon, DrawKind.LAPLACE, scale=2.0 / self.epsilon)
         self.B = require_int_at_least("B", B, 1)
         super().__init__(noise, T)
         self.T = self.horizon  # the paper's name, as the other counters keep it (checkpoints record it)

@@ -58,9 +58,9 @@ from __future__ import annotations
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterStaging
-from dpstream.counters.binary_tree import BinaryTreeCounter
+from dpstream.counters.binary_tree import BinaryTreeCounter, binary_tree_scale
 from dpstream.errors import MAX_STREAM_SUM, require_positive_finite, require_stream_sum
-from dpstream.noise import NoiseSource, scoped, site
+from dpstream.noise import DrawKind, NoiseSource, require_drawable, scoped, site
 from dpstream.staged import laplace
 
 __all__ = ["HYBRID_ANCHOR", "HybridCounter"]
@@ -83,6 +83,9 @@ class HybridCounter(Counter):
 
     def __init__(self, epsilon: float, *, noise: NoiseSource | None = None) -> None:
         self.epsilon = require_positive_finite("epsilon", epsilon)
+        require_drawable("epsilon", epsilon, DrawKind.LAPLACE, scale=2.0 / self.epsilon)
+        # the binary mechanisms B_k (horizon 2^k - 1, eps/2) of every interval a 64-bit time can reach
+        require_drawable("epsilon", epsilon, DrawKind.LAPLACE, scale=binary_tree_scale(self.epsilon / 2.0, 2**63 - 1))
         super().__init__(noise, None)
         self.beta = 0.0  # L's running noisy count, released at powers of two
         self.pending = 0.0  # true sum of the inputs since the last power of two (L's next statistic)

@@ -16,7 +16,7 @@ from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterStaging
 from dpstream.errors import require_positive_finite
-from dpstream.noise import NoiseSource, site
+from dpstream.noise import DrawKind, NoiseSource, require_drawable, site
 from dpstream.staged import laplace
 
 __all__ = ["SimpleCounter"]
@@ -34,6 +34,7 @@ class SimpleCounter(Counter):
         # [001-alg8 L1] Input: input stream f : N -> R, privacy budget eps
         # [001-alg8 L2] Output: output stream g : N -> R
         self.epsilon = require_positive_finite("epsilon", epsilon)
+        require_drawable("epsilon", epsilon, DrawKind.LAPLACE, scale=1.0 / self.epsilon)
         super().__init__(noise, T)
         self.T = self.horizon  # the paper's name, as the other counters keep it (checkpoints record it)
         self.g = 0.0  # [001-alg8 L3] Assume g(0) <- 0

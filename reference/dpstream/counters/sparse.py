@@ -59,8 +59,9 @@ from typing import Any
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterFactory, CounterStaging
+from dpstream.counters.binary_tree import binary_tree_scale
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
-from dpstream.noise import NoiseSource, scoped, site
+from dpstream.noise import DrawKind, NoiseSource, require_drawable, scoped, site
 from dpstream.staged import DrawRequest, discrete_laplace
 
 __all__ = [
@@ -139,6 +140,12 @@ class SparseCounter(Counter):
         self.T = T
         # Initialization: T_0 = 9 log T / eps, j = 1, t = 0, N~ = 0
         self.T0 = sparse_threshold(self.epsilon, T)
+        # the thresholds' Lap_Z(2/eps) noises the public floor(T_0); the default A_sub runs at eps/2
+        require_drawable("epsilon", epsilon, DrawKind.DISCRETE_LAPLACE, scale=2.0 / self.epsilon,
+                         statistic=math.floor(self.T0) if math.isfinite(self.T0) else self.T0)
+        if subroutine is None:
+            require_drawable("epsilon", epsilon, DrawKind.DISCRETE_LAPLACE,
+                             scale=binary_tree_scale(self.epsilon / 2.0, T))
         self.j = 1
         self.N_tilde = 0.0
         self.N = 0  # N_j, the count of the open segment
@@ -255,6 +262,17 @@ class InhomogeneousSparseCounter(Counter):
         self.sparse = sparse  # as given (None: SparseCounter)
         self._sparse: SparseFactory = sparse if sparse is not None else (
             lambda eps, T, n: SparseCounter(eps, T, noise=n))
+        # the first level's draws, checked now: its sum's Lap_Z(2/eps_r) and its Algorithm 2 with eps_r / 2
+        # (built, then dropped: creation draws nothing)
+        eps_first = self.eps_r(self.r0)
+        field = f"eps_levels({self.r0})"
+        require_drawable(field, eps_first, DrawKind.DISCRETE_LAPLACE, scale=2.0 / eps_first)
+        horizon = level_start(self.r0 + 1, self.epsilon) - self.t_r0
+        try:
+            if horizon >= 1:  # (an empty level, t_r = t_{r+1}, runs no Algorithm 2)
+                self._sparse(eps_first / 2.0, horizon, self.noise)
+        except DPStreamInputError as exc:
+            raise DPStreamInputError(field, f"its level's Algorithm 2 refuses eps_r / 2: {exc}", eps_first) from None
         self.S_tilde = 0.0
         self.r: int | None = None  # current level; None before t_{r0}
         self.t_next = self.t_r0  # t_{r+1}, the first time after the current level (t_{r0} before it)

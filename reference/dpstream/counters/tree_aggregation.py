@@ -43,7 +43,7 @@ from dpstream.errors import (
     require_positive_finite,
     require_stream_sum,
 )
-from dpstream.noise import NoiseSource, site
+from dpstream.noise import DrawKind, NoiseSource, require_drawable, site
 from dpstream.staged import discrete_gaussian
 
 __all__ = ["TreeAggregationCounter", "tree_aggregation_sigma2"]
@@ -79,6 +79,7 @@ class TreeAggregationCounter(Counter):
             raise DPStreamInputError("as_printed", "must be a bool", as_printed)
         self.as_printed = as_printed
         self.sigma2 = tree_aggregation_sigma2(self.rho, T, as_printed=as_printed)
+        require_drawable("rho", rho, DrawKind.DISCRETE_GAUSSIAN, sigma2=self.sigma2)
         super().__init__(noise, T)
         self.T = T
         self.integer_input = not as_printed

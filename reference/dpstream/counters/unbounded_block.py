@@ -37,7 +37,7 @@ from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterStaging
 from dpstream.errors import MAX_STREAM_SUM, DPStreamInputError, require_positive_finite, require_stream_sum
-from dpstream.noise import NoiseSource, site
+from dpstream.noise import DrawKind, NoiseSource, require_drawable, site
 from dpstream.staged import laplace
 
 __all__ = ["UnboundedBlockCounter"]
@@ -64,6 +64,7 @@ class UnboundedBlockCounter(Counter):
         # [003-alg4 L1] [000-alg4 L1] Input: input stream f : N -> R, the privacy budget eps
         # [003-alg4 L2] [000-alg4 L2] Output: a synthetic stream g : N -> R
         self.epsilon = require_positive_finite("epsilon", epsilon)
+        require_drawable("epsilon", epsilon, DrawKind.LAPLACE, scale=2.0 / self.epsilon)
         if not isinstance(as_printed, bool):
             raise DPStreamInputError("as_printed", "must be a bool", as_printed)
         self.as_printed = as_printed  # the printed algorithm meets its claim: nothing to switch

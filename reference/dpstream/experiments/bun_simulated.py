@@ -41,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dpstream.claims import Neighbour
-from dpstream.cli_args import non_negative_int, positive_float, positive_int, probability
+from dpstream.cli_args import int_in, non_negative_int, positive_float, positive_int, probability
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
 from dpstream.experiments import Experiment, command_line, noise_mode
 from dpstream.experiments.progress import progress
@@ -236,13 +236,13 @@ def _plot(out: Path, rows: list[dict[str, Any]], widths: list[int], k: int) -> N
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--reps", type=positive_int, default=1000,
+    parser.add_argument("--reps", type=int_in(1, 10**9), default=1000,
                         help="repetitions (default: %(default)s, as the paper)")
     parser.add_argument("--seed", type=non_negative_int, default=0,
                         help="seed of the insecure seeded noise (default: 0)")
     parser.add_argument("--secure", action="store_true", help="use the OpenDP-backed secure source (slow)")
-    parser.add_argument("--n", type=positive_int, default=25000, help="individuals (default: %(default)s)")
-    parser.add_argument("--T", type=positive_int, default=12, help="months (default: %(default)s)")
+    parser.add_argument("--n", type=int_in(1, MAX_CELLS), default=25000, help="individuals (default: %(default)s)")
+    parser.add_argument("--T", type=int_in(1, MAX_CELLS), default=12, help="months (default: %(default)s)")
     parser.add_argument("--k", type=positive_int, default=3, help="window length, k <= T (default: %(default)s)")
     parser.add_argument("--rho", type=positive_float, default=0.005, help="zCDP budget (default: %(default)s)")
     parser.add_argument("--beta", type=probability, default=0.05,
@@ -252,10 +252,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="noise variance: the paper's (default) or dpstream's substitution-safe default")
 
 
+MAX_CELLS = 2**27
+"""Largest n x T: the n individuals' T reports (and the synthetic records) are held in memory."""
+
+
 def check(args: argparse.Namespace) -> None:
-    """Before any work: the window fits the horizon (002-sec2.1: k in {1, ..., T})."""
+    """Before any work: the window fits the horizon (002-sec2.1: k in {1, ..., T}); the data fit in memory."""
     if args.k > args.T:
         raise DPStreamInputError("--k", f"must be <= --T = {args.T} (the window must fit the horizon)", args.k)
+    if args.n * args.T > MAX_CELLS:
+        raise DPStreamInputError("--n", f"x --T must be <= {MAX_CELLS} (the reports are held in memory)", args.n)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -63,7 +63,7 @@ from typing import Any
 
 import numpy as np
 
-from dpstream.cli_args import non_negative_int, positive_float, positive_int
+from dpstream.cli_args import int_in, non_negative_int, positive_float, positive_int
 from dpstream.counters.sparse import level_start, sparse_threshold
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
 from dpstream.experiments import Experiment, command_line, noise_mode
@@ -415,6 +415,12 @@ def markdown(rates: dict[str, Any], timing: dict[str, Any], operations: dict[str
     return "\n".join(lines) + "\n"
 
 
+MAX_T = 2**24
+"""Largest --t-max: every run holds its stream of t_max points and steps through all of them (2^17 for --scale)."""
+MAX_D = 64
+"""Largest dimension (the grid's own are 1, 2, 3)."""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=non_negative_int, default=0,
                         help="seed of the INSECURE simulation noise and of the data (default 0)")
@@ -424,10 +430,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     preset.add_argument("--scale", action="store_true",
                         help="t to 2^17 at the level ends, 3 runs, d = 2 and 3 (geometric form)")
     parser.add_argument("--runs", type=positive_int, default=None, help="runs per (stream, d) (overrides the grid)")
-    parser.add_argument("--t-max", type=positive_int, default=None, help="largest t (overrides the grid)")
-    parser.add_argument("--t-min", type=positive_int, default=None, help="smallest grid time (overrides the grid)")
+    parser.add_argument("--t-max", type=int_in(1, MAX_T), default=None,
+                        help=f"largest t, at most {MAX_T} (the stream is held in memory; overrides the grid)")
+    parser.add_argument("--t-min", type=int_in(1, MAX_T), default=None, help="smallest grid time (overrides the grid)")
     parser.add_argument("--epsilon", type=positive_float, default=None, help="privacy budget (default 1)")
-    parser.add_argument("--dims", type=positive_int, nargs="+", default=None, help="dimensions (default 1 2 3)")
+    parser.add_argument("--dims", type=int_in(1, MAX_D), nargs="+", default=None,
+                        help=f"dimensions, each at most {MAX_D} (default 1 2 3)")
     parser.add_argument("--streams", nargs="+", choices=[s.value for s in StreamKind], default=None,
                         help="streams (default uniform clustered)")
     parser.add_argument("--implementation", choices=[i.value for i in Implementation], default="auto",
@@ -521,6 +529,17 @@ def check(args: argparse.Namespace) -> None:
     t_min = getattr(args, "t_min", None)
     if t_min is not None and args.t_max is not None and t_min >= args.t_max:
         raise DPStreamInputError("--t-min", f"must be < --t-max = {args.t_max}", t_min)
+    epsilon = getattr(args, "epsilon", None)
+    if epsilon is not None:
+        try:
+            c_epsilon(epsilon, 2)
+        except OverflowError:
+            raise DPStreamInputError("--epsilon", "too small: C_eps of 004-rem1.2 overflows (004-thm1.1 holds from "
+                                     "t >= C_eps, beyond any stream)", epsilon) from None
+        try:
+            OnlineSyntheticData(epsilon, 1)  # a budget the algorithm refuses (too large)
+        except DPStreamInputError as exc:
+            raise DPStreamInputError("--epsilon", exc.rule, epsilon) from None
 
 
 EXPERIMENT = Experiment(

@@ -41,6 +41,7 @@ from dpstream.cli_args import (
     Flatten,
     comma_list,
     finite_float,
+    int_in,
     non_negative_int,
     positive_float,
     positive_int,
@@ -101,7 +102,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--init-ratios", type=comma_list(unit_interval), nargs="+", action=Flatten,
                         default=[0.1, 0.5], help="t0 as a share of events, in [0, 1] (default: 0.1 0.5)")
     parser.add_argument("--batch-size", type=positive_int, default=500)
-    parser.add_argument("--max-depth", type=positive_int, default=20)
+    parser.add_argument("--max-depth", type=int_in(1, 128), default=20,
+                        help="depth D of the tree, at most 128: deeper cells hold no distinct float points")
     parser.add_argument("--theta", type=finite_float, default=0.0)
     parser.add_argument("--lambda-rule", choices=[r.value for r in LambdaRule], default=LambdaRule.GENERAL.value,
                         help="PHDStream's PrivTree scale (E-phdstream-3): general (default, eps-DP), proof (the "

@@ -58,10 +58,17 @@ from dpstream.hypercube.schedule import PrivacySchedule, ScheduleKind
 from dpstream.noise import NoiseSource, default_noise, scoped, site
 from dpstream.staged import Staged, order_free, run_all
 
-__all__ = ["HypercubeRelease", "OnlineParameters", "OnlineSyntheticData", "RegionCounterFactory", "as_count"]
+__all__ = ["MAX_START_DEPTH", "HypercubeRelease", "OnlineParameters", "OnlineSyntheticData", "RegionCounterFactory",
+           "as_count"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+
+MAX_START_DEPTH = 16
+"""Deepest partition accepted at t = 1 (depth floor(log2 eps), so eps < 2^17): 2^16 regions, each with a counter
+stepped at every time, i.e. the partition a stream of 2^16 steps reaches at eps = 1 (seconds per step in Python;
+the cost of a step grows as eps t). A larger eps is refused when the algorithm is built, not met as a step that
+takes minutes (the privacy a larger eps would buy is none)."""
 
 RegionCounterFactory = Callable[[Region, int, Callable[[int], float], int, NoiseSource], Counter]
 """Makes A_theta from (region, r0, eps_levels: r -> eps_{|theta|,r}, first global time, scoped noise)."""
@@ -115,6 +122,10 @@ class OnlineParameters:
         if not isinstance(rule, ConsistencyRule):
             raise DPStreamInputError("rule", "must be a ConsistencyRule", rule)
         self.as_printed = as_printed
+        if self.depth(1) > MAX_START_DEPTH:
+            raise DPStreamInputError("epsilon", f"must be < 2^{MAX_START_DEPTH + 1 - int(as_printed)}: at t = 1 the "
+                                     f"partition would have depth {self.depth(1)} > {MAX_START_DEPTH} "
+                                     "(2^depth regions, each with a counter stepped at every time)", epsilon)
         self.sparse_as_printed = sparse_as_printed
         self.rule = rule
         self.sample_times = None if sample_times is None else frozenset(int(s) for s in sample_times)

@@ -52,7 +52,7 @@ import numpy as np
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter
-from dpstream.counters.tree_aggregation import TreeAggregationCounter
+from dpstream.counters.tree_aggregation import TreeAggregationCounter, tree_aggregation_sigma2
 from dpstream.errors import (
     DPStreamInputError,
     HorizonExceededError,
@@ -61,7 +61,7 @@ from dpstream.errors import (
 )
 from dpstream.longitudinal.bounds import rho_b_allocation
 from dpstream.longitudinal.data import IntArray, frozen, validate_column
-from dpstream.noise import NoiseSource, default_noise, scoped, site
+from dpstream.noise import DrawKind, NoiseSource, default_noise, require_drawable, scoped, site
 from dpstream.staged import order_free, run_all
 
 __all__ = [
@@ -162,6 +162,9 @@ class CumulativeSynthesizer:
                                      substitution_factor)
         # budget handed to counter b: printed rho_b, or rho_b / factor so that a substitution costs <= rho_b
         self.counter_rho = tuple(r if as_printed else r / self.substitution_factor for r in self.rho_b)
+        if counter_factory is None:  # the variance of the default counters M_b (horizon T - b + 1)
+            largest = max(tree_aggregation_sigma2(r, self.T - b) for b, r in enumerate(self.counter_rho))
+            require_drawable("rho", rho, DrawKind.DISCRETE_GAUSSIAN, sigma2=largest)
         self.n = None if n is None else require_int_at_least("n", n, 0)
         self.noise: NoiseSource = default_noise() if noise is None else noise
         self.t = 0

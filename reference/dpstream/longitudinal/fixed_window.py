@@ -53,7 +53,7 @@ from dpstream.errors import (
 )
 from dpstream.longitudinal.bounds import fixed_window_sigma2, n_pad_corollary_3_3, validate_horizon_window
 from dpstream.longitudinal.data import IntArray, frozen, pattern_string, validate_column
-from dpstream.noise import NoiseSource, default_noise, site
+from dpstream.noise import DrawKind, NoiseSource, default_noise, require_drawable, site
 
 __all__ = ["FixedWindowSynthesizer", "PaddingExhaustedError", "WindowRelease", "z_label"]
 
@@ -132,6 +132,7 @@ class FixedWindowSynthesizer:
         self.as_printed = as_printed
         self.beta = require_probability("beta", beta)
         self.sigma2 = fixed_window_sigma2(self.T, self.k, self.rho, as_printed=as_printed)
+        require_drawable("rho", rho, DrawKind.DISCRETE_GAUSSIAN, sigma2=self.sigma2)
         self.n_pad = (n_pad_corollary_3_3(self.sigma2, self.T, self.k, self.beta) if n_pad is None
                       else require_int_at_least("n_pad", n_pad, 0))
         self.n = None if n is None else require_int_at_least("n", n, 0)

@@ -45,7 +45,7 @@ from dpstream.phdstream.guarantees import phdstream_claim
 from dpstream.phdstream.partition import Node, Partition
 from dpstream.phdstream.phdstream_tree import PHDStreamParameters
 from dpstream.phdstream.privtree import LambdaRule, Subtree, privtree_scales, privtree_site
-from dpstream.phdstream.stream import PointEvents, SyntheticRelease, TrueStream, sample_rule5
+from dpstream.phdstream.stream import PointEvents, SyntheticRelease, TrueStream, require_synthetic_scale, sample_rule5
 from dpstream.staged import Staged, order_free, run_all
 
 __all__ = ["EfficientPHDStream"]
@@ -64,6 +64,7 @@ class EfficientPHDStream(PHDStreamParameters):
         # [001-alg6 L1] Input: stream f, a fixed known tree T, privacy budget eps, threshold count theta
         # [001-alg6 L2] Output: a synthetic data stream g
         super().__init__(partition, epsilon, theta, noise, lambda_rule)
+        require_synthetic_scale(epsilon, 4.0 / self.epsilon)  # the counters' largest scale (printed: eps/4)
         self.as_printed = as_printed
         beta = partition.beta
         if as_printed:

@@ -21,7 +21,7 @@ from dpstream.phdstream.counters_tree import CounterFactory, PHDStreamTreeWithCo
 from dpstream.phdstream.partition import Partition
 from dpstream.phdstream.phdstream_tree import PHDStreamTree
 from dpstream.phdstream.privtree import LambdaRule, require_theta
-from dpstream.phdstream.stream import PointEvents, SyntheticRelease, TrueStream, sample_rule5
+from dpstream.phdstream.stream import PointEvents, SyntheticRelease, TrueStream, require_synthetic_scale, sample_rule5
 
 __all__ = ["PHDStream"]
 
@@ -39,6 +39,7 @@ class PHDStream:
         # [001-alg2 L2] Output: data stream g
         self.partition = partition
         self.epsilon = require_positive_finite("epsilon", epsilon)
+        require_synthetic_scale(epsilon, 4.0 / self.epsilon)  # the counts' largest scale (both trees, printed too)
         self.theta = require_theta(theta)
         self.noise: NoiseSource = default_noise() if noise is None else noise
         self.tree: PHDStreamTree | PHDStreamTreeWithCounters

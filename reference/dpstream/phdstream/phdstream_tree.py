@@ -23,10 +23,10 @@ from typing import ClassVar
 from dpstream.claims import PrivacyClaim
 from dpstream.convention import convention
 from dpstream.errors import require_positive_finite
-from dpstream.noise import NoiseSource, default_noise, site
+from dpstream.noise import DrawKind, NoiseSource, default_noise, require_drawable, site
 from dpstream.phdstream.guarantees import phdstream_claim, phdstream_paper_claim
 from dpstream.phdstream.partition import Node, Partition, node_label
-from dpstream.phdstream.privtree import LambdaRule, privtree_for, require_theta
+from dpstream.phdstream.privtree import LambdaRule, privtree_for, privtree_scales, require_theta
 from dpstream.phdstream.stream import TreeRelease, TrueTreeCounts
 from dpstream.phdstream.tree_function import TreeFunction, consistent_extension
 from dpstream.staged import Staged
@@ -46,6 +46,9 @@ class PHDStreamParameters:
         self.epsilon = require_positive_finite("epsilon", epsilon)
         self.theta = require_theta(theta)
         self.lambda_rule = LambdaRule(lambda_rule)
+        # the largest noise scale a variant draws with: PrivTree's lambda at eps/2 (any rule), the counts' 4/eps
+        largest = max(4.0 / self.epsilon, *(privtree_scales(partition, self.epsilon / 2.0, r)[0] for r in LambdaRule))
+        require_drawable("epsilon", epsilon, DrawKind.LAPLACE, scale=largest)
         self.noise: NoiseSource = default_noise() if noise is None else noise
 
     paper_source: ClassVar[str] = "001-thm3.2"

@@ -39,7 +39,7 @@ from enum import StrEnum
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.errors import DPStreamInputError, require_finite_real, require_positive_finite
-from dpstream.noise import NoiseSource, default_noise, site
+from dpstream.noise import DrawKind, NoiseSource, default_noise, require_drawable, site
 from dpstream.phdstream.partition import Node, Partition, node_label
 from dpstream.phdstream.tree_function import consistency_violations, require_tree_function
 from dpstream.staged import order_free
@@ -263,6 +263,7 @@ class PrivTree:
     def __post_init__(self) -> None:
         require_positive_finite("epsilon", self.epsilon)
         require_theta(self.theta)
+        require_drawable("epsilon", self.epsilon, DrawKind.LAPLACE, scale=self.scales[0])
 
     @property
     def scales(self) -> tuple[float, float]:

@@ -37,6 +37,7 @@ from dpstream.phdstream.tree_function import (
 from dpstream.staged import Staged
 
 __all__ = [
+    "MAX_SYNTHETIC_POINTS",
     "RULE5_SITE",
     "PointEvents",
     "SyntheticRelease",
@@ -44,9 +45,13 @@ __all__ = [
     "TrueStream",
     "TrueTreeCounts",
     "ValidatedBatch",
+    "require_synthetic_scale",
     "sample_rule5",
     "synthetic_count",
 ]
+
+MAX_SYNTHETIC_POINTS = 10**8
+"""Most points one release of rule (5) materializes (ceil(G(v)) points in every leaf v): 0.8 GB per coordinate."""
 
 RULE5_SITE = "001-eq5"
 _ROUNDING_GUARD = 1e-9
@@ -175,14 +180,28 @@ def synthetic_count(value: float) -> int:
     return max(0, math.ceil(value - _ROUNDING_GUARD))
 
 
+def require_synthetic_scale(epsilon: float, scale: float) -> None:
+    """Refuse now an ``epsilon`` whose count noise (``scale``) would put about that many points in a leaf: more
+    than :data:`MAX_SYNTHETIC_POINTS` in a release, so that most steps could not be released."""
+    if not scale <= MAX_SYNTHETIC_POINTS:
+        raise DPStreamInputError("epsilon", f"gives the counts a noise scale of {scale:.3g}: rule (5) would place "
+                                 f"about that many points in a leaf, more than the {MAX_SYNTHETIC_POINTS:.0e} points "
+                                 "a release may hold", epsilon)
+
+
 def sample_rule5(partition: Partition, leaf_values: Mapping[Node, float], noise: NoiseSource,
                  t: int) -> tuple[dict[Node, int], FloatArray]:
-    """Rule (5): ceil(G(v)) independent uniform points in every leaf v; returns (counts, points)."""
-    counts: dict[Node, int] = {}
+    """Rule (5): ceil(G(v)) independent uniform points in every leaf v; returns (counts, points).
+
+    A release of more than :data:`MAX_SYNTHETIC_POINTS` points is refused (nothing is drawn)."""
+    order = sorted(leaf_values, key=lambda u: (len(u), u))
+    counts: dict[Node, int] = {v: synthetic_count(leaf_values[v]) for v in order}
+    if sum(counts.values()) > MAX_SYNTHETIC_POINTS:
+        raise DPStreamInputError("G", f"rule (5) would release {sum(counts.values()):.3g} points, more than the "
+                                 f"{MAX_SYNTHETIC_POINTS:.0e} a release may hold", t)
     chunks: list[FloatArray] = []
-    for v in sorted(leaf_values, key=lambda u: (len(u), u)):
-        k = synthetic_count(leaf_values[v])
-        counts[v] = k
+    for v in order:
+        k = counts[v]
         if k:
             chunks.append(partition.sample(noise, site(RULE5_SITE, t=t, v=node_label(v)), v, k))
     points = np.concatenate(chunks) if chunks else np.zeros((0, partition.dimension), dtype=np.float64)

@@ -31,7 +31,7 @@ from dpstream.noise import NoiseSource, default_noise, site
 from dpstream.tabular.datasets import SyntheticDataset, UniformDataset, answer
 from dpstream.tabular.fitting import DatasetFitter, Measurement
 from dpstream.tabular.queries import Query
-from dpstream.tabular.selection import SelectionLaw, Selector, query_scores, score_sensitivity
+from dpstream.tabular.selection import SelectionLaw, Selector, query_scores, require_round_budget, score_sensitivity
 from dpstream.tabular.streaming_mwem import checked_queries
 from dpstream.tabular.totals import TotalKind, TotalRule
 
@@ -85,6 +85,7 @@ def select_measure_fit(
     Q = checked_queries(queries, distinct=False)
     epsilon = require_positive_finite("epsilon", epsilon)
     k = require_int_at_least("k", k, 1)
+    require_round_budget(epsilon, k)
     total.check_queries(Q)
     noise = default_noise() if noise is None else noise
     # [003-alg1 L2] [000-alg1 L2] Output: a dataset g in N_0^X (g = h_k, the box never assigns g)

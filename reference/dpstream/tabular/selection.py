@@ -36,7 +36,7 @@ import numpy as np
 
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
 from dpstream.mechanisms import ExponentialMechanism
-from dpstream.noise import NoiseSource
+from dpstream.noise import DrawKind, NoiseSource, require_drawable
 from dpstream.tabular.domain import Domain
 from dpstream.tabular.queries import FloatArray, MarginalQuery, Query, Workload
 
@@ -45,9 +45,18 @@ __all__ = [
     "SelectionLaw",
     "Selector",
     "query_scores",
+    "require_round_budget",
     "score_sensitivity",
     "workload_bias",
 ]
+
+
+def require_round_budget(epsilon: float, k: int) -> None:
+    """Refuse now an ``epsilon`` whose draws of a round no source accepts: the k selections' eps/(2k) (must stay
+    > 0) and the measurements' Lap(2k/eps) (the largest scale of the tabular boxes)."""
+    if not epsilon / (2 * k) > 0.0:
+        raise DPStreamInputError("epsilon", f"gives the selections eps/(2k) = 0 (k = {k}): it underflows", epsilon)
+    require_drawable("epsilon", epsilon, DrawKind.LAPLACE, scale=2.0 * k / epsilon)
 
 
 class SelectionLaw(StrEnum):

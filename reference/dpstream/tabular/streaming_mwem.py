@@ -41,7 +41,14 @@ from dpstream.tabular.datasets import SyntheticDataset, UniformDataset, add, ans
 from dpstream.tabular.domain import Domain
 from dpstream.tabular.fitting import DatasetFitter, Measurement, MultiplicativeWeights
 from dpstream.tabular.queries import FloatArray, MarginalQuery, Query, Workload
-from dpstream.tabular.selection import BiasRule, SelectionLaw, Selector, query_scores, score_sensitivity
+from dpstream.tabular.selection import (
+    BiasRule,
+    SelectionLaw,
+    Selector,
+    query_scores,
+    require_round_budget,
+    score_sensitivity,
+)
 from dpstream.tabular.stream import DifferentialDataset, RecordMultiset, StreamStep, coerce_step
 from dpstream.tabular.totals import TotalKind, TotalRule
 
@@ -76,6 +83,7 @@ def checked_round(queries: Sequence[Query], k: object, epsilon: object, total: o
     if k > len(Q):
         raise DPStreamInputError("k", f"must not exceed |Q| = {len(Q)} (J_t,l would be empty)", k)
     eps = require_positive_finite("epsilon", epsilon)
+    require_round_budget(eps, k)
     if not isinstance(total, TotalRule):
         raise DPStreamInputError("total", "must be a TotalRule", total)
     total.check_queries(Q)

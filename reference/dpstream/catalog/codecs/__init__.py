@@ -28,6 +28,8 @@ __all__ = [
     "compare",
     "features_of",
     "integer_list",
+    "is_json_int",
+    "is_json_number",
     "json_value",
     "number_input",
     "number_vector_input",
@@ -63,8 +65,35 @@ def json_value(value: Any) -> Any:
     return value
 
 
+INT64_MAX = 2**63 - 1
+
+
+def is_json_number(value: Any) -> bool:
+    """A JSON number the algorithms can hold: an int or a float (not a bool), finite as a float (a JSON integer
+    of 400 digits is not)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def is_json_int(value: Any) -> bool:
+    """A JSON integer (not a bool) that fits a signed 64-bit integer (record values, sizes, indices)."""
+    return isinstance(value, int) and not isinstance(value, bool) and -INT64_MAX <= value <= INT64_MAX
+
+
+def _float(value: float) -> float:
+    """``float(value)``; an integer beyond the float range becomes an infinity of its sign."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.copysign(math.inf, value)
 
 
 def _compare_number(expected: int | float, got: Any, tolerance: Tolerance, where: str) -> str | None:
@@ -127,7 +156,7 @@ def features_of(release: Any) -> list[float]:
 
     def walk(value: Any) -> None:
         if _is_number(value):
-            out.append(float(value))
+            out.append(_float(value))
         elif value is None:
             out.append(math.nan)
         elif isinstance(value, Mapping):
@@ -154,19 +183,22 @@ class Features:
 
 
 def integer_list(value: Any, field: str, rule: str) -> list[int]:
-    """A JSON array of integers, each read by value (``2.0`` is the integer 2: docs/conformance.md, "JSON numbers");
-    anything else raises :class:`~dpstream.errors.DPStreamInputError` naming ``field`` and ``rule``."""
+    """A JSON array of integers within a signed 64-bit integer, each read by value (``2.0`` is the integer 2:
+    docs/conformance.md, "JSON numbers"); anything else raises :class:`~dpstream.errors.DPStreamInputError` naming
+    ``field`` and ``rule``."""
     if isinstance(value, list) and all(_is_number(v) for v in value):
         try:
-            return [require_integer_value(field, v) for v in value]
-        except DPStreamInputError:
-            pass
+            out = [require_integer_value(field, v) for v in value]
+        except (DPStreamInputError, OverflowError):
+            out = None
+        if out is not None and all(is_json_int(v) for v in out):
+            return out
     raise DPStreamInputError(field, rule, value)
 
 
 def number_input(value: Any, params: Mapping[str, Any]) -> float | int:
     """A counter input f(t): a JSON number (the algorithm checks its value: finite, integer, horizon)."""
-    if not _is_number(value):
+    if not is_json_number(value):
         raise DPStreamInputError("input", "must be a JSON number", value)
     return value  # type: ignore[no-any-return]
 
@@ -174,7 +206,7 @@ def number_input(value: Any, params: Mapping[str, Any]) -> float | int:
 def number_vector_input(value: Any, params: Mapping[str, Any]) -> list[float | int]:
     """A d-dimensional counter input: a JSON array of d numbers (d = ``params["d"]``)."""
     d = params.get("d")
-    if not isinstance(value, list) or not all(_is_number(v) for v in value) or (d is not None and len(value) != d):
+    if not isinstance(value, list) or not all(is_json_number(v) for v in value) or (d is not None and len(value) != d):
         raise DPStreamInputError("input", f"must be a JSON array of {d} numbers", value)
     return list(value)
 

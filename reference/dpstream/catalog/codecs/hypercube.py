@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from dpstream.catalog.codecs import Features
+from dpstream.catalog.codecs import Features, is_json_number
 from dpstream.errors import DPStreamInputError
 from dpstream.hypercube.online import HypercubeRelease
 from dpstream.hypercube.partition import BinaryPartition, depth_at
@@ -28,13 +28,9 @@ from dpstream.hypercube.partition import BinaryPartition, depth_at
 __all__ = ["decode_counts", "decode_point", "encode_counts", "encode_release", "online_features"]
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 def decode_point(value: Any, d: int) -> list[float]:
     """x_t: a JSON array of d numbers (the partition checks that it lies in [0, 1]^d)."""
-    if not isinstance(value, list) or len(value) != d or not all(_is_number(c) for c in value):
+    if not isinstance(value, list) or len(value) != d or not all(is_json_number(c) for c in value):
         raise DPStreamInputError("x_t", f"must be a JSON array of d = {d} numbers", value)
     return [float(c) for c in value]
 
@@ -43,7 +39,7 @@ def decode_counts(value: Any) -> list[list[int | float]]:
     """The noisy counts of 004-alg4: a JSON array of levels, each an array of numbers (004-alg4 checks shapes and
     integrality)."""
     if not isinstance(value, list) or not all(
-            isinstance(level, list) and all(_is_number(n) for n in level) for level in value):
+            isinstance(level, list) and all(is_json_number(n) for n in level) for level in value):
         raise DPStreamInputError("noisy", "must be a JSON array of levels, each a JSON array of integer counts", value)
     return [list(level) for level in value]
 

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from dpstream.catalog.codecs import Features, integer_list
+from dpstream.catalog.codecs import Features, integer_list, is_json_number
 from dpstream.claims import PrivacyClaim
 from dpstream.errors import DPStreamInputError
 from dpstream.phdstream.counters_tree import PHDStreamTreeWithCounters
@@ -58,10 +58,6 @@ __all__ = [
     "subtree_features",
     "tree_features",
 ]
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def label_key(label: str) -> tuple[int, tuple[int, ...]]:
@@ -93,7 +89,7 @@ def decode_events(value: Any, d: int) -> PointEvents:
         raise DPStreamInputError("input", "must be a JSON object with exactly the keys 'points' and 'moves'", value)
     points, moves = value["points"], value["moves"]
     if not isinstance(points, list) or not all(
-            isinstance(p, list) and len(p) == d and all(_is_number(c) for c in p) for p in points):
+            isinstance(p, list) and len(p) == d and all(is_json_number(c) for c in p) for p in points):
         raise DPStreamInputError("points", f"must be a JSON array of points, each an array of d = {d} numbers",
                                  points)
     moves = integer_list(moves, "moves", "must be a JSON array of integers +1 or -1")
@@ -110,7 +106,7 @@ def decode_tree_function(value: Any, partition: Partition) -> dict[Node, float]:
         raise DPStreamInputError("input", "must be a JSON object {vertex label: number}", value)
     out: dict[Node, float] = {}
     for label, x in value.items():
-        if not _is_number(x):
+        if not is_json_number(x):
             raise DPStreamInputError("F", "values must be JSON numbers", {label: x})
         out[node_of(label, partition)] = float(x)
     return out

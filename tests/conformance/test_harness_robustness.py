@@ -1,0 +1,162 @@
+"""`dpstream conform` itself: bad harness arguments are refused before anything runs (exit 4, one line), a program
+that crashes on every request is reported quickly (a circuit breaker, not one restart per check), and the terminal
+report shows the tail of the program's stderr. Deterministic: no false-alarm probability.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dpstream.cli import main
+from dpstream.conformance.outcome import Mode, Verdict
+from dpstream.conformance.report import format_table
+from dpstream.conformance.runner import BREAKER, ConformConfig, conform
+
+FAKE = Path(__file__).resolve().parent / "fake_program.py"
+QUICK = frozenset({Mode.KNOWN_ANSWER, Mode.MUST_REJECT})
+
+
+def fake(fault: str) -> list[str]:
+    return [sys.executable, str(FAKE), fault]
+
+
+def starts(path: Path) -> int:
+    return len(path.read_text(encoding="utf-8").splitlines()) if path.exists() else 0
+
+
+@pytest.fixture
+def counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The file the fake program appends a line to at every start."""
+    path = tmp_path / "starts"
+    monkeypatch.setenv("FAKE_STARTS", str(path))
+    return path
+
+
+def _places(tmp_path: Path) -> dict[str, str]:
+    not_executable = tmp_path / "not-executable"
+    not_executable.write_text("#!/bin/sh\n", encoding="utf-8")
+    not_executable.chmod(0o644)
+    not_a_program = tmp_path / "not-a-program"
+    not_a_program.write_bytes(b"\x00\x01 not an executable format")
+    not_a_program.chmod(0o755)
+    return {"tmp": str(tmp_path), "not_executable": str(not_executable), "fake": str(FAKE), "python": sys.executable,
+            "not_a_program": str(not_a_program)}
+
+
+# (arguments before the program's command line, the program's command line, text the error line names)
+BAD = [
+    pytest.param(["--timeout", "nan"], None, "--timeout", id="timeout-nan"),
+    pytest.param(["--timeout", "inf"], None, "--timeout", id="timeout-inf"),
+    pytest.param(["--timeout", "-1"], None, "--timeout", id="timeout-negative"),
+    pytest.param(["--timeout", "0"], None, "--timeout", id="timeout-0"),
+    pytest.param(["--timeout", "1e300"], None, "--timeout", id="timeout-huge"),
+    pytest.param(["--timeout", "ten"], None, "--timeout", id="timeout-text"),
+    pytest.param(["--seed", "-1"], None, "--seed", id="seed-negative"),
+    pytest.param(["--seed", "1.5"], None, "--seed", id="seed-float"),
+    pytest.param(["--jobs", "0"], None, "--jobs", id="jobs-0"),
+    pytest.param(["--jobs", "x"], None, "--jobs", id="jobs-text"),
+    pytest.param(["--mode", "nonsense"], None, "--mode", id="mode-unknown"),
+    pytest.param(["--profile", "slow"], None, "--profile", id="profile-unknown"),
+    pytest.param(["--algorithm", "no-such-anchor"], None, "no-such-anchor", id="algorithm-unknown"),
+    pytest.param(["--algorithm", "001-alg8", "--algorithm", "002-alg9"], None, "002-alg9", id="algorithm-one-unknown"),
+    pytest.param(["--algorithm", "001-alg4"], None, "001-alg4", id="algorithm-not-served"),
+    pytest.param(["--vectors", "{tmp}"], None, "--vectors", id="vectors-no-manifest"),
+    pytest.param(["--json", "{tmp}/missing/r.json"], None, "r.json", id="json-folder-missing"),
+    pytest.param(["--junit", "{tmp}"], None, "folder", id="junit-is-a-folder"),
+    pytest.param(["--bogus"], None, "--bogus", id="unknown-option"),
+    pytest.param([], [], "COMMAND", id="no-program"),
+    pytest.param([], ["{tmp}/no-such-program"], "not found", id="program-missing"),
+    pytest.param([], ["no-such-program-on-path-xyz"], "not found", id="program-not-on-path"),
+    pytest.param([], ["{not_executable}"], "not executable", id="program-not-executable"),
+    pytest.param([], ["{tmp}"], "folder", id="program-is-a-folder"),
+    pytest.param([], ["{not_a_program}"], "cannot start", id="program-not-a-program"),
+]
+
+
+@pytest.mark.parametrize(("options", "program", "names"), BAD)
+def test_bad_harness_arguments_exit_4_in_one_line_before_anything_runs(
+        options: list[str], program: list[str] | None, names: str, tmp_path: Path, counted: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    places = _places(tmp_path)
+    command = ["{python}", "{fake}", "none"] if program is None else program
+    argv = ["conform", *options, "--", *command]
+    with pytest.raises(SystemExit) as info:
+        main([a.format(**places) for a in argv])
+    assert info.value.code == 4
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and names in err and "Traceback" not in err, err
+    assert starts(counted) == 0  # the program was never started
+
+
+def test_the_process_exits_4_for_a_bad_argument() -> None:
+    done = subprocess.run([sys.executable, "-m", "dpstream.cli", "conform", "--timeout", "nan", "--", "true"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 4 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "--timeout" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_program_that_crashes_on_every_request_is_reported_quickly(counted: Path) -> None:
+    """The issue's case: a program that answers hello, then dies at every request. Restarted at most BREAKER times
+    (once per check, before: dozens of restarts and a minute); every check is reported, the ones not run say why."""
+    started = time.monotonic()
+    report = conform(ConformConfig(command=tuple(fake("crash-always")), modes=QUICK))
+    elapsed = time.monotonic() - started
+    assert elapsed < 10, elapsed
+    assert report.exit_status == 3 and report.done == report.planned > 2 * BREAKER
+    assert starts(counted) == BREAKER  # the first start, then BREAKER - 1 restarts
+    not_run = [o for o in report.outcomes if o.message.startswith("not run")]
+    assert len(not_run) == report.done - BREAKER and all(o.verdict is Verdict.PROTOCOL_ERROR for o in not_run)
+    assert "answered nothing" in not_run[0].message
+    assert "fake-crash-always: cannot handle 'init'" in str(not_run[0].details["stderr_tail"])
+    table = format_table(report)
+    assert "The program's stderr" in table and "fake-crash-always: cannot handle 'init', giving up" in table
+    assert max(len(line) for line in table.splitlines()) <= 100
+
+
+def test_the_terminal_report_shows_the_tail_of_the_programs_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["conform", "--mode", "known-answer", "--", *fake("crash-always")])
+    assert status == 3
+    out = capsys.readouterr().out
+    assert "fake-crash-always: cannot handle 'init', giving up" in out
+
+
+def test_a_crash_on_every_step_stops_that_algorithm_and_mode_after_a_few_checks(counted: Path) -> None:
+    """A program that answers init but dies at its second step: each algorithm and mode is given up after BREAKER
+    protocol errors in a row, and the checks that pass in between (one-step vectors) reset the count."""
+    report = conform(ConformConfig(command=tuple(fake("crash-on-step")), modes=frozenset({Mode.KNOWN_ANSWER})))
+    crashes = [o for o in report.outcomes if o.details.get("kind") == "crash"]
+    assert report.exit_status == 3 and 0 < len(crashes) <= starts(counted)
+    assert any(o.message.startswith("not run") and "broke the protocol" in o.message for o in report.outcomes)
+    assert starts(counted) < report.done
+
+
+def test_the_breaker_is_shown_catching_what_it_should(counted: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the breaker set beyond the number of checks, the same program is restarted for every check: the count
+    above is the breaker's doing, not the program's."""
+    from dpstream.conformance import runner
+
+    monkeypatch.setattr(runner, "BREAKER", 10**6)
+    report = conform(ConformConfig(command=tuple(fake("crash-always")), modes=frozenset({Mode.MUST_REJECT}),
+                                   timeout=5.0))
+    assert starts(counted) == report.done
+    assert not any(o.message.startswith("not run") for o in report.outcomes)
+
+
+@pytest.mark.slow
+def test_a_program_that_ignores_end_of_input_and_signals_is_killed(tmp_path: Path) -> None:
+    """The harness closes the program's input at the end and kills it after the timeout (a protocol error: a program
+    exits at end of input): nothing is left running."""
+    pid_file = tmp_path / "starts"
+    env = {**os.environ, "FAKE_STARTS": str(pid_file)}
+    done = subprocess.run([sys.executable, "-m", "dpstream.cli", "conform", "--mode", "known-answer", "--timeout",
+                           "1", "--algorithm", "001-alg8", "--", *fake("ignore-signals")],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 3 and "at end of input" in done.stdout, done.stdout + done.stderr
+    for pid in pid_file.read_text(encoding="utf-8").split():
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]
