@@ -132,11 +132,14 @@ def test_a_bad_request_after_init_changes_nothing(line: str) -> None:
     assert [r.get("release") for r in replies if "release" in r] == [r["release"] for r in clean[1:]]
 
 
-def test_a_release_that_would_overflow_is_refused_and_changes_nothing() -> None:
-    big = '{"op":"step","input":1.7e308}\n'
-    replies = assert_one_reply_each_then_hello_works([INIT, big, big, '{"op":"step","input":-1.7e308}\n'])
-    assert "release" in replies[1] and "finite" in replies[2]["error"]
-    assert abs(replies[3]["release"]) < 1e3  # 1.7e308 - 1.7e308 plus two draws: the failed step left no trace
+def test_an_input_whose_sums_would_overflow_is_refused_and_changes_nothing() -> None:
+    """1.7e308 (two of them overflow a float sum) lies beyond the counters' range +-(2^53 - 1): refused before any
+    draw, and the run goes on as if it had not been sent."""
+    big, step = '{"op":"step","input":1.7e308}\n', '{"op":"step","input":1}\n'
+    replies = assert_one_reply_each_then_hello_works([INIT, big, step, '{"op":"step","input":-1.7e308}\n', step])
+    assert "2^53" in replies[1]["error"] and "2^53" in replies[3]["error"]
+    clean = replies_to([INIT, step, step])
+    assert [replies[2]["release"], replies[4]["release"]] == [r["release"] for r in clean[1:]]
 
 
 @pytest.mark.parametrize("field", ["algorithm", "params", "noise", "seed"])

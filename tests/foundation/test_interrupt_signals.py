@@ -83,12 +83,12 @@ def test_a_signal_that_lands_in_a_gc_callback_still_interrupts(ours: bool) -> No
         with context:
             _signal_later(signal.SIGINT, 0.2)  # lands while the callback runs (0.5 s from the first collection)
             try:
-                _collect_for(1.5)
+                _collect_for(6.0)  # long enough for a loaded machine (the default handler's run waits it out)
                 interrupted = False
             except KeyboardInterrupt:
                 interrupted = True
         assert interrupted is ours
-        assert (time.monotonic() - started < 1.2) is ours
+        assert (time.monotonic() - started < 5.0) is ours  # ours: in about 0.5 s (at the callback's end)
     finally:
         gc.callbacks.remove(_busy_gc_callback)
         signal.signal(signal.SIGINT, previous)
