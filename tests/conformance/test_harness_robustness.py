@@ -5,6 +5,7 @@ report shows the tail of the program's stderr. Deterministic: no false-alarm pro
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -160,3 +161,16 @@ def test_a_program_that_ignores_end_of_input_and_signals_is_killed(tmp_path: Pat
     assert done.returncode == 3 and "at end of input" in done.stdout, done.stdout + done.stderr
     for pid in pid_file.read_text(encoding="utf-8").split():
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]
+
+
+@pytest.mark.parametrize("given", [["--mode", "known-answer", "--mode", "must-reject"],
+                                   ["--mode", "known-answer,must-reject"], ["--mode", "must-reject, known-answer"]])
+def test_several_modes_run_together(tmp_path: Path, given: list[str]) -> None:
+    """`--mode` is repeatable and takes comma-separated lists: known-answer and must-reject in one run, nothing
+    else (docs/conformance.md, "The checks")."""
+    out = tmp_path / "r.json"
+    status = main(["conform", *given, "--algorithm", "001-alg8", "--no-progress", "--json", str(out), "--",
+                   *fake("none")])
+    assert status == 0
+    modes = {o["mode"] for o in json.loads(out.read_text())["outcomes"]}
+    assert modes == {"known-answer", "must-reject"}

@@ -129,6 +129,8 @@ CASES = [
     pytest.param(["vectors", "verify", "--corpus", "{empty}"], 2, "--corpus", id="vectors-corpus-no-manifest"),
     pytest.param(["conform", "--timeout", "0", "--", "true"], 4, "--timeout", id="conform-timeout-0"),
     pytest.param(["conform", "--cases", "0", "--", "true"], 4, "--cases", id="conform-cases-0"),
+    pytest.param(["conform", "--mode", "known-answer,bogus", "--", "true"], 4, "--mode", id="conform-mode-unknown"),
+    pytest.param(["conform", "--mode", "", "--", "true"], 4, "--mode", id="conform-mode-empty"),
     pytest.param(["conform", "--differential-seconds", "0", "--", "true"], 4, "--differential-seconds",
                  id="conform-differential-seconds-0"),
     pytest.param(["conform", "--differential-out", "{file}", "--", "true"], 4, "--differential-out",

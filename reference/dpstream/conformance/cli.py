@@ -56,8 +56,9 @@ def conform_parser() -> argparse.ArgumentParser:
         description="Check a program speaking the conformance protocol (docs/conformance.md) against the reference.",
         epilog="exit status: 0 conforms, 1 deviates, 2 privacy violation certified, 3 protocol broken, "
                "4 the harness could not run (bad arguments, unwritable output)")
-    parser.add_argument("--mode", choices=[*(m.value for m in Mode), "all"], default="all",
-                        help="which checks (default: %(default)s)")
+    parser.add_argument("--mode", type=_modes, action="append", metavar="MODE[,MODE...]",
+                        help="which checks: " + ", ".join([*(m.value for m in Mode), "all"])
+                             + "; repeatable or comma-separated (default: all)")
     parser.add_argument("--profile", choices=["quick", "thorough"], default="quick",
                         help="statistical budget (default: %(default)s)")
     parser.add_argument("--algorithm", action="append", default=[], metavar="ANCHOR",
@@ -86,6 +87,17 @@ def conform_parser() -> argparse.ArgumentParser:
                              "(default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
+
+
+def _modes(text: str) -> frozenset[Mode]:
+    """``--mode``'s value: one mode, ``all``, or several separated by commas."""
+    names = [n.strip() for n in text.split(",")]
+    known = [m.value for m in Mode]
+    unknown = [n for n in names if n not in (*known, "all")]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"{', '.join(map(repr, unknown)) or repr(text)} is not a mode (choose from "
+                                         f"{', '.join([*known, 'all'])}, or several separated by commas)")
+    return frozenset(Mode) if "all" in names else frozenset(Mode(n) for n in names)
 
 
 def _writable(path: Path | None) -> str | None:
@@ -139,7 +151,7 @@ def conform_main(argv: Sequence[str]) -> int:
         parser.error("give the program after '--': dpstream conform [options] -- COMMAND [ARGS...]")
     from dpstream.conformance.differential import output_problem
 
-    modes = frozenset(Mode) if args.mode == "all" else frozenset({Mode(args.mode)})
+    modes: frozenset[Mode] = frozenset[Mode]().union(*args.mode) if args.mode else frozenset(Mode)
     out_problem = output_problem(args.differential_out) if Mode.DIFFERENTIAL in modes else None
     for problem in (_writable(args.junit), _writable(args.json), _writable(args.markdown), out_problem,
                     _unknown_algorithms(args.algorithm), _program_problem(command[0])):
