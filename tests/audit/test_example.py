@@ -51,6 +51,7 @@ def test_own_model_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert bad.passed is False and bad.value is not None and bad.value > 1.0
 
 
+@pytest.mark.slow
 def test_own_rng_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     """docs/audits.md, "Outside implementations": a counter with its own RNG, audited through the seed hook.
 

@@ -91,3 +91,29 @@ def test_a_scale_leak_scales_the_laws_of_the_vectorised_runs() -> None:
     runs = sampler.sample([0, 0, 0, 0], 20_000, 3)
     increments = np.diff(runs, axis=1, prepend=0.0)
     assert np.std(increments) == pytest.approx(np.sqrt(2) / 4, rel=0.05)  # Lap(1/4): sd sqrt(2)/4
+
+
+def test_every_row_of_the_shipped_table_is_current_and_the_counters_pass_on_it() -> None:
+    """The shipped power table (dpstream/conformance/power-table.json) was measured on the search as it is now: a
+    change of the search's code, an entry's design or a budget makes its rows stale (they would back nothing), and
+    this test says which row to measure again. The counters' quick rows back ``pass`` (the docs say so)."""
+    from dpstream.conformance.power import load_table
+
+    doc = load_table()
+    assert doc["rows"], "no shipped power table"
+    for key, row in doc["rows"].items():
+        profile = Profile(row["profile"])
+        assert fingerprint(_plan(row["anchor"], profile), profile, row["bulk"]) == key, \
+            f"stale power row for {row['anchor']} {row['profile']}: measure it again with `{row['command']}`"
+    for anchor in ("001-alg8", "001-alg10"):
+        for bulk in (False, True):
+            statement = power_statement(_plan(anchor), Profile.QUICK, bulk, CALIBRATION_LEVEL)
+            assert statement.backs_pass, (anchor, bulk, statement.describe())
+
+
+def test_the_docs_show_the_shipped_table() -> None:
+    """docs/audits.md quotes `python -m dpstream.conformance.power show` exactly (no figure by hand)."""
+    from dpstream.conformance.power import load_table
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "audits.md").read_text(encoding="utf-8")
+    assert markdown(load_table()) in docs

@@ -96,10 +96,10 @@ def _leaky(leak: str, anchor: str) -> tuple[int, Any]:
 
 
 @pytest.mark.parametrize(("leak", "anchor"), [
-    ("phdstream-leaf", "001-alg2"),
+    pytest.param("phdstream-leaf", "001-alg2", marks=pytest.mark.slow),  # about 17 s
     ("tabular-cell", "003-alg3"),
     ("longitudinal-count", "002-alg2"),
-    ("hypercube-region", "004-alg1"),
+    pytest.param("hypercube-region", "004-alg1", marks=pytest.mark.slow),  # about 25 s
 ])
 def test_a_noiseless_count_is_certified_at_the_quick_profile(leak: str, anchor: str) -> None:
     """Quick profile, seed 0 (deterministic): the one exact count makes an event of probability 1 under f and 0

@@ -18,7 +18,8 @@ Each rule is shown to fire on a deliberately bad snippet (the scanner runs on in
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Mapping
+import functools
+from collections.abc import Iterator, Mapping, Set
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -45,12 +46,13 @@ class Import:
     part: str
 
 
-def _parts() -> set[str]:
-    return {p.stem for p in PACKAGE.iterdir() if (p.suffix == ".py" and p.stem != "__init__")
-            or (p.is_dir() and (p / "__init__.py").exists())}
+@functools.cache
+def _parts() -> frozenset[str]:
+    return frozenset({p.stem for p in PACKAGE.iterdir() if (p.suffix == ".py" and p.stem != "__init__")
+            or (p.is_dir() and (p / "__init__.py").exists())})
 
 
-def part_of(dotted: str, parts: set[str] | None = None) -> str | None:
+def part_of(dotted: str, parts: Set[str] | None = None) -> str | None:
     """The part of dpstream a dotted name belongs to (``None``: not dpstream)."""
     segments = dotted.split(".")
     if segments[0] != "dpstream":
@@ -101,7 +103,8 @@ def private_imports(source: str, module: str, is_package: bool = False) -> list[
     own = part_of(module)
     found: list[str] = []
     bound: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
             for alias in node.names:
                 foreign = [i for i in imports(ast.unparse(node), module, is_package) if i.part != own]
@@ -110,7 +113,7 @@ def private_imports(source: str, module: str, is_package: bool = False) -> list[
     for i in imports(source, module, is_package):
         if i.part != own and any(_private(s) for s in i.target.split(".")):
             found.append(f"line {i.line}: imports {i.target}")
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
         if (isinstance(node, ast.Attribute) and _private(node.attr) and isinstance(node.value, ast.Name)
                 and node.value.id in bound):
             found.append(f"line {node.lineno}: {node.value.id}.{node.attr}")
@@ -144,6 +147,7 @@ def _modules() -> list[tuple[Path, str, bool]]:
     return [(p, module_name(p), p.name == "__init__.py") for p in sorted(PACKAGE.rglob("*.py"))]
 
 
+@functools.cache
 def import_map() -> dict[str, dict[str, list[str]]]:
     """part -> imported part -> the ``file:line`` sites (the part itself left out)."""
     out: dict[str, dict[str, list[str]]] = {}
@@ -157,15 +161,17 @@ def import_map() -> dict[str, dict[str, list[str]]]:
     return out
 
 
-def _offenders(rule: str, only: tuple[str, ...] | None = None) -> list[str]:
+@functools.cache
+def _offenders(rule: str, only: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """Every offence against ``rule`` in the package (read once per test process)."""
     check = forbidden_imports if rule == "forbidden" else private_imports
-    out = []
+    out: list[str] = []
     for path, module, is_package in _modules():
         if only is not None and part_of(module) not in only:
             continue
         out += [f"{path.relative_to(ROOT)}:{hit}" for hit in check(path.read_text(encoding="utf-8"), module,
                                                                         is_package)]
-    return out
+    return tuple(out)
 
 
 def test_the_parts_named_by_the_rules_exist() -> None:

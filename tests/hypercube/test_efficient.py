@@ -125,6 +125,7 @@ def run_counts(alg: OnlineSyntheticData | EfficientOnlineSyntheticData, X: np.nd
     return alg.operations
 
 
+@pytest.mark.slow  # about 17 s
 def test_operation_counts() -> None:
     """Counted operations (region-counter steps, level changes, segment ends, region visits of a release).
 

@@ -68,6 +68,8 @@ class PowerStatement:
         return [r for r in self.rows if r.lower < POWER_FLOOR]
 
     def describe(self) -> str:
+        if not self.rows:
+            return self.source  # why there is no measured power
         parts = [f"{r.leak} {r.certified}/{r.reps}" for r in self.rows]
         head = (f"measured power against planted leaks (certified / repetitions): {', '.join(parts)}; "
                 f"a pass needs a {CONFIDENCE:.0%} lower bound >= {POWER_FLOOR:g} against every class")

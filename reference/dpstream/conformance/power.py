@@ -228,10 +228,6 @@ def markdown(doc: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
-
-
 def draw(doc: Mapping[str, Any], path: Path) -> None:
     """Power curves: for every row (entry and profile), the share of searches that certified each planted leak, the
     leaks ordered from the largest excess to the smallest, with 95% Clopper-Pearson intervals."""
@@ -244,7 +240,7 @@ def draw(doc: Mapping[str, Any], path: Path) -> None:
 
     order = ["noiseless", "shared", "scale/4", "scale/3", "scale/2", "scale/1.5"]
     rows = sorted(doc["rows"].values(), key=lambda r: (r["profile"], r["anchor"], r["bulk"]))
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, ax = plt.subplots(figsize=(10, 4.5))
     for i, row in enumerate(rows):
         by = {r["leak"]: r for r in row["leaks"]}
         xs = [k for k, leak in enumerate(order) if leak in by]
@@ -263,8 +259,12 @@ def draw(doc: Mapping[str, Any], path: Path) -> None:
     ax.set_ylabel("P(violation certified)")
     ax.set_ylim(-0.05, 1.05)
     ax.set_title("Power of the statistical mode's search against planted leaks (95% CI)", fontsize=9)
-    ax.legend(fontsize=6, ncol=2)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=90)
     plt.close(fig)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
