@@ -293,9 +293,10 @@ class Noise {
         return this.draw(site, 'choice', {n, k}, (g) => choiceSample(g, n, k), (v) => Array.isArray(v));
     }
 
-    // a planted fault's noise: not drawn, but the value actually used, reported as the site's draw
+    // a planted fault's noise: not drawn, but the value actually used, reported as the site's draw (tape mode:
+    // the site is asked for as the reference would, and its answer ignored)
     used(site, kind, params, value) {
-        if (this.mode === 'tape') return this.ask(site, kind, params, kind === 'laplace' ? isFiniteNumber : isInteger);
+        if (this.mode === 'tape') this.ask(site, kind, params, kind === 'laplace' ? isFiniteNumber : isInteger);
         return this.record(site, kind, params, value);
     }
 }
