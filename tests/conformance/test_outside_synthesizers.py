@@ -29,6 +29,7 @@ so the verdicts below are reproducible. Times: docs/audits.md, "Outside synthesi
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -44,6 +45,7 @@ ALGORITHMS = ("001-alg1", "002-alg1")
 LEAKS = ("scale/1.5", "scale/3", "variance/3", "shared", "noiseless", "joint")
 CONTROLS = ("rounded", "clamped", "own-rng", "none")
 SCALE_KEY = {"001-alg1": "scale", "002-alg1": "sigma2"}
+SCALE_DIVISOR = {"scale/1.5": 1.5, "scale/3": 3.0, "variance/3": math.sqrt(3)}
 # the leaks the aimed search of transcript mode certifies (exit 2) at --seed 0, quick profile; every other leak
 # is reported as a deviation of the draws (exit 1): see docs/audits.md for why
 CERTIFIED_IN_TRANSCRIPT = {("001-alg1", "shared"), ("001-alg1", "noiseless"), ("001-alg1", "joint")}
@@ -87,15 +89,21 @@ def outcomes(report: dict[str, Any], algorithm: str) -> list[dict[str, Any]]:
 def names_the_fault(algorithm: str, fault: str, outcome: dict[str, Any]) -> bool:
     """Whether the transcript finding points at the planted fault itself (not at a side effect)."""
     details = outcome["details"]
-    tests = {f["test"] for f in details.get("law_findings", [])}
+    law = details.get("law_findings", [])
     if fault.startswith(("scale/", "variance/")):  # reported honestly: the parameter in use is not the reference's
-        return any("params" in f and SCALE_KEY[algorithm] in f for f in details.get("exact_findings", []))
-    if fault == "shared":  # Laplace values reported twice; discrete values repeat anyway, so a correlation of +1
-        return "reused" in tests or "correlated" in tests
+        key = SCALE_KEY[algorithm]
+        pairs = [re.findall(rf"\{{'{key}': ([0-9.e+-]+)\}}", f) for f in details.get("exact_findings", [])]
+        ratios = [max(float(a), float(b)) / min(float(a), float(b)) for a, b in (p for p in pairs if len(p) == 2)]
+        want = SCALE_DIVISOR[fault] ** (2 if key == "sigma2" else 1)
+        return bool(ratios) and all(math.isclose(r, want, rel_tol=1e-9) for r in ratios)
+    if fault == "shared":  # Laplace values reported twice; discrete values repeat anyway: a correlation near +1
+        return any(f["test"] == "reused" or (f["test"] == "correlated" and "correlation 0.9" in f["what"])
+                   for f in law)
     if fault == "noiseless":
-        return "constant" in tests
+        return any(f["test"] == "constant" for f in law)
     assert fault == "joint"
-    return any(f["test"] == "correlated" and "correlation -" in f["what"] for f in details["law_findings"])
+    return any(f["test"] == "correlated" and ("correlation -0.9" in f["what"] or "correlation -1.0" in f["what"])
+               for f in law)
 
 
 # --------------------------------------------------------------------------------------------- default run
