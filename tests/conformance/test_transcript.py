@@ -79,7 +79,7 @@ def test_the_reference_passes_transcript_mode() -> None:
 @pytest.mark.parametrize(("fault", "says"), [
     ("drop-site", "which the program did not report"),
     ("lie", "not the replay of the reported draws"),
-    ("wrong-params", "expected params"),
+    ("wrong-params", "the program reported params"),
     ("unseeded", "the same seed did not reproduce the run"),
 ])
 def test_transcript_faults_are_deviations_naming_the_fault(fault: str, says: str) -> None:
