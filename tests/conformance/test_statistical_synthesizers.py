@@ -98,7 +98,7 @@ def _leaky(leak: str, anchor: str) -> tuple[int, Any]:
 @pytest.mark.parametrize(("leak", "anchor"), [
     pytest.param("phdstream-leaf", "001-alg2", marks=pytest.mark.slow),  # about 17 s
     ("tabular-cell", "003-alg3"),
-    ("longitudinal-count", "002-alg2"),
+    pytest.param("longitudinal-count", "002-alg2", marks=pytest.mark.slow),  # about 12 s
     pytest.param("hypercube-region", "004-alg1", marks=pytest.mark.slow),  # about 25 s
 ])
 def test_a_noiseless_count_is_certified_at_the_quick_profile(leak: str, anchor: str) -> None:
