@@ -242,7 +242,8 @@ ENTRIES: tuple[Entry, ...] = (
         must_reject=_online_rejects,
         statistical=StatisticalSpec(tuple({"epsilon": eps, "d": d} for eps in (0.5, 2.0) for d in (1, 2)),
                                     Neighbour.POINT_REPLACE, alphabet=None, horizon=None, length=6,
-                                    design=ONLINE_DESIGN, cost=20, planted="004-alg1 u6 "),
+                                    design=ONLINE_DESIGN, cost=20,
+                                    planted="004-alg3 u3 r=0"),  # the level-0 sums of the depth-1 regions (counts)
         cases=_online_cases,
         notes="one point per step, no horizon (t is public); the region counters are 004-alg3 with 004-alg2 inside "
               "(the counters' entries). As printed: the u2 depth (one level more, E-hypercube-1) and the u6 input "
