@@ -23,17 +23,24 @@ $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.demo-installed
 	$(BIN)/dpstream audit --overwrite --out $(OUT)
 
+SOURCES := reference tests property_tests proofs examples tools benchmarks
+
 lint: $(VENV)/.test-installed
-	$(BIN)/ruff check reference tests property_tests proofs examples tools benchmarks
+	$(BIN)/ruff check $(SOURCES)
 
 typecheck: $(VENV)/.test-installed
-	$(BIN)/mypy --strict reference tests property_tests proofs examples tools benchmarks
+	$(BIN)/mypy --strict $(SOURCES)
 
 # One BLAS thread per test process: JOBS processes already share the cores (docs/developing.md, "Test budgets").
 THREADS := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
-test: lint typecheck
-	$(THREADS) $(BIN)/python -m pytest -n $(JOBS) -p no:cacheprovider
+# mypy (one process) runs beside pytest: both must pass; mypy's report is printed after the tests.
+test: lint
+	@echo "mypy --strict $(SOURCES) (beside the tests)"
+	@$(BIN)/mypy --strict $(SOURCES) > $(VENV)/mypy-report.txt 2>&1 & typing=$$!; \
+	$(THREADS) $(BIN)/python -m pytest -n $(JOBS) -p no:cacheprovider; tests=$$?; \
+	wait $$typing; typed=$$?; cat $(VENV)/mypy-report.txt; \
+	test $$tests -eq 0 && test $$typed -eq 0
 
 # Everything, including the long audits marked `slow` (not part of CI).
 test-full: lint typecheck

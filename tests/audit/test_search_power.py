@@ -104,7 +104,7 @@ POST: dict[str, Callable[[FloatArray], FloatArray]] = {
 
 
 @pytest.mark.parametrize(("name", "seed"), [
-    pytest.param(name, seed, marks=() if (name, seed) == ("clamped at 0", 0) else pytest.mark.slow)  # 10 s each
+    pytest.param(name, seed, marks=pytest.mark.slow)  # 10-14 s each
     for name in sorted(POST) for seed in (0, 1)])
 def test_post_processing_of_a_correct_counter_never_gets_violation(name: str, seed: int) -> None:
     def make(e: float, T: int) -> Sampler:
