@@ -11,11 +11,11 @@ another language, and the harness, see the rules without reading Python.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from dpstream.catalog.codecs import is_json_number
 from dpstream.errors import DPStreamInputError, require_integer_value
 
 __all__ = ["Param", "ParamSchema", "boolean", "integer", "number", "positive", "string"]
@@ -23,14 +23,6 @@ __all__ = ["Param", "ParamSchema", "boolean", "integer", "number", "positive", "
 JsonType = Literal["number", "integer", "boolean", "string", "array", "object"]
 
 _MISSING: Any = object()
-
-
-def _finite(value: float) -> bool:
-    """Finite as a float (an integer beyond the float range is not)."""
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False
 
 
 @dataclass(frozen=True)
@@ -72,10 +64,9 @@ class Param:
                 raise DPStreamInputError(self.name, f"must be one of {list(self.enum)}", value)
             return value
         if self.type in ("number", "integer"):
-            is_int = isinstance(value, int) and not isinstance(value, bool)
-            if self.type == "integer" and not is_int:  # JSON numbers by value: 4.0 and 4e0 are the integer 4
-                value, is_int = require_integer_value(self.name, value), True
-            if not (is_int or isinstance(value, float)) or not _finite(value):
+            if self.type == "integer" and (isinstance(value, bool) or not isinstance(value, int)):
+                value = require_integer_value(self.name, value)  # JSON numbers by value: 4.0 is the integer 4
+            if not is_json_number(value):  # a finite float or an int within the float range
                 raise DPStreamInputError(self.name, "must be a finite number", value)
             if self.minimum is not None and value < self.minimum:
                 raise DPStreamInputError(self.name, f"must be >= {self.minimum:g}", value)

@@ -635,6 +635,15 @@ PLANTED_COUNTS = "001-alg1 L6 |001-alg3 L7 "
 """The released counts of the stream boxes (leaf noise, or a vertex's counter): where the power calibration plants a
 noiseless count or a shared draw."""
 
+
+def _stream_spec(synthetic: bool, **extra: Any) -> StatisticalSpec:
+    """The statistical checks of a point-stream box (001-alg1/2/3/6): EVENT neighbours over 3 steps, its sweep
+    (:func:`_stream_sweep`; ``extra`` goes into every setting), the tree features (with the synthetic points of rule
+    (5) if ``synthetic``), the leak sites of :data:`PLANTED_COUNTS`."""
+    return StatisticalSpec(_stream_sweep(**extra), Neighbour.EVENT, alphabet=None, horizon=None, length=3,
+                           design=_stream_design(synthetic), cost=STREAM_COST, planted=PLANTED_COUNTS)
+
+
 PRIVTREE_DESIGN = SearchDesign(
     _privtree_families, _privtree_neighbours, lambda p, T: subtree_features(partition(p)),
     lambda p, f: tuple(_leaf_events(F, [node_label(v) for v in partition(p).leaves()]) for F in f),
@@ -657,9 +666,7 @@ ENTRIES: tuple[Entry, ...] = (
         as_printed=lambda p, n: _alg1(p, n, printed=True),
         vectors=with_integers_as_floats(lambda: _stream_vectors("001-alg1", BASE), "delete-all-d2-D2"),
         must_reject=lambda: [*_param_rejects(BASE), *_step_rejects("001-alg1", BASE)],
-        statistical=StatisticalSpec(_stream_sweep(), Neighbour.EVENT, alphabet=None, horizon=None, length=3,
-                                    design=_stream_design(False), cost=STREAM_COST,
-                                    planted=PLANTED_COUNTS),
+        statistical=_stream_spec(False),
         cases=_stream_cases(counters=False),
         notes="the box's input F in C(T) arrives as point batches, turned into nabla F(., t) by (4) "
               "(TreeLevelOnPoints); RELEASE T(t) and G on T(t); as printed: PrivTree scale of 001-alg5 L3. "
@@ -686,9 +693,7 @@ ENTRIES: tuple[Entry, ...] = (
             ("block-without-B", {**OLD_ALG2_PARAMS, "tree": "001-alg3", "counter": "block"},
              "counter 'block' needs B")]),
             *_step_rejects("001-alg2", OLD_ALG2_PARAMS)],
-        statistical=StatisticalSpec(_stream_sweep(tree="001-alg1"), Neighbour.EVENT, alphabet=None, horizon=None,
-                                    length=3, design=_stream_design(True), cost=STREAM_COST,
-                                    planted=PLANTED_COUNTS),
+        statistical=_stream_spec(True, tree="001-alg1"),
         cases=_phdstream_cases,
         notes="rule (5) is post-processing (the claim is the tree algorithm's); as printed: PrivTree scale of "
               "001-alg5 L3, and 001-alg3 L7 as printed with tree 001-alg3. " + STATISTICAL_NOTE,
@@ -709,9 +714,7 @@ ENTRIES: tuple[Entry, ...] = (
             "block-B2-d2-D3"),
         must_reject=lambda: [*_param_rejects(OLD_ALG3_PARAMS, _counter_rejects(OLD_ALG3_PARAMS)),
                              *_step_rejects("001-alg3", OLD_ALG3_PARAMS)],
-        statistical=StatisticalSpec(_stream_sweep(counter="simple"), Neighbour.EVENT, alphabet=None, horizon=None,
-                                    length=3, design=_stream_design(False), cost=STREAM_COST,
-                                    planted=PLANTED_COUNTS),
+        statistical=_stream_spec(False, counter="simple"),
         cases=_stream_cases(counters=True),
         notes="an instance of online selective counting (001-alg4); input as for 001-alg1 (point batches, (4)); "
               "as printed: d(v, t) = C_v's output (E-phdstream-5) and PrivTree scale of 001-alg5 L3. "
@@ -761,9 +764,7 @@ ENTRIES: tuple[Entry, ...] = (
             "block-B2-d2-D3"),
         must_reject=lambda: [*_param_rejects(OLD_ALG3_PARAMS, _counter_rejects(OLD_ALG3_PARAMS)),
                              *_step_rejects("001-alg6", OLD_ALG3_PARAMS)],
-        statistical=StatisticalSpec(_stream_sweep(counter="simple"), Neighbour.EVENT, alphabet=None, horizon=None,
-                                    length=3, design=_stream_design(True), cost=STREAM_COST,
-                                    planted=PLANTED_COUNTS),
+        statistical=_stream_spec(True, counter="simple"),
         cases=_stream_cases(counters=True),
         notes="releases what 001-alg2 around 001-alg3 (same counter) releases on the same tape (section C.1); as "
               "printed: L3's lambda with the full eps and counters at eps/4 (E-phdstream-6). " + STATISTICAL_NOTE,

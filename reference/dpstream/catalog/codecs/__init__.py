@@ -28,7 +28,6 @@ __all__ = [
     "compare",
     "features_of",
     "integer_list",
-    "is_json_int",
     "is_json_number",
     "json_value",
     "number_input",
@@ -83,17 +82,12 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def is_json_int(value: Any) -> bool:
-    """A JSON integer (not a bool) that fits a signed 64-bit integer (record values, sizes, indices)."""
-    return isinstance(value, int) and not isinstance(value, bool) and -INT64_MAX <= value <= INT64_MAX
-
-
 def _float(value: float) -> float:
     """``float(value)``; an integer beyond the float range becomes an infinity of its sign."""
     try:
         return float(value)
     except OverflowError:
-        return math.copysign(math.inf, value)
+        return math.inf if value > 0 else -math.inf  # (copysign would convert the integer too)
 
 
 def _compare_number(expected: int | float, got: Any, tolerance: Tolerance, where: str) -> str | None:
@@ -101,10 +95,7 @@ def _compare_number(expected: int | float, got: Any, tolerance: Tolerance, where
         return f"{where}: expected a number {expected!r}, got {got!r}"
     if isinstance(expected, int):  # by value: 3 and 3.0 match 3, 3.0000001 does not
         return None if got == expected else f"{where}: expected the integer {expected}, got {got!r}"
-    try:
-        gap = abs(float(got) - expected)
-    except OverflowError:  # an integer too large for a float
-        gap = math.inf
+    gap = abs(_float(got) - expected)  # an integer too large for a float: infinite
     limit = tolerance.absolute + tolerance.relative * abs(expected)
     if math.isfinite(gap) and gap <= limit:  # NaN and infinities never match
         return None
@@ -191,7 +182,7 @@ def integer_list(value: Any, field: str, rule: str) -> list[int]:
             out = [require_integer_value(field, v) for v in value]
         except (DPStreamInputError, OverflowError):
             out = None
-        if out is not None and all(is_json_int(v) for v in out):
+        if out is not None and all(-INT64_MAX <= v <= INT64_MAX for v in out):  # record values, sizes, indices
             return out
     raise DPStreamInputError(field, rule, value)
 
