@@ -174,3 +174,12 @@ def test_several_modes_run_together(tmp_path: Path, given: list[str]) -> None:
     assert status == 0
     modes = {o["mode"] for o in json.loads(out.read_text())["outcomes"]}
     assert modes == {"known-answer", "must-reject"}
+
+
+def test_an_answer_nested_too_deeply_is_a_protocol_error_not_a_harness_crash(tmp_path: Path) -> None:
+    """Python's parser raises RecursionError (not ValueError) on `[` x 100000: the harness reports bad JSON."""
+    program = tmp_path / "deep.py"
+    program.write_text('import sys\nfor line in sys.stdin:\n    print("[" * 100000, flush=True)\n', encoding="utf-8")
+    report = conform(ConformConfig(command=(sys.executable, str(program)), modes=frozenset({Mode.KNOWN_ANSWER})))
+    assert report.exit_status == 3
+    assert any(o.verdict is Verdict.PROTOCOL_ERROR and "not JSON" in o.message for o in report.outcomes)

@@ -231,7 +231,7 @@ class Program:
         assert isinstance(line, bytes)
         try:
             message = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply for the parser
             raise ProtocolError("bad-json", f"not JSON: {line[:200]!r}", self.stderr) from None
         if not isinstance(message, dict):
             raise ProtocolError("bad-json", f"not a JSON object: {line[:200]!r}", self.stderr)
