@@ -1,4 +1,5 @@
-"""Shared by the tests of the conformance examples written from the docs (examples/conformance/js, rust).
+"""Shared by the tests of the programs written from the docs (examples/conformance/js, rust; the outside
+JavaScript synthesizers).
 
 Both programs implement 001-alg10 (Binary tree counter) and 001-alg5 (PrivTree_T) in tape and own
 mode with the bulk op ``runs``, and take ``--as-printed`` (001-alg10's printed noise scale log2(T)/eps,
@@ -10,10 +11,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import shutil
 import subprocess
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from scipy import stats
 
 from dpstream.conformance.outcome import Mode, Verdict
@@ -22,6 +26,18 @@ from dpstream.vectors.corpus import known_answer, must_reject
 
 ALGORITHMS = ("001-alg10", "001-alg5")
 AS_PRINTED = "--as-printed"
+
+
+def node_or_skip(what: str) -> str:
+    """The ``node`` executable (version 18 or later), or skip the test saying that ``what`` was not run."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip(f"{what} not run: node is not on PATH")
+    version = subprocess.run([node, "--version"], capture_output=True, text=True, check=False).stdout.strip()
+    major = re.match(r"v(\d+)\.", version)
+    if major is None or int(major.group(1)) < 18:
+        pytest.skip(f"{what} not run: node {version or '?'} is older than 18")
+    return node
 
 
 def request_lines(command: Sequence[str], messages: Sequence[dict[str, Any] | str]) -> list[dict[str, Any]]:

@@ -13,7 +13,6 @@ The statistical tests state their false-alarm probability; all seeds are fixed.
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -39,14 +38,7 @@ def cargo_build(cargo: str) -> subprocess.CompletedProcess[str]:
 
 
 def _node() -> tuple[str, ...]:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("JS example not run: node is not on PATH")
-    version = subprocess.run([node, "--version"], capture_output=True, text=True, check=False).stdout.strip()
-    major = re.match(r"v(\d+)\.", version)
-    if major is None or int(major.group(1)) < 18:
-        pytest.skip(f"JS example not run: node {version or '?'} is older than 18")
-    return (node, str(EXAMPLES / "js" / "example.js"))
+    return (helpers.node_or_skip("JS example"), str(EXAMPLES / "js" / "example.js"))
 
 
 def _rust() -> tuple[str, ...]:

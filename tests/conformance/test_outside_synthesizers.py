@@ -31,16 +31,19 @@ from __future__ import annotations
 import json
 import math
 import re
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 
+from dpstream.testing import load_script
+
 PROGRAM = Path(__file__).resolve().parent / "outside_js" / "synth.js"
+PROGRAMS: ModuleType = load_script(Path(__file__).resolve().parent / "example_programs.py")
 ALGORITHMS = ("001-alg1", "002-alg1")
 LEAKS = ("scale/1.5", "scale/3", "variance/3", "shared", "noiseless", "joint")
 CONTROLS = ("rounded", "clamped", "own-rng", "none")
@@ -52,14 +55,7 @@ CERTIFIED_IN_TRANSCRIPT = {(a, leak) for a in ALGORITHMS for leak in ("shared", 
 
 
 def _node() -> str:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("outside JS synthesizers not run: node is not on PATH")
-    version = subprocess.run([node, "--version"], capture_output=True, text=True, check=False).stdout.strip()
-    major = re.match(r"v(\d+)\.", version)
-    if major is None or int(major.group(1)) < 18:
-        pytest.skip(f"outside JS synthesizers not run: node {version or '?'} is older than 18")
-    return node
+    return str(PROGRAMS.node_or_skip("outside JS synthesizers"))
 
 
 def _dpstream() -> list[str]:
