@@ -31,8 +31,8 @@ from pathlib import Path
 
 import dpstream
 from dpstream.cli_args import (
-    BLAS_THREADS,
     Parser,
+    one_blas_thread,
     prepare_output_dir,
     resolve_output_dir,
     staged_output_dir,
@@ -126,21 +126,12 @@ def _run(args: argparse.Namespace) -> int:
     return status
 
 
-def _one_blas_thread() -> None:
-    """One BLAS thread per process, set before anything imports numpy (nothing imported above does): the audits run
-    many small linear-algebra steps and spread runs over worker processes themselves; OpenBLAS's own threads on top
-    oversubscribe the cores (a quick search of 001-alg8 took 26 s with them, 8 s without, on 2 cores). Workers and
-    programs under test inherit it; a value the user set wins."""
-    for variable in BLAS_THREADS:
-        os.environ.setdefault(variable, "1")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``dpstream ARGV`` and return its exit status. Called as the process's entry point (``argv`` None), an
     interrupted command that loaded JAX ends the process at once after its one line: the interpreter's shutdown is
     skipped, as JAX's threads a Ctrl-C cut short crash it (``reproduce tabular-adult``; everything to clean up was
     cleaned up on the way out: staging folders, workers, child programs)."""
-    _one_blas_thread()
+    one_blas_thread()  # before anything imports numpy (nothing imported above does)
     status = _main(list(sys.argv[1:] if argv is None else argv))
     if argv is None and status in (EXIT_INTERRUPTED, EXIT_TERMINATED) and needs_quick_exit():
         exit_now(status)

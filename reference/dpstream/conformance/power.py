@@ -37,7 +37,7 @@ from dpstream.audit.registry import Profile
 from dpstream.audit.sampler import trial_executor
 from dpstream.catalog import entries
 from dpstream.claims import Measure
-from dpstream.cli_args import BLAS_THREADS
+from dpstream.cli_args import one_blas_thread
 from dpstream.conformance.entry_sampler import EntrySampler
 from dpstream.conformance.statistical import (
     FALSE_ALARM,
@@ -167,10 +167,8 @@ def calibrate(anchor: str, profile: Profile, reps: int, *, bulk: bool = False, s
 
 def _single_blas_thread(argv: Sequence[str] | None) -> None:
     """Run again with one BLAS thread per process if the caller did not choose (numpy is imported already, so the
-    setting needs a new process; see ``dpstream.cli._one_blas_thread``)."""
-    if argv is None and any(v not in os.environ for v in BLAS_THREADS):
-        for v in BLAS_THREADS:
-            os.environ.setdefault(v, "1")
+    setting needs a new process; see ``dpstream.cli_args.one_blas_thread``)."""
+    if argv is None and one_blas_thread():
         os.execv(sys.executable, [sys.executable, "-m", "dpstream.conformance.power", *sys.argv[1:]])
 
 
