@@ -238,14 +238,18 @@ class Tape:
         return cls.loads(Path(path).read_text(encoding="utf-8"))
 
 
-def params_equal(requested: Any, recorded: Any, rtol: float) -> bool:
-    """Draw parameters equal, floats within relative tolerance ``rtol``."""
+def params_equal(requested: Any, recorded: Any, rtol: float, atol: float = 0.0) -> bool:
+    """Draw parameters equal: floats within ``atol + rtol * |recorded|`` (the boundary included; NaN and infinities
+    never), integers and the rest exactly, lists element by element with the same length."""
     if isinstance(requested, list) or isinstance(recorded, list):
         return (isinstance(requested, list) and isinstance(recorded, list) and len(requested) == len(recorded)
-                and all(params_equal(a, b, rtol) for a, b in zip(requested, recorded, strict=True)))
+                and all(params_equal(a, b, rtol, atol) for a, b in zip(requested, recorded, strict=True)))
     if isinstance(requested, float) or isinstance(recorded, float):
         a, b = float(requested), float(recorded)
-        return a == b or math.isclose(a, b, rel_tol=rtol, abs_tol=0.0)
+        if a == b:
+            return True
+        gap = abs(a - b)
+        return math.isfinite(gap) and gap <= atol + rtol * abs(b)
     return bool(requested == recorded)
 
 

@@ -296,7 +296,8 @@ def replay(v: KnownAnswerVector) -> list[list[float]]:
     e = entry(v.algorithm)
     assert e.codec is not None
     codec = e.codec
-    got = replay_run(lambda n: e.make(v.params, n), [codec.decode_input(x, v.params) for x in v.inputs], v.tape)
+    got = replay_run(lambda n: e.make(v.params, n), [codec.decode_input(x, v.params) for x in v.inputs], v.tape,
+                     v.draw_tolerance.relative, v.draw_tolerance.absolute)
     return [codec.encode_release(g) for g in got]
 
 

@@ -33,6 +33,7 @@ from dpstream.catalog.cases import (
 )
 from dpstream.catalog.codecs import NUMBER, NUMBER_VECTOR
 from dpstream.catalog.entry import Entry, RejectSpec, StatisticalSpec, VectorSpec, with_integers_as_floats
+from dpstream.catalog.error_model import ErrorModel
 from dpstream.catalog.params import ParamSchema, integer, positive, string
 from dpstream.claims import Neighbour
 from dpstream.counters import (
@@ -411,6 +412,15 @@ def _inhomogeneous_vectors() -> list[VectorSpec]:
 
 COUNTER_DOC = "docs/counters.md"
 
+COUNTER_ERRORS = ErrorModel("sums")
+"""A counter's release is a sum of inputs and noise values; its scales are one or two operations on epsilon, rho,
+floor(log2 T) + 1, B or k."""
+T0_DECISION = "floor(T_0), T_0 = 9 ln T / eps (band 2 gamma(6) T_0), on which every segment end depends"
+SPARSE_ERRORS = ErrorModel("sums", decisions=(T0_DECISION,))
+INHOMOGENEOUS_ERRORS = ErrorModel("sums", param_ops=6, decisions=(
+    "the level times t_r = ceil(2^r / eps), on the exact value of the double eps (band 2 gamma(1) 2^r / eps)",
+    f"{T0_DECISION}, of every level's counter"))
+
 ENTRIES: tuple[Entry, ...] = (
     Entry(
         "001-alg8", "Simple counter (Chan et al.'s Simple II)", "counters",
@@ -426,6 +436,7 @@ ENTRIES: tuple[Entry, ...] = (
         cases=_counter_cases(horizon="optional"),
         notes="as printed = default (no erratum)",
         sites="one draw per step: laplace at '001-alg8 L4 t=<t>', scale 1/epsilon; g(t) = g(t-1) + (f(t) + z)",
+        error_model=COUNTER_ERRORS,
     ),
     Entry(
         "001-alg9", "Block counter", "counters",
@@ -443,6 +454,7 @@ ENTRIES: tuple[Entry, ...] = (
         notes="as printed = default (no erratum)",
         sites="block end (t mod B = 0): laplace at '001-alg9 L7 t=<t>'; otherwise laplace at '001-alg9 L10 t=<t>'; "
               "scale 2/epsilon",
+        error_model=COUNTER_ERRORS,
     ),
     Entry(
         "001-alg10", "Binary tree counter (Chan et al.'s Binary Mechanism)", "counters",
@@ -461,6 +473,7 @@ ENTRIES: tuple[Entry, ...] = (
         cases=_counter_cases(),
         sites="one draw per step (the node created at t): laplace at '001-alg10 L8 t=<t>', scale "
               "(floor(log2 T)+1)/epsilon (printed: log2(T)/epsilon)",
+        error_model=COUNTER_ERRORS,
     ),
     Entry(
         "004-lem3.1", "Binary Mechanism with discrete Laplace noise (001-alg10 on integers)", "counters",
@@ -477,6 +490,7 @@ ENTRIES: tuple[Entry, ...] = (
         statistical=StatisticalSpec(_sweep(), Neighbour.STREAM_ENTRY, integer_inputs=True),
         cases=_counter_cases(kinds=("integer", "bits")),
         sites="as 001-alg10 with discrete_laplace draws",
+        error_model=COUNTER_ERRORS,
     ),
     Entry(
         "002-alg3", "Tree-based aggregation (discrete Gaussian counter)", "counters",
@@ -495,6 +509,7 @@ ENTRIES: tuple[Entry, ...] = (
         statistical=StatisticalSpec(_sweep("rho", (0.1, 1.0)), Neighbour.STREAM_ENTRY, integer_inputs=True),
         cases=_counter_cases(privacy="rho", kinds=("integer", "bits")),
         sites="one draw per step: discrete_gaussian at '002-alg3 u8 t=<t>', sigma2 (floor(log2 T)+1)/(2 rho)",
+        error_model=COUNTER_ERRORS,
     ),
     Entry(
         "003-alg4", "Unbounded block counter", "counters",
@@ -510,6 +525,7 @@ ENTRIES: tuple[Entry, ...] = (
         cases=_counter_cases(horizon="none"),
         notes="unbounded: no horizon parameter",
         sites="block ends: laplace at '003-alg4 L14 t=<t>'; in-block: laplace at '003-alg4 L21 t=<t>'; scale 2/epsilon",
+        error_model=COUNTER_ERRORS,
     ),
     Entry(
         "000-alg4", "Unbounded block counter (000 draft; printed as 003-alg4)", "counters",
@@ -525,6 +541,7 @@ ENTRIES: tuple[Entry, ...] = (
         notes="the same box as 003-alg4 (same code, sites '003-alg4 ...'); its statistical checks are 003-alg4's, "
               "run under its own name",
         sites="as 003-alg4",
+        error_model=COUNTER_ERRORS,
     ),
     Entry(
         "CSS11-hybrid", "Hybrid mechanism (Chan, Shi, Song 2011)", "counters",
@@ -543,6 +560,7 @@ ENTRIES: tuple[Entry, ...] = (
         cases=_counter_cases(horizon="none"),
         notes="not among the five papers: written from the published structure (docs/counters.md)",
         sites="'CSS11-hybrid L t=<2^k>' and 'CSS11-hybrid B k=<k> / 001-alg10 L8 t=<tau>'",
+        error_model=COUNTER_ERRORS,
     ),
     Entry(
         "001-sec4.3", "Multi-dimensional counter (d independent counters)", "counters",
@@ -571,6 +589,7 @@ ENTRIES: tuple[Entry, ...] = (
               "coordinate of one entry moved by 1 (l1 change 1); a run through serve takes 0.3-0.4 ms (no vectorised "
               "model: cost 5)",
         sites="coordinate i scoped '001-sec4.3 i=<i> / <component site>'",
+        error_model=COUNTER_ERRORS,
     ),
     Entry(
         "004-alg2", "Sparse counting (Boolean inputs, Binary Mechanism inside)", "counters",
@@ -588,6 +607,7 @@ ENTRIES: tuple[Entry, ...] = (
                                     integer_inputs=True),
         cases=_counter_cases(kinds=("bits",)),
         sites="thresholds '004-alg2 u2 j=<j>', tests '004-alg2 u3 j=<j> t=<t>', A_sub scoped (docs/hypercube.md)",
+        error_model=SPARSE_ERRORS,
     ),
     Entry(
         "004-alg3", "Inhomogeneous sparse counting", "counters",
@@ -610,6 +630,7 @@ ENTRIES: tuple[Entry, ...] = (
               "Boolean streams of 16 steps (levels start at t = 2, 4, 8, 16 for eps = 0.5, r0 = 0, and at t = 1, "
               "2, 4, 8, 16 for eps = 2, r0 = 1), one entry moved by 1; a run through serve takes 0.16 ms (cost 3)",
         sites="level r: a 004-alg2 counter scoped '004-alg3 r=<r>' (docs/hypercube.md)",
+        error_model=INHOMOGENEOUS_ERRORS,
     ),
 )
 

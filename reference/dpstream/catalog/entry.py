@@ -17,6 +17,7 @@ from typing import Any
 
 from dpstream.catalog.cases import CaseGenerator
 from dpstream.catalog.codecs import Codec, Features
+from dpstream.catalog.error_model import ErrorModel
 from dpstream.catalog.origins import Origin, record
 from dpstream.catalog.params import ParamSchema
 from dpstream.claims import Neighbour, PrivacyClaim
@@ -189,6 +190,9 @@ class Entry:
     inputs: str = ""
     """The rules an INPUT must meet beyond its JSON shape, as documented for implementers: a step breaking one is
     refused before anything is drawn, the algorithm unchanged (the must-reject vectors)."""
+    error_model: ErrorModel | None = None
+    """How far two correct floating-point evaluations of this computation can be apart
+    (:mod:`dpstream.catalog.error_model`); every streaming entry has one."""
 
     @property
     def streaming(self) -> bool:

@@ -24,6 +24,7 @@ from dpstream.catalog.codecs.hypercube import (
 )
 from dpstream.catalog.designs import contrasts
 from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec, with_integers_as_floats
+from dpstream.catalog.error_model import ErrorModel, numbers_mass, steps_mass
 from dpstream.catalog.params import ParamSchema, integer, positive, string
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.hypercube.consistency import ConsistencyRule, consistency
@@ -228,6 +229,15 @@ def _consistency_rejects() -> list[RejectSpec]:
     return specs
 
 
+ONLINE_ERRORS = ErrorModel("sums", steps_mass, param_ops=16, param_functions=3, decisions=(
+    "the level times t_j = ceil(2^j / eps), on the exact value of the double eps (band 2 gamma(1) 2^j / eps)",
+    "floor(T_0), T_0 = 9 ln T / eps_r of every region's 004-alg2 counter (band 2 gamma(6) T_0)"))
+"""Integer counts and points copied from the tape; the budgets eps_{j,r} = C1 eps 2^((j - r)(1 - 1/d)/2) are a pow
+and a few operations away from eps (C1 another pow); the regions' bounds are dyadic, exact."""
+CONSISTENCY_ERRORS = ErrorModel("sums", numbers_mass)
+"""Integers in, integers out (exact integer arithmetic, docs/hypercube.md)."""
+
+
 ENTRIES: tuple[Entry, ...] = (
     Entry(
         "004-alg1", "Online synthetic data", "hypercube",
@@ -255,6 +265,7 @@ ENTRIES: tuple[Entry, ...] = (
               "ms, cost 20)",
         sites="region counters scoped '004-alg1 u6 theta=<bits> / 004-alg3 ...' (docs/hypercube.md); output "
               "'004-alg1 u8 t=<t> theta=<bits>' (uniform_box, count m_theta) per deepest region with m_theta > 0",
+        error_model=ONLINE_ERRORS,
     ),
     Entry(
         "004-alg4", "Consistency", "hypercube",
@@ -272,5 +283,6 @@ ENTRIES: tuple[Entry, ...] = (
               "(consistency(..., constraint_counts=...)). No statistical checks: it is post-processing (claim "
               "not_private on its own)",
         sites="none (deterministic)",
+        error_model=CONSISTENCY_ERRORS,
     ),
 )

@@ -23,6 +23,7 @@ from dpstream.catalog.codecs.longitudinal import (
 )
 from dpstream.catalog.designs import contrasts
 from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec, with_integers_as_floats
+from dpstream.catalog.error_model import ErrorModel
 from dpstream.catalog.params import Param, ParamSchema, integer, positive
 from dpstream.claims import Neighbour
 from dpstream.longitudinal.cumulative import CumulativeSynthesizer
@@ -245,6 +246,11 @@ SEARCH_COST = 10
 FIXED = {"T": 4, "k": 2, "rho": 2.0, "n_pad": 10}
 CUMULATIVE = {"T": 4, "rho": 2.0}
 
+LONGITUDINAL_ERRORS = ErrorModel("sums", param_ops=6)
+"""Integer counts, integer noise and half-integer corrections: every release is exact; the variances are a few
+operations on rho (and rho_b)."""
+
+
 ENTRIES: tuple[Entry, ...] = (
     Entry(
         "002-alg1", "Private synthetic data preserving fixed time window queries", "longitudinal",
@@ -278,6 +284,7 @@ ENTRIES: tuple[Entry, ...] = (
               "'002-alg1 u11 t=<t> z=<k-1 bits>' (coin, only when Delta_z is not an integer); "
               "'002-alg1 u16 t=<t> z=<k-1 bits>' (choice, for every z, also of 0 or of all records); "
               "the empty z (k = 1) is '-'; record order and the release layout: docs/longitudinal.md, 'On the wire'",
+        error_model=LONGITUDINAL_ERRORS,
     ),
     Entry(
         "002-alg2", "Private synthetic data preserving cumulative queries", "longitudinal",
@@ -306,5 +313,6 @@ ENTRIES: tuple[Entry, ...] = (
         sites="counter M_b scoped '002-alg2 u5 b=<b> / 002-alg3 u8 t=<local t>' (discrete_gaussian); "
               "'002-alg2 u8 t=<t> b=<b>' (choice of I_b, for every b, also of 0 or of all records); "
               "docs/longitudinal.md, 'On the wire'",
+        error_model=LONGITUDINAL_ERRORS,
     ),
 )

@@ -32,6 +32,7 @@ from dpstream.catalog.codecs.phdstream import (
 )
 from dpstream.catalog.designs import Event, contrasts, event_neighbours
 from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec, with_integers_as_floats
+from dpstream.catalog.error_model import ErrorModel, moves_mass, numbers_mass
 from dpstream.catalog.params import Param, ParamSchema, integer, number, positive, string
 from dpstream.claims import Neighbour
 from dpstream.counters import BlockCounter, CounterFactory
@@ -659,6 +660,25 @@ SITES_RULE5 = "rule (5): '001-eq5 t=<t> v=<leaf>' (uniform_box, count ceil(G)) p
 SITES_COUNTERS = ("counter C_v at its k-th activation scoped '001-alg3 L7 v=<label> / <counter site>' "
                   "(Simple: '001-alg8 L4 t=<k>', scale 2/epsilon)")
 
+def _tree_ops(p: Mapping[str, Any]) -> int:
+    """2 D + 4 (Ext_T's divisions by the fanout, the counters' increments)"""
+    return 2 * int(p.get("D", 0)) + 4
+
+
+def _cell_ops(p: Mapping[str, Any]) -> int:
+    """3 (D + 1) (lo + i w / fanout at every level)"""
+    return 3 * (int(p.get("D", 0)) + 1)
+
+
+SPLIT_DECISION = ("PrivTree's splits b~(v) > theta (001-alg5 L12, 001-alg7 L16), b~ = max(F(v) - depth(v) delta, "
+                  "theta - delta) + z, delta = lambda ln(fanout)")
+RULE5_DECISION = "rule (5)'s counts ceil(G(v, t) - 1e-9) (001-eq5)"
+PRIVTREE_ERRORS = ErrorModel("sums", numbers_mass, param_ops=6, decisions=(SPLIT_DECISION,))
+TREE_ERRORS = ErrorModel("sums", moves_mass, extra_ops=_tree_ops, param_ops=6, decisions=(SPLIT_DECISION,))
+SYNTHETIC_ERRORS = ErrorModel("sums", moves_mass, extra_ops=_tree_ops, param_ops=6, cell_ops=_cell_ops,
+                              decisions=(SPLIT_DECISION, RULE5_DECISION))
+
+
 ENTRIES: tuple[Entry, ...] = (
     Entry(
         "001-alg1", "PHDStreamTree", "phdstream", ALG1_SCHEMA, _alg1, TREE_CODEC,
@@ -672,6 +692,7 @@ ENTRIES: tuple[Entry, ...] = (
               "(TreeLevelOnPoints); RELEASE T(t) and G on T(t); as printed: PrivTree scale of 001-alg5 L3. "
               + STATISTICAL_NOTE,
         sites=f"{SITES_PRIVTREE}; leaf noise '001-alg1 L6 t=<t> v=<leaf>' (laplace, scale 2/epsilon)",
+        error_model=TREE_ERRORS,
     ),
     Entry(
         "001-alg2", "PHDStream", "phdstream", ALG2_SCHEMA, _alg2, SYNTHETIC_CODEC,
@@ -699,6 +720,7 @@ ENTRIES: tuple[Entry, ...] = (
               "001-alg5 L3, and 001-alg3 L7 as printed with tree 001-alg3. " + STATISTICAL_NOTE,
         sites=f"{SITES_PRIVTREE}; tree 001-alg1: '001-alg1 L6 t=<t> v=<leaf>'; tree 001-alg3: {SITES_COUNTERS}; "
               f"{SITES_RULE5}",
+        error_model=SYNTHETIC_ERRORS,
     ),
     Entry(
         "001-alg3", "PHDStreamTree with counters", "phdstream", COUNTERS_SCHEMA, _alg3, TREE_CODEC,
@@ -720,6 +742,7 @@ ENTRIES: tuple[Entry, ...] = (
               "as printed: d(v, t) = C_v's output (E-phdstream-5) and PrivTree scale of 001-alg5 L3. "
               + STATISTICAL_NOTE,
         sites=f"{SITES_PRIVTREE}; {SITES_COUNTERS}",
+        error_model=TREE_ERRORS,
     ),
     Entry(
         "001-alg4", "Online selective counting", "phdstream", ParamSchema(()), None, None,
@@ -750,6 +773,7 @@ ENTRIES: tuple[Entry, ...] = (
               "(E-phdstream-4). Statistical checks: F counts a point set; F' = F plus or minus one leaf's path "
               "(one point inserted or removed, the C(T) norm); features: every vertex of T in S or not",
         sites="'001-alg5 L11 v=<label>' (laplace, scale lambda) at every visited vertex (no t: one-shot)",
+        error_model=PRIVTREE_ERRORS,
     ),
     Entry(
         "001-alg6", "Compute-efficient PHDStream (Appendix C)", "phdstream", COUNTERS_SCHEMA, _alg6, SYNTHETIC_CODEC,
@@ -769,6 +793,7 @@ ENTRIES: tuple[Entry, ...] = (
         notes="releases what 001-alg2 around 001-alg3 (same counter) releases on the same tape (section C.1); as "
               "printed: L3's lambda with the full eps and counters at eps/4 (E-phdstream-6). " + STATISTICAL_NOTE,
         sites=f"Algorithm 7 L15 at the PrivTree site {SITES_PRIVTREE}; L20 {SITES_COUNTERS}; {SITES_RULE5}",
+        error_model=SYNTHETIC_ERRORS,
     ),
     Entry(
         "001-alg7", "Modified PrivTree_T subroutine (Appendix C)", "phdstream", ParamSchema(()), None, None,

@@ -33,6 +33,7 @@ from dpstream.catalog.codecs.tabular import (
 )
 from dpstream.catalog.designs import Event, contrasts, event_neighbours
 from dpstream.catalog.entry import Entry, RejectSpec, SearchDesign, StatisticalSpec, VectorSpec, with_integers_as_floats
+from dpstream.catalog.error_model import ErrorModel
 from dpstream.catalog.params import Param, ParamSchema, integer, positive, string
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.errors import DPStreamInputError, HorizonExceededError
@@ -535,6 +536,12 @@ SITES_ALG3 = ("'003-alg3 L12 t=<t> l=<l>' (exponential_mechanism over J_{t,l}, b
               "scoped '003-alg3 L3 i=<i> / 001-alg8 L4 t=<k>' (laplace, scale 2k/eps; workloads: one per cell, "
               "'... / 001-sec4.3 i=<c> / ...')")
 
+MW_ERRORS = ErrorModel("mw")
+"""Multiplicative weights (003-mw) on |X| cells; eps/(2k), 2k/eps and 1/min|q_i| are two operations each."""
+MW_ONES_ERRORS = ErrorModel("mw", g0_ones=True)
+"""003-alg3 / 000-alg3: as MW_ERRORS, from g_0 = 1 (L4)."""
+
+
 ENTRIES: tuple[Entry, ...] = (
     Entry(
         "000-alg1", "Meta algorithm: select, measure, fit (000 draft; R_Dataset from scratch)", "tabular",
@@ -550,6 +557,7 @@ ENTRIES: tuple[Entry, ...] = (
               "INPUT the dataset f (records), RELEASE g = h_k; a second input is refused. As printed: eps/2 + eps/2 "
               "per iteration (E-tabular-4). " + STAT_NOTE,
         sites="'003-alg1 L7 i=<i>' (exponential_mechanism, eps/(2k)); '003-alg1 L8 i=<i> cell=<c>' (laplace, 2k/eps)",
+        error_model=MW_ERRORS,
     ),
     Entry(
         "000-alg2", "Baseline: from a DP dataset algorithm to a stream (A = MWEM, 003-alg1)", "tabular",
@@ -563,6 +571,7 @@ ENTRIES: tuple[Entry, ...] = (
               "dataset nabla f_t with the public size of nabla f_t; g_0 = 0 (000-alg2 L3); the claim is A's. "
               "No printed variant (nothing of this box is corrected). " + STAT_NOTE,
         sites="'000-alg2 L5 t=<t> / 003-alg1 L7 i=<i>' and '000-alg2 L5 t=<t> / 003-alg1 L8 i=<i> cell=<c>'",
+        error_model=MW_ERRORS,
     ),
     Entry(
         "000-alg3", "Main algorithm: DP-STabS (000 draft; printed as 003-alg3)", "tabular",
@@ -576,6 +585,7 @@ ENTRIES: tuple[Entry, ...] = (
         notes="the same box as 003-alg3 (same code, sites '003-alg3 ...'); its parameter rejections are those of "
               "003-alg3; its statistical checks are 003-alg3's, run under its own name",
         sites=SITES_ALG3,
+        error_model=MW_ONES_ERRORS,
     ),
     Entry(
         "003-alg1", "Meta algorithm: select, measure, fit (MWEM with MW)", "tabular",
@@ -590,6 +600,7 @@ ENTRIES: tuple[Entry, ...] = (
               "a second input is refused. With total 'public' the one size is |f|. As printed: eps/2 + eps/2 per "
               "iteration (E-tabular-4). " + STAT_NOTE,
         sites="'003-alg1 L7 i=<i>' (exponential_mechanism, eps/(2k)); '003-alg1 L8 i=<i> cell=<c>' (laplace, 2k/eps)",
+        error_model=MW_ERRORS,
     ),
     Entry(
         "003-alg2", "StreamingMWEM", "tabular", SCHEMA, _streaming_mwem, STREAM_CODEC,
@@ -608,6 +619,7 @@ ENTRIES: tuple[Entry, ...] = (
               "private; the sizes parameter is then unused). " + STAT_NOTE,
         sites="'003-alg2 L11 t=<t> l=<l>' (exponential_mechanism over J_{t,l}, eps/(2k)); "
               "'003-alg2 L16 t=<t> l=<l> cell=<c>' (laplace, 2k/eps)",
+        error_model=MW_ERRORS,
     ),
     Entry(
         "003-alg3", "Main algorithm: streaming DP synthetic tabular stream", "tabular",
@@ -627,5 +639,6 @@ ENTRIES: tuple[Entry, ...] = (
               "with budget eps/(2k); g_0 = 1 (L4), h_{t,0} = g_{t-1}. As printed: Definition 3.8's printed sign "
               "(E-tabular-2) and the printed workload sensitivity 1/4 (E-tabular-8). " + STAT_NOTE,
         sites=SITES_ALG3,
+        error_model=MW_ONES_ERRORS,
     ),
 )

@@ -220,8 +220,12 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--as-printed", action="store_true",
                         help="serve the printed variants where the default corrects the paper (NOT private)")
     parser.add_argument("--plant", metavar="LEAK", type=_leak, default=None,
-                        help="INSECURE: plant a leak of known size into every own/transcript-mode run (scale/<c>, "
-                             "shared, noiseless), to measure the statistical checks' power")
+                        help="INSECURE: plant a mistake of known size into every run (scale/<c>, shared, noiseless, "
+                             "score+<d>), to measure the checks' power")
+    parser.add_argument("--perturb", metavar="SPEC", type=_perturbation, default=None,
+                        help="run the reference under another correct floating-point evaluation order (the "
+                             "perturbation self-test): 'all' (sums reversed, every exp/log off by 1 ulp, weights in "
+                             "log space), or sums=reverse|shuffle,ulps=N,log-space|no-log-space,seed=N")
     parser.add_argument("--describe", action="store_true",
                         help="print every served algorithm's parameters, INPUT and RELEASE as JSON Schema and exit")
 
@@ -236,13 +240,24 @@ def _leak(text: str) -> Any:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _perturbation(text: str) -> Any:
+    from dpstream.arithmetic import PerturbedKernel
+
+    try:
+        return PerturbedKernel.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def run_serve(args: argparse.Namespace) -> int:
+    from dpstream.arithmetic import FAST, using
     from dpstream.conformance.serve import describe, serve
 
     if args.describe:
         print(describe())
         return 0
-    return serve(secure=args.secure, as_printed=args.as_printed, plant=args.plant)
+    with using(args.perturb or FAST):
+        return serve(secure=args.secure, as_printed=args.as_printed, plant=args.plant)
 
 
 def add_vectors_arguments(parser: argparse.ArgumentParser) -> None:

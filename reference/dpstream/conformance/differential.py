@@ -55,7 +55,7 @@ from dpstream.noise import derived_seed
 from dpstream.testing.strategies import catalog_cases
 from dpstream.vectors.corpus import CORPUS_FORMAT, MANIFEST, CorpusError, ManifestRow, load_manifest, sha256_of
 from dpstream.vectors.format import KnownAnswerVector, dumps
-from dpstream.vectors.generate import known_answer_vector
+from dpstream.vectors.generate import AmbiguousCaseError, known_answer_vector
 
 if TYPE_CHECKING:
     from dpstream.conformance.runner import ConformConfig
@@ -99,6 +99,8 @@ class _Search:
     results: dict[str, _Finding] = field(default_factory=dict)
     dropped: set[str] = field(default_factory=set)
     """The cases the reference refuses (no cases)."""
+    ambiguous: set[str] = field(default_factory=set)
+    """The cases with a decision within rounding of its threshold (no ground truth: neither convicted nor counted)."""
     cases: int = 0
     runs: int = 0
     shrink_runs: int = 0
@@ -118,7 +120,8 @@ class _Search:
         return self.started + self.config.differential_seconds
 
     def vector(self, case: Case, seed: int) -> KnownAnswerVector | None:
-        """The case recorded on the reference (None: the reference refuses it)."""
+        """The case recorded on the reference (None: the reference refuses it; :class:`AmbiguousCaseError`: a decision
+        within rounding of its threshold)."""
         meta = {"tape_seed": seed, "differential": {"seed": self.config.seed, "algorithm": self.e.anchor}}
         try:
             return known_answer_vector(self.e, self.vid, case.params, case.inputs, seed, case.edges,
@@ -132,14 +135,18 @@ class _Search:
         key = json.dumps([case.params, case.inputs, seed], sort_keys=True)
         finding = self.results.get(key)
         if finding is None:
-            if key in self.dropped:
+            if key in self.dropped or key in self.ambiguous:
                 reject()
             if self.best is None and self.cases >= self.config.cases:
                 raise _Stop
             if time.perf_counter() > (self.new_until if self.best is None else self.until):
                 self.cut = True
                 raise _Stop
-            vector = self.vector(case, seed)
+            try:
+                vector = self.vector(case, seed)
+            except AmbiguousCaseError:
+                self.ambiguous.add(key)
+                reject()
             if vector is None:
                 self.dropped.add(key)
                 reject()
@@ -320,13 +327,16 @@ def check_differential(config: ConformConfig, anchor: str, program: Program) -> 
             s.program.kill()
     searched = time.perf_counter() - started
     budget = {"cases": config.cases, "seconds": config.differential_seconds, "seed": config.seed}
-    details: dict[str, Any] = {"cases": s.cases, "refused_by_reference": len(s.dropped), "cut": s.cut, "budget": budget}
+    details: dict[str, Any] = {"cases": s.cases, "refused_by_reference": len(s.dropped),
+                               "ambiguous": len(s.ambiguous), "cut": s.cut, "budget": budget}
     finding = s.broken or s.best
     if finding is None:
         verdict = Verdict.PASS if s.cases else Verdict.INCONCLUSIVE
         why = " (the time budget ended the search)" if s.cut else ""
-        message = (f"{s.cases} fresh case(s) match the reference ({len(s.dropped)} refused by the reference){why}"
-                   if s.cases else f"no fresh case ran: {len(s.dropped)} refused by the reference{why}")
+        skipped = f"{len(s.dropped)} refused by the reference" + (
+            f", {len(s.ambiguous)} ambiguous (a decision within rounding) skipped" if s.ambiguous else "")
+        message = (f"{s.cases} fresh case(s) match the reference ({skipped}){why}"
+                   if s.cases else f"no fresh case ran: {skipped}{why}")
         return Outcome(Mode.DIFFERENTIAL, anchor, NAME, verdict, message=message, details=details,
                        seconds=time.perf_counter() - started)
     path = write_vector(config.differential_out, finding.vector)

@@ -11,9 +11,12 @@ Every streaming entry of the catalog is served (``hello`` announces them). Noise
   the tape's draw objects): ``{"release": R, "draws": [...]}`` for a step, ``{"releases": [...], "draws": [...]}``
   for a run, ``{"runs": [...], "draws": [[...], ...]}`` for the bulk op (docs/conformance.md, "Transcript mode").
 
-``--plant LEAK`` (INSECURE, for measuring the statistical checks' power) plants a leak of known size into every run
-of own and transcript mode (:mod:`dpstream.insecure.planted`: ``scale/<c>``, ``shared``, ``noiseless``); a
-transcript then reports the draws the algorithm asked for, with the values the leaky source gave.
+``--plant LEAK`` (INSECURE, for measuring the checks' power) plants a mistake of known size into every run
+(:mod:`dpstream.insecure.planted`: ``scale/<c>``, ``shared``, ``noiseless``, ``score+<d>``): in own and transcript
+mode the leaky source's values (a transcript reports the draws the algorithm asked for, with those values), in tape
+mode the changed requests. ``--perturb SPEC`` (``dpstream serve --perturb all``) runs the reference under another
+correct floating-point evaluation order (:class:`dpstream.arithmetic.PerturbedKernel`): it must still pass every
+check (the perturbation self-test, docs/conformance.md "The error model").
 
 ``--as-printed`` serves the printed variants where the catalog has one (the corrected default
 otherwise), which is how the kit shows itself catching a privacy bug without a second program.
@@ -124,7 +127,8 @@ class Server:
         """The source of one fresh run: the wire (tape mode), or the own source (with the planted leak, and under a
         recorder in transcript mode: :attr:`_recorder` is the run's)."""
         if self._mode == "tape":
-            return WireNoise(self._ask)
+            wire = WireNoise(self._ask)
+            return wire if self.plant is None else PlantedNoise(wire, self.plant)
         assert self._own is not None
         own: NoiseSource = self._own if self.plant is None else PlantedNoise(self._own, self.plant)
         if self._mode == "transcript":

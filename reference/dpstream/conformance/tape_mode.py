@@ -7,11 +7,12 @@ answered with a neutral value of its kind (0, false, the first indices, the box'
 noted; at the end :meth:`missing` lists the sites never requested.
 
 The rules (docs/conformance.md, "The checks"; pinned by ``tests/conformance/test_draw_pins.py``): the kind
-must be the tape's; the parameter keys exactly the tape's; float parameters equal within the relative
-tolerance :data:`PARAM_RTOL` (a request off by one unit in the last place passes), integer parameters (``k``,
-``n``, ``count``) exactly, list parameters (``scores``, ``low``, ``high``) element by element with the same
-length. A site asked twice (``repeated-site``), a site not on the tape (``unexpected-site``) and a request
-with an unknown kind or invalid parameters (``malformed``) are noted too.
+must be the tape's; the parameter keys exactly the tape's; float parameters within the vector's
+``draw_tolerance`` (``absolute + relative * |tape's|``, from the entry's error model: what another evaluation order
+can explain; :data:`LEGACY_DRAW_TOLERANCE` for vectors written before it), integer parameters (``k``, ``n``,
+``count``) exactly, list parameters (``scores``, ``low``, ``high``) element by element with the same length. A site
+asked twice (``repeated-site``), a site not on the tape (``unexpected-site``) and a request with an unknown kind or
+invalid parameters (``malformed``) are noted too.
 """
 
 from __future__ import annotations
@@ -20,13 +21,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dpstream.catalog.codecs import Tolerance
 from dpstream.noise import DrawKind, validated_params
 from dpstream.tape import Tape, params_equal, value_to_json
+from dpstream.vectors.format import LEGACY_DRAW_TOLERANCE
 
-__all__ = ["DrawIssue", "TapeAnswerer"]
+__all__ = ["ANY_PARAMS", "DrawIssue", "TapeAnswerer"]
 
-PARAM_RTOL = 1e-12
-"""Relative tolerance on float draw parameters (the tape's replay tolerance, docs/tape-format.md)."""
+ANY_PARAMS = Tolerance(float("inf"), 0.0)
+"""Accept any float parameter (a first pass that only collects what the error model needs)."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,7 @@ class TapeAnswerer:
     """Answers draw requests of one run from ``tape``; ``step`` is the current 1-based step (for notes)."""
 
     tape: Tape
+    tolerance: Tolerance = LEGACY_DRAW_TOLERANCE
     step: int = 0
     issues: list[DrawIssue] = field(default_factory=list)
     used: set[str] = field(default_factory=set)
@@ -114,7 +118,8 @@ class TapeAnswerer:
             self.issues.append(DrawIssue(self.step, site, "kind", recorded.kind.value, kind.value))
         elif set(params) != set(recorded.params):  # an extra key is a difference too (validation ignores it)
             self.issues.append(DrawIssue(self.step, site, "params", recorded.params, dict(params)))
-        elif not all(params_equal(checked[k], recorded.params[k], PARAM_RTOL) for k in checked):
+        elif not all(params_equal(checked[k], recorded.params[k], self.tolerance.relative, self.tolerance.absolute)
+                     for k in checked):
             self.issues.append(DrawIssue(self.step, site, "params", recorded.params, checked))
         return value_to_json(recorded.kind, recorded.value)
 

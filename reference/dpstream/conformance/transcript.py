@@ -6,7 +6,8 @@ with every release, the draws it made for it (docs/conformance.md, "Transcript m
 1. **exactness**, on fresh inputs no vector fixed in advance: each run's reported draws must be exactly the
    reference's for that input (sites, kinds, parameters: the known-answer rules of
    :class:`~dpstream.conformance.tape_mode.TapeAnswerer`), and its releases the reference's deterministic replay of
-   the reported values (the codec's tolerance);
+   the reported values, both within the entry's error model evaluated on the case (a case with an ambiguous
+   decision is skipped, neither convicted nor counted);
 2. **the seed**: ``init`` with the same seed and the same run again gives the same releases and draws;
 3. **the law of the reported values** over many runs on one input per setting: goodness of fit per kind and
    parameters and per site (power in the tails), no draw that never varies, no value reused between sites or runs,
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpstream.arithmetic import recording
 from dpstream.audit.draw_laws import LawFinding, law_findings
 from dpstream.audit.events import Linear
 from dpstream.audit.profiles import profile_spec
@@ -41,7 +43,8 @@ from dpstream.audit.registry import Profile
 from dpstream.audit.sampler import trial_executor
 from dpstream.audit.search import SearchBudget, SearchResult, SearchSpace, Setting, search
 from dpstream.catalog import Entry
-from dpstream.catalog.codecs import compare
+from dpstream.catalog.codecs import Tolerance, compare
+from dpstream.catalog.error_model import Bounds, ambiguous_decisions
 from dpstream.conformance.entry_sampler import featurise
 from dpstream.conformance.outcome import Mode, Outcome, Verdict
 from dpstream.conformance.serve import WireError, WireNoise
@@ -52,7 +55,7 @@ from dpstream.conformance.statistical import (
     setting_label,
     statistical_checks,
 )
-from dpstream.conformance.tape_mode import PARAM_RTOL, DrawIssue, TapeAnswerer
+from dpstream.conformance.tape_mode import ANY_PARAMS, DrawIssue, TapeAnswerer
 from dpstream.conformance.wire import Program, ProtocolError
 from dpstream.errors import DPStreamInputError, StateError
 from dpstream.insecure import InsecureSeededNoise, TapeRecorder
@@ -113,13 +116,30 @@ class Replay:
     issues: list[DrawIssue]
     unused: list[str]
     failed: str | None = None
+    bounds: Bounds | None = None
+    """The entry's error model on this case (the tolerances of the comparisons)."""
+    ambiguous: int = 0
+    """Decisions taken within rounding of their threshold: the case is no ground truth (skipped)."""
 
 
 def replay(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], draws: Sequence[Draw]) -> Replay:
     """The reference for ``e`` run on ``inputs`` with every draw answered from ``draws`` by site (a site not
-    reported is answered with a neutral value and noted, as in tape mode)."""
+    reported is answered with a neutral value and noted, as in tape mode); parameters compared within the entry's
+    error model on this case (a first pass, accepting any parameter, notes what the model needs)."""
+    assert e.error_model is not None
+    tape = Tape(tuple(draws))
+    with recording() as notes:
+        first = _replay_within(e, params, inputs, tape, ANY_PARAMS)
+    bounds = e.error_model.bounds(params, inputs, tape, notes)
+    checked = _replay_within(e, params, inputs, tape, bounds.draws)
+    return Replay(checked.releases, checked.issues, checked.unused, checked.failed, bounds,
+                  len(ambiguous_decisions(notes.decisions, bounds)) if first.failed is None else 0)
+
+
+def _replay_within(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], tape: Tape, tolerance: Tolerance
+                   ) -> Replay:
     assert e.codec is not None
-    answerer = TapeAnswerer(Tape(tuple(draws)))
+    answerer = TapeAnswerer(tape, tolerance)
 
     def ask(request: dict[str, Any]) -> Any:
         return {"value": answerer.answer(request["draw"])}
@@ -228,6 +248,10 @@ def _exactness(program: Program, plan: StatisticalPlan, cases: Sequence[tuple[Ma
             continue
         checked += 1
         ref = replay(e, params, inputs, draws)
+        if ref.ambiguous:  # a branch within rounding of its threshold: no ground truth
+            found.details["ambiguous_cases"] = found.details.get("ambiguous_cases", 0) + 1
+            checked -= 1
+            continue
         where = f"case {i} ({setting_label(params)}, {len(inputs)} steps)"
         if ref.failed:
             found.exact.append(f"{where}: the reference cannot run on the reported draws: {ref.failed}")
@@ -244,7 +268,8 @@ def _exactness(program: Program, plan: StatisticalPlan, cases: Sequence[tuple[Ma
             found.exact.append(f"{where}: {len(ref.unused)} reported draw(s) the reference never makes, e.g. "
                                f"{ref.unused[0]!r}")
         if not ref.failed:
-            diff = compare(ref.releases, releases, e.codec.tolerance)
+            assert ref.bounds is not None
+            diff = compare(ref.releases, releases, ref.bounds.release)
             if diff is not None:
                 found.exact.append(f"{where}: the releases are not the replay of the reported draws: {diff}")
         again, _, raw_again, _ = _run(program, e.anchor, params, inputs, s)
@@ -360,6 +385,11 @@ def _perturbed(draws: Sequence[Draw], site: str) -> list[Draw] | None:
     return out if moved else None
 
 
+LENIENT = Tolerance(0.0, 1e-9)
+"""The aimed search's replays keep a reported draw whose parameters are the reference's within this (it only chooses
+neighbours and statistics; exactness is judged elsewhere)."""
+
+
 def _lenient_replay(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], draws: Sequence[Draw]
                     ) -> list[Any] | None:
     """The reference's releases on ``inputs``, each draw answered by site from ``draws`` where its kind and parameters
@@ -375,7 +405,8 @@ def _lenient_replay(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], 
         checked = validated_params(kind, d["params"])
         recorded = by_site.get(str(d["site"]))
         if (recorded is not None and recorded.kind is kind and set(recorded.params) == set(checked)
-                and all(params_equal(checked[k], recorded.params[k], PARAM_RTOL) for k in checked)):
+                and all(params_equal(checked[k], recorded.params[k], LENIENT.relative, LENIENT.absolute)
+                        for k in checked)):
             return {"value": value_to_json(kind, recorded.value)}
         return {"value": value_to_json(kind, fallback.draw(str(d["site"]), kind, **checked))}
 

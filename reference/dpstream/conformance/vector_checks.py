@@ -140,7 +140,7 @@ def _known_answer(program: Program, vector: KnownAnswerVector, started: float) -
         return Replay(accepted=False), Outcome(
             mode, alg, vector.id, Verdict.DEVIATION, message=f"valid parameters refused: {refused}",
             details={"params": vector.params}, seconds=time.perf_counter() - started)
-    answerer = TapeAnswerer(vector.tape)
+    answerer = TapeAnswerer(vector.tape, vector.draw_tolerance)
     releases: list[Any] = []
     refusal, first = _stream(program, vector.inputs, vector.expected, vector.tolerance, answerer,
                              releases=releases)
@@ -270,7 +270,7 @@ def _step_rejection(program: Program, vector: MustRejectVector, tape_mode: bool,
     if not tape_mode:
         return _own_step_rejection(program, vector, started)
     assert vector.tape is not None
-    answerer = TapeAnswerer(vector.tape)
+    answerer = TapeAnswerer(vector.tape, vector.draw_tolerance)
     refusal, first = _stream(program, vector.before, vector.expected[:n_before], vector.tolerance, answerer)
     if refusal is None:
         answerer.begin_step(n_before + 1)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 
+from dpstream.arithmetic import kernel
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterStaging
@@ -167,7 +168,7 @@ class BinaryTreeCounter(Counter):
         for i in range(j):  # [001-alg10 L9] alpha_i, alpha_hat_i <- 0 for all i < j
             alpha[i] = 0.0
             alpha_hat[i] = 0.0
-        g = sum(alpha_hat[i] for i in range(n + 1) if b[i] == 1)  # [001-alg10 L10]
+        g = kernel().total(alpha_hat[i] for i in range(n + 1) if b[i] == 1)  # [001-alg10 L10]
 
         def commit() -> None:
             self.alpha = alpha

@@ -56,6 +56,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from dpstream.arithmetic import FUNCTION_ULPS, ceil_of, floor_of, gamma, kernel, recording_active
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.counters.base import Counter, CounterFactory, CounterStaging
@@ -78,8 +79,18 @@ SparseFactory = Callable[[float, int, NoiseSource], Counter]
 
 
 def level_start(r: int, epsilon: float) -> int:
-    """t_r = ceil(2^r / eps), the first time of level r (004-alg3 Initialization, 004-sec3.1)."""
-    return _level_start(require_int_at_least("r", r, 0), require_positive_finite("epsilon", epsilon))
+    """t_r = ceil(2^r / eps), the first time of level r (004-alg3 Initialization, 004-sec3.1).
+
+    Taken on the exact value of the double eps (the rational it stands for), not on the rounded quotient; a quotient
+    within one rounding of an integer is an ambiguous decision (``dpstream.arithmetic``: another correct evaluation,
+    ceil of the float quotient, may land on the other integer), noted when decisions are recorded."""
+    r, epsilon = require_int_at_least("r", r, 0), require_positive_finite("epsilon", epsilon)
+    if recording_active():
+        quotient = Fraction(2**r) / Fraction(epsilon)
+        # an integer quotient is a double: a correctly rounded division gives it exactly (band 0)
+        band = 0.0 if quotient.denominator == 1 else 2.0 * gamma(1) * float(quotient)
+        ceil_of("004-sec3.1 t_r = ceil(2^r / eps)", quotient, band)
+    return _level_start(r, epsilon)
 
 
 @lru_cache(maxsize=4096)
@@ -89,7 +100,14 @@ def _level_start(r: int, epsilon: float) -> int:
 
 def sparse_threshold(epsilon: float, T: int) -> float:
     """T_0 = 9 log T / eps, the partition threshold of 004-alg2 (natural logarithm)."""
-    return 9.0 * math.log(require_int_at_least("T", T, 1)) / require_positive_finite("epsilon", epsilon)
+    return 9.0 * kernel().log_scalar(require_int_at_least("T", T, 1)) / require_positive_finite("epsilon", epsilon)
+
+
+def floor_T0(T0: float) -> int:
+    """floor(T_0), the integer part of the threshold that decides every segment end of 004-alg2 (the noisy count
+    N_j + lambda' is an integer, so N_j + lambda' > T~_j depends on T_0 only through floor(T_0)); noted as a decision:
+    T_0 = 9 ln T / eps is a logarithm, a multiplication and a division away from its operands."""
+    return floor_of("004-alg2 floor(T_0), T_0 = 9 ln T / eps", T0, 2.0 * gamma(FUNCTION_ULPS + 2) * abs(T0))
 
 
 def binary_mechanism(T: int) -> CounterFactory:
@@ -142,7 +160,7 @@ class SparseCounter(Counter):
         self.T0 = sparse_threshold(self.epsilon, T)
         # the thresholds' Lap_Z(2/eps) noises the public floor(T_0); the default A_sub runs at eps/2
         require_drawable("epsilon", epsilon, DrawKind.DISCRETE_LAPLACE, scale=2.0 / self.epsilon,
-                         statistic=math.floor(self.T0) if math.isfinite(self.T0) else self.T0)
+                         statistic=floor_T0(self.T0) if math.isfinite(self.T0) else self.T0)
         if subroutine is None:
             require_drawable("epsilon", epsilon, DrawKind.DISCRETE_LAPLACE,
                              scale=binary_tree_scale(self.epsilon / 2.0, T))
@@ -172,7 +190,7 @@ class SparseCounter(Counter):
         # AboveThreshold's proof noises the PUBLIC threshold: the door gets T_0 (its integer part, as the noise
         # is integer; the fractional part is public, and floor(T_0) + lambda_j + frac(T_0) is the same float as
         # T_0 + lambda_j: both operands are exact and the sum is rounded once)
-        base = math.floor(self.T0)
+        base = floor_T0(self.T0)
         noisy: int = yield discrete_laplace(self.noise, site("004-alg2 u2", j=j), base, 2.0 / self.epsilon)
         return noisy + (self.T0 - base)  # [004-alg2 u2] T~_j = T_0 + lambda_j, lambda_j ~ Lap_Z(2/eps)
 

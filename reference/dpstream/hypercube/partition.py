@@ -28,6 +28,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
+from dpstream.arithmetic import recording_active
 from dpstream.counters.sparse import level_start
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
 
@@ -64,9 +65,15 @@ def _depth_at(t: int, epsilon: float) -> int:
 def depth_at(t: int, epsilon: float) -> int:
     """The level j of time t: t_j <= t < t_{j+1}, i.e. j = floor(log2(eps t)); 0 when eps t < 2.
 
-    For t < t_0 (only when eps < 1) the tree is the root alone, depth 0 as well.
-    """
-    return _depth_at(require_int_at_least("t", t, 1), require_positive_finite("epsilon", epsilon))
+    For t < t_0 (only when eps < 1) the tree is the root alone, depth 0 as well. The level times are exact
+    (:func:`level_time`); when decisions are recorded, the ones this answer rests on are noted again (the answer is
+    cached)."""
+    t, epsilon = require_int_at_least("t", t, 1), require_positive_finite("epsilon", epsilon)
+    j = _depth_at(t, epsilon)
+    if recording_active():
+        for level in range(1, j + 2):
+            level_time(level, epsilon)
+    return j
 
 
 def depth_as_printed(t: int, epsilon: float) -> int:
@@ -79,7 +86,9 @@ def depth_as_printed(t: int, epsilon: float) -> int:
     e = _as_fraction(epsilon)
     r = 0
     while t >= Fraction(2**r) / e:  # [004-alg1 u2] while t >= 2^r / eps do r <- r + 1
+        level_time(r, epsilon)  # the same exact quotient: noted as a decision when decisions are recorded
         r += 1
+    level_time(r, epsilon)
     return r
 
 

@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass
 from enum import StrEnum
 
+from dpstream.arithmetic import kernel
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
 
 __all__ = ["PrivacySchedule", "ScheduleKind"]
@@ -52,12 +53,12 @@ class PrivacySchedule:
     @property
     def alpha(self) -> float:
         """alpha = 2^{(1-1/d)/2} of (4.2)."""
-        return float(2.0 ** ((1.0 - 1.0 / self.d) / 2.0))
+        return kernel().power(2.0, (1.0 - 1.0 / self.d) / 2.0)
 
     @property
     def C1(self) -> float:
         """C1 = (1 - 2^{-(1-1/d)/2}) / 2 of (4.1)."""
-        return float((1.0 - 2.0 ** (-(1.0 - 1.0 / self.d) / 2.0)) / 2.0)
+        return (1.0 - kernel().power(2.0, -(1.0 - 1.0 / self.d) / 2.0)) / 2.0
 
     def r0(self, j: int) -> int:
         """Starting level of a depth-j region's counter: j for (4.1), 0 for (5.1) (004-alg1 u4)."""
@@ -70,7 +71,7 @@ class PrivacySchedule:
         r = require_int_at_least("r", r, self.r0(j))
         eps = self.epsilon
         if self.kind is ScheduleKind.EQ41:
-            return self.C1 * eps * float(2.0 ** ((j - r) * (1.0 - 1.0 / self.d) / 2.0))  # (4.1)
+            return self.C1 * eps * kernel().power(2.0, (j - r) * (1.0 - 1.0 / self.d) / 2.0)  # (4.1)
         if self.kind is ScheduleKind.EQ51:
             return 3.0 / math.pi**2 * eps / (j + 1) ** 2  # (5.1)
         return 3.0 / math.pi**2 * eps / j**2

@@ -10,15 +10,18 @@ them wrong:
   (excess (c - 1) * eps); a rho-zCDP Gaussian one c^2 * rho;
 * ``shared``: the second additive draw of the run reuses the noise of the first (one draw shared by two sites: each
   release keeps its law, their difference is exact);
-* ``noiseless``: the first additive draw of the run adds no noise (one count released exactly).
+* ``noiseless``: the first additive draw of the run adds no noise (one count released exactly);
+* ``score+d``: every exponential-mechanism draw sees its first candidate's score off by d (a score computed one step
+  off: a known-answer or differential check must convict it; the mechanism's law changes by a factor up to
+  exp(eps d / (2 Delta)) on that candidate).
 
 ``shared`` and ``noiseless`` count only the draws whose site matches ``sites`` (a regular expression; empty: every
 additive draw), so that the leak lands on a count that is released (an entry's catalog names it:
 ``StatisticalSpec.planted``); on the command line ``noiseless:<regex>``.
 
-Non-additive draws (post-processing, the exponential mechanism) are passed through unchanged. A fresh wrapper per
-run: "first" and "second" are counted from its creation. ``dpstream serve --plant LEAK`` serves the reference with a
-planted leak in own (and transcript) mode.
+Other non-additive draws (post-processing) are passed through unchanged. A fresh wrapper per run: "first" and
+"second" are counted from its creation. ``dpstream serve --plant LEAK`` serves the reference with a planted leak in
+every mode (in tape mode the changed request is what the known-answer and differential checks see).
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ __all__ = ["PLANTED_LEAKS", "PlantedLeak", "PlantedNoise"]
 
 @dataclass(frozen=True)
 class PlantedLeak:
-    """One planted mistake: ``kind`` is ``scale``, ``shared`` or ``noiseless``; ``factor`` the divisor of ``scale``."""
+    """One planted mistake: ``kind`` is ``scale``, ``shared``, ``noiseless`` or ``score``; ``factor`` the divisor of
+    ``scale`` or the shift of ``score``."""
 
     kind: str
     factor: float = 1.0
@@ -45,8 +49,10 @@ class PlantedLeak:
     """Only additive draws at sites matching this regular expression count as first and second (empty: all)."""
 
     def __post_init__(self) -> None:
-        if self.kind not in ("scale", "shared", "noiseless"):
-            raise DPStreamInputError("leak", "must be scale/<c>, shared or noiseless", self.kind)
+        if self.kind not in ("scale", "shared", "noiseless", "score"):
+            raise DPStreamInputError("leak", "must be scale/<c>, shared, noiseless or score+<d>", self.kind)
+        if self.kind == "score" and not (math.isfinite(self.factor) and self.factor != 0.0):
+            raise DPStreamInputError("leak", "a score shift d must be a finite number other than 0", self.factor)
         if self.kind == "scale" and not (math.isfinite(self.factor) and self.factor > 1.0):
             raise DPStreamInputError("leak", "a scale divisor c must be a finite number > 1", self.factor)
         try:
@@ -57,6 +63,8 @@ class PlantedLeak:
 
     @property
     def name(self) -> str:
+        if self.kind == "score":
+            return f"score+{self.factor:g}"
         return f"scale/{self.factor:g}" if self.kind == "scale" else self.kind
 
     def at(self, sites: str | None) -> PlantedLeak:
@@ -65,10 +73,16 @@ class PlantedLeak:
 
     @classmethod
     def parse(cls, text: str) -> PlantedLeak:
-        """``scale/3``, ``shared`` or ``noiseless``, optionally followed by ``:<regex>`` (the sites that count)."""
+        """``scale/3``, ``shared``, ``noiseless`` or ``score+1``, optionally followed by ``:<regex>`` (the sites that
+        count)."""
         text, _, sites = text.partition(":")
         if text in ("shared", "noiseless"):
             return cls(text, 1.0, sites)
+        if text.startswith("score+"):
+            try:
+                return cls("score", float(text[len("score+"):]), sites)
+            except ValueError:
+                raise DPStreamInputError("leak", "score+<d> needs a number d", text) from None
         head, _, divisor = text.partition("/")
         if head != "scale" or not divisor:
             raise DPStreamInputError("leak", "must be scale/<c>, shared or noiseless", text)
@@ -83,6 +97,8 @@ class PlantedLeak:
             return f"every noise scale divided by {self.factor:g}"
         if self.kind == "shared":
             return "one draw shared by two sites (the second additive draw reuses the first's noise)"
+        if self.kind == "score":
+            return f"every exponential mechanism's first score off by {self.factor:g}"
         return "one count left without noise (the first additive draw)"
 
 
@@ -110,6 +126,10 @@ class PlantedNoise(BaseNoiseSource):
         return False  # "the first draw" depends on the order
 
     def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
+        if self.leak.kind == "score" and kind is DrawKind.EXPONENTIAL_MECHANISM and (
+                not self.leak.sites or re.search(self.leak.sites, site) is not None):
+            scores = [float(v) for v in params["scores"]]
+            params = {**params, "scores": [scores[0] + self.leak.factor, *scores[1:]]}
         return dispatch(self.inner, site, kind, params)
 
     def _add(self, site: str, kind: DrawKind, params: Params, value: Any) -> tuple[Any, Any]:

@@ -89,18 +89,20 @@ class TapeRecorder(BaseNoiseSource):
 class TapeReplay(BaseNoiseSource):
     """Replays a :class:`Tape`, keyed by site.
 
-    ``param_rtol`` is the relative tolerance for float parameters (default 1e-12, a few
-    units in the last place, so that an implementation computing ``2/eps`` in a
-    different but equivalent order still matches); ``0.0`` demands bit equality.
+    Float parameters match within ``param_atol + param_rtol * |recorded|`` (default: relative 1e-12, a few
+    thousand units in the last place, so that an implementation computing ``2/eps`` in a different but equivalent
+    order still matches; a vector's replay uses the vector's ``draw_tolerance``, from the entry's error model);
+    ``param_rtol=0.0`` demands bit equality.
     Use as a context manager, or call :meth:`assert_exhausted` at the end of a run.
     Draws are keyed by site, so their order is free (algorithms may batch them: ``dpstream.staged``).
     """
 
     order_free = True
 
-    def __init__(self, tape: Tape, param_rtol: float = 1e-12) -> None:
+    def __init__(self, tape: Tape, param_rtol: float = 1e-12, param_atol: float = 0.0) -> None:
         self.tape = tape
         self.param_rtol = param_rtol
+        self.param_atol = param_atol
         self._by_site = tape.by_site()
         self._used: set[str] = set()
 
@@ -114,7 +116,7 @@ class TapeReplay(BaseNoiseSource):
             raise TapeMismatchError(
                 f"site {site!r}: requested kind {kind.value!r}, tape has {recorded.kind.value!r}")
         if set(params) != set(recorded.params) or not all(
-            params_equal(params[k], recorded.params[k], self.param_rtol) for k in params
+            params_equal(params[k], recorded.params[k], self.param_rtol, self.param_atol) for k in params
         ):
             raise TapeMismatchError(f"site {site!r}: requested params {params}, tape has {recorded.params}")
         self._used.add(site)

@@ -33,10 +33,10 @@ Defaults vs. as printed (E-phdstream-6):
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Mapping
 
+from dpstream.arithmetic import kernel
 from dpstream.claims import PrivacyClaim
 from dpstream.convention import convention
 from dpstream.noise import NoiseSource
@@ -44,7 +44,7 @@ from dpstream.phdstream.counters_tree import CounterFactory, NodeCounters, simpl
 from dpstream.phdstream.guarantees import phdstream_claim
 from dpstream.phdstream.partition import Node, Partition
 from dpstream.phdstream.phdstream_tree import PHDStreamParameters
-from dpstream.phdstream.privtree import LambdaRule, Subtree, privtree_scales, privtree_site
+from dpstream.phdstream.privtree import LambdaRule, Subtree, privtree_scales, privtree_site, splits
 from dpstream.phdstream.stream import PointEvents, SyntheticRelease, TrueStream, require_synthetic_scale, sample_rule5
 from dpstream.staged import Staged, order_free, run_all
 
@@ -69,7 +69,7 @@ class EfficientPHDStream(PHDStreamParameters):
         beta = partition.beta
         if as_printed:
             self.lam = (2 * beta - 1) / (beta - 1) * (2.0 / self.epsilon)  # [001-alg6 L3] as printed (full eps)
-            self.delta = self.lam * math.log(beta)  # [001-alg6 L3]
+            self.delta = self.lam * kernel().log_scalar(beta)  # [001-alg6 L3]
         else:
             self.lam, self.delta = privtree_scales(partition, self.epsilon / 2.0, self.lambda_rule)  # [001-alg6 L3]
         self.epsilon_prime = self.epsilon / 2.0  # eps' of Algorithm 7, passed by [001-alg6 L6]
@@ -154,7 +154,7 @@ class EfficientPHDStream(PHDStreamParameters):
             # as in PrivTree (001-alg5 L11, the same site): the biased count b(v) is noised (value-in), not theta
             b_hat = self.noise.add_laplace(privtree_site(v, t), b, lam)  # [001-alg7 L15]
             children = part.children(v)
-            if b_hat > theta and children:  # [001-alg7 L16]
+            if children and splits(b_hat, b, theta, delta, part.depth(v)):  # [001-alg7 L16]
                 Q.extend(children)  # [001-alg7 L17]
                 S.append(v)  # [001-alg7 L18]
             else:
@@ -163,8 +163,8 @@ class EfficientPHDStream(PHDStreamParameters):
                 C_n[v] = step.release
         while S:  # [001-alg7 L23]
             v = S.pop()  # [001-alg7 L24]
-            C_d[v] = sum(get(C_d, self.C_d, w) + get(C_n, self.C_n, w)  # [001-alg7 L25] descendant consistency
-                         for w in part.children(v))
+            C_d[v] = kernel().total(get(C_d, self.C_d, w) + get(C_n, self.C_n, w)  # [001-alg7 L25] descendant
+                                    for w in part.children(v))                  # consistency
         return Subtree.from_nodes(part, T_star), C_a, C_n, C_d, counter_steps
 
     def _algorithm7_by_level(self, h: Mapping[Node, float], delta: float, theta: float, lam: float,
@@ -199,9 +199,9 @@ class EfficientPHDStream(PHDStreamParameters):
                 b.append(max(s + h.get(v, 0.0) - part.depth(v) * delta, theta - delta))  # L13-L14
             b_hat = self.noise.add_laplace_many([privtree_site(v, t) for v in level], b, lam).tolist()  # L15
             below: list[Node] = []
-            for v, noisy in zip(level, b_hat, strict=True):
+            for v, noisy, bv in zip(level, b_hat, b, strict=True):
                 children = part.children(v)
-                if noisy > theta and children:  # L16-L18
+                if children and splits(noisy, bv, theta, delta, part.depth(v)):  # L16-L18
                     below.extend(children)
                     split.append(v)
                 else:
@@ -210,8 +210,8 @@ class EfficientPHDStream(PHDStreamParameters):
         counter_steps = run_all([self.counters.get(v).staging(h.get(v, 0.0)) for v in leaves], True)  # L20
         C_n.update((v, step.release) for v, step in zip(leaves, counter_steps, strict=True))
         for v in reversed(split):  # L23-L25: the stack S pops the split vertices in reverse visiting order
-            C_d[v] = sum(C_d.get(w, self.C_d.get(w, 0.0)) + C_n.get(w, self.C_n.get(w, 0.0))
-                         for w in part.children(v))
+            C_d[v] = kernel().total(C_d.get(w, self.C_d.get(w, 0.0)) + C_n.get(w, self.C_n.get(w, 0.0))
+                                    for w in part.children(v))
         return Subtree.from_nodes(part, T_star), C_a, C_n, C_d, counter_steps
 
     def work_log(self) -> list[int]:

@@ -30,12 +30,12 @@ naive PHDStream replays through the compute-efficient one (001-alg6, section C.1
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import KW_ONLY, dataclass
 from enum import StrEnum
 
+from dpstream.arithmetic import FUNCTION_ULPS, above, gamma, kernel
 from dpstream.claims import Neighbour, PrivacyClaim
 from dpstream.convention import convention
 from dpstream.errors import DPStreamInputError, require_finite_real, require_positive_finite
@@ -83,7 +83,22 @@ def privtree_scales(partition: Partition, epsilon: float, rule: LambdaRule = Lam
         lam = max(partition.max_depth, 1) / epsilon
     else:  # pragma: no cover
         raise DPStreamInputError("lambda_rule", "must be a LambdaRule", rule)
-    return lam, lam * math.log(beta)
+    return lam, lam * kernel().log_scalar(beta)
+
+
+def splits(b_tilde: float, b: float, theta: float, delta: float, depth: int, *, decides: bool = True) -> bool:
+    """001-alg5 L12 (and 001-alg7 L16): b~(v) > theta, noted as a decision (``dpstream.arithmetic.above``).
+
+    b~ = max(F(v) - depth delta, theta - delta) + z is a few operations on F(v), theta, z and delta = lambda ln beta
+    (a logarithm): band 2 (gamma(4) (|b~| + |b| + depth |delta| + |theta| + |delta|) + gamma(FUNCTION_ULPS + 3) depth
+    |delta|); F(v) itself is computed from the stream's sums inside the streams, so the case's release bound adds to
+    it (``inherits``). A vertex at depth D has no children: its comparison decides nothing (``decides=False``) and
+    is not noted."""
+    if not decides:
+        return b_tilde > theta
+    size = abs(b_tilde) + abs(b) + depth * abs(delta) + abs(theta) + abs(delta)
+    band = 2.0 * (gamma(4) * size + gamma(FUNCTION_ULPS + 3) * depth * abs(delta))
+    return above("001-alg5 L12 b~(v) > theta", b_tilde, theta, band, inherits=True)
 
 
 def require_theta(theta: object) -> float:
@@ -197,7 +212,8 @@ def privtree(
         b = max(b, theta - delta)  # [001-alg5 L10]
         # PrivTree's proof noises the biased COUNT b(v) (theta is public and compared afterwards): value-in
         b_tilde = noise.add_laplace(privtree_site(v, t), b, lam)  # [001-alg5 L11]
-        if b_tilde > theta:  # [001-alg5 L12]
+        depth = partition.depth(v)
+        if splits(b_tilde, b, theta, delta, depth, decides=depth < partition.max_depth):  # [001-alg5 L12]
             U.extend(partition.children(v))  # [001-alg5 L13] (none at depth D)
     return Subtree.from_nodes(partition, S)
 
@@ -240,7 +256,9 @@ def privtree_by_level(
         S.extend(level)
         b = [max(F.get(v, 0.0) - partition.depth(v) * delta, theta - delta) for v in level]
         b_tilde = noise.add_laplace_many([privtree_site(v, t) for v in level], b, lam).tolist()
-        level = [c for v, noisy in zip(level, b_tilde, strict=True) if noisy > theta for c in partition.children(v)]
+        level = [c for v, noisy, bv in zip(level, b_tilde, b, strict=True)
+                 if splits(noisy, bv, theta, delta, len(v), decides=len(v) < partition.max_depth)
+                 for c in partition.children(v)]
     return Subtree.from_nodes(partition, S)
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dpstream.arithmetic import ceil_of, gamma
 from dpstream.errors import DPStreamInputError, require_stream_sum, require_stream_value
 from dpstream.noise import NoiseSource, site
 from dpstream.phdstream.partition import FloatArray, IntArray, Node, Partition, node_label
@@ -174,10 +175,14 @@ class TrueStream:
 
 
 def synthetic_count(value: float) -> int:
-    """ceil(G(v)) of rule (5), 0 when G(v) <= 0, with a 1e-9 guard against rounding up float noise."""
+    """ceil(G(v)) of rule (5), 0 when G(v) <= 0, with a 1e-9 guard against rounding up float noise.
+
+    Noted as a decision (``dpstream.arithmetic.ceil_of``): G(v) is a sum of the stream's noisy counts, so its rounding
+    is the case's release bound (``inherits``); the subtraction of the guard adds one rounding."""
     if not math.isfinite(value):
         raise DPStreamInputError("G(v)", "must be finite", value)
-    return max(0, math.ceil(value - _ROUNDING_GUARD))
+    return max(0, ceil_of("001-eq5 ceil(G(v) - 1e-9)", value - _ROUNDING_GUARD, 2.0 * gamma(1) * abs(value),
+                          inherits=True))
 
 
 def require_synthetic_scale(epsilon: float, scale: float) -> None:

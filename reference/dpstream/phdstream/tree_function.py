@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 import numpy as np
 import numpy.typing as npt
 
+from dpstream.arithmetic import kernel
 from dpstream.errors import DPStreamInputError
 from dpstream.phdstream.partition import Node, Partition
 
@@ -226,14 +227,15 @@ def consistent_extension(partition: Partition, F: Mapping[Node, float], *, as_pr
         return {u: math.fsum(x * ext_weight(partition, v, u, as_printed=as_printed) for v, x in sources)
                 for u in targets}
     # Default on all of V(T): push each value up to the ancestors and spread it down the subtree.
-    out: defaultdict[Node, float] = defaultdict(float)
+    terms: defaultdict[Node, list[float]] = defaultdict(list)
     for v, x in sources:
         for k in range(len(v)):
-            out[v[:k]] += x
+            terms[v[:k]].append(x)
         level, share = [v], x
         while level:
             for u in level:
-                out[u] += share
+                terms[u].append(share)
             level = [c for u in level for c in partition.children(u)]
             share /= partition.beta
-    return {u: out.get(u, 0.0) for u in targets}
+    total = kernel().total
+    return {u: total(terms[u]) if u in terms else 0.0 for u in targets}

@@ -29,6 +29,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from dpstream.arithmetic import kernel, note_step, recording_active
 from dpstream.errors import DPStreamInputError, require_finite_real, require_int_at_least, require_positive_finite
 from dpstream.tabular.datasets import ExplicitDataset, SyntheticDataset, answer, explicit_counts
 from dpstream.tabular.domain import Domain
@@ -74,7 +75,7 @@ class DatasetFitter(Protocol):
 def rescaled_counts(init: SyntheticDataset, total: float) -> FloatArray:
     """init as an explicit array rescaled to mass ``total`` (uniform if init has no mass)."""
     counts = explicit_counts(init)
-    mass = float(counts.sum())
+    mass = kernel().total(counts)
     if mass <= 0.0 or np.any(counts < 0):
         counts = np.ones_like(counts)
         mass = float(counts.size)
@@ -130,18 +131,30 @@ class MultiplicativeWeights:
         domain = init.domain
         p = rescaled_counts(init, 1.0)                                  # h_{i-1} / |h_{i-1}| (a distribution)
         chosen = list(measurements[-1:]) if self.updates == "newest" else list(measurements)
+        note_step("003-fit", N=N)                                       # the fit's mass, for the error model
         if N == 0.0:
             return ExplicitDataset(domain, np.zeros(domain.sizes))
+        arithmetic = kernel()
+        log_p = arithmetic.log(p)
         for meas in chosen:
             q_h = N * answer(meas.query, ExplicitDataset(domain, p))   # q(h) for h = N p
             residual = meas.value - q_h                                 # m - q(h)
             with np.errstate(over="ignore"):
                 exponent = _cell_delta(meas.query, domain, residual) / (2.0 * N)
             exponent = np.clip(exponent, -1e300, 1e300)               # N tiny: a step to the extreme cells
-            with np.errstate(divide="ignore"):
-                log_p = np.log(p) + _broadcast(exponent, meas.query.columns, domain)
-            weights = np.exp(log_p - float(np.max(log_p)))             # normalise in log space (no overflow)
-            p = weights / weights.sum()
+            if recording_active():                                     # operand sizes for the error model
+                finite = log_p[np.isfinite(log_p)]
+                note_step("003-mw", N=N, A=float(np.max(np.abs(exponent))), n=float(p.size),
+                          L=float(np.max(np.abs(finite))) if finite.size else 0.0)
+            log_w = log_p + _broadcast(exponent, meas.query.columns, domain)
+            top = float(np.max(log_w))                                 # normalise in log space (no overflow)
+            if arithmetic.log_space_weights:                           # log p kept; log-sum-exp normalisation
+                log_p = log_w - (top + arithmetic.log_scalar(arithmetic.total(arithmetic.exp(log_w - top))))
+                p = arithmetic.exp(log_p)
+            else:
+                weights = arithmetic.exp(log_w - top)
+                p = weights / arithmetic.total(weights)
+                log_p = arithmetic.log(p)
         return ExplicitDataset(domain, N * p)                          # |f| times the distribution
 
 

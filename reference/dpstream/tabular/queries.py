@@ -20,6 +20,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from dpstream.arithmetic import kernel
 from dpstream.errors import DPStreamInputError, require_int_at_least
 from dpstream.tabular.domain import Domain, IntArray
 
@@ -154,7 +155,7 @@ def marginal_table_of_counts(counts: FloatArray, columns: Sequence[int]) -> Floa
     """Marginal of an explicit count array h: X -> R on ``columns`` (sum over the other axes)."""
     cols = tuple(columns)
     other = tuple(a for a in range(counts.ndim) if a not in cols)
-    return np.asarray(counts.sum(axis=other), dtype=np.float64)
+    return kernel().sum_axes(np.asarray(counts, dtype=np.float64), other)
 
 
 def all_marginal_queries(domain: Domain, k: int) -> list[MarginalQuery]:

@@ -34,6 +34,7 @@ from enum import StrEnum
 
 import numpy as np
 
+from dpstream.arithmetic import kernel
 from dpstream.errors import DPStreamInputError, require_int_at_least, require_positive_finite
 from dpstream.mechanisms import ExponentialMechanism
 from dpstream.noise import DrawKind, NoiseSource, require_drawable
@@ -110,7 +111,7 @@ def query_scores(queries: Sequence[Query], indices: Sequence[int], target: Seque
         if isinstance(q, MarginalQuery):
             out.append(float(abs(diff[0])))
         else:
-            out.append(float(np.abs(diff).sum()) / q.dim - biases[i])
+            out.append(kernel().total(np.abs(diff)) / q.dim - biases[i])
     return out
 
 

@@ -58,17 +58,19 @@ def record_run(
 
 
 def replay_run(
-    factory: Callable[[NoiseSource], Streaming], inputs: Sequence[Any], tape: Tape, param_rtol: float = 1e-12
+    factory: Callable[[NoiseSource], Streaming], inputs: Sequence[Any], tape: Tape, param_rtol: float = 1e-12,
+    param_atol: float = 0.0,
 ) -> list[Any]:
     """Run ``factory(noise)`` on ``inputs`` replaying ``tape``; every tape site must be used."""
-    with TapeReplay(tape, param_rtol=param_rtol) as replay:
+    with TapeReplay(tape, param_rtol=param_rtol, param_atol=param_atol) as replay:
         mechanism = factory(replay)
         return [mechanism.step(x) for x in inputs]
 
 
 def replay_vector(factory: Callable[[NoiseSource], Streaming], vector: KnownAnswerVector) -> list[Any]:
     """Replay a known-answer vector's tape through ``factory(noise)`` on its inputs."""
-    return replay_run(factory, vector.inputs, vector.tape)
+    return replay_run(factory, vector.inputs, vector.tape, vector.draw_tolerance.relative,
+                      vector.draw_tolerance.absolute)
 
 
 def load_script(path: Path) -> ModuleType:

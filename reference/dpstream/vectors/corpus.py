@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 CORPUS_FORMAT = "dpstream-vector-corpus"
-CORPUS_VERSION = "2.1.0"
+CORPUS_VERSION = "3.0.0"
 """Semantic version of the corpus content (a new vector: minor; a changed vector: major)."""
 MANIFEST = "manifest.json"
 

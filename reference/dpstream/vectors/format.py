@@ -1,8 +1,10 @@
-"""The two vector documents of the corpus: known-answer and must-reject (format version 2).
+"""The two vector documents of the corpus: known-answer (format version 3) and must-reject (version 2).
 
 A **known-answer vector** lets another implementation check itself without running our code: build
 ``algorithm`` with ``params``, feed ``inputs`` (JSON INPUTs of the conformance protocol) drawing
-noise from ``tape`` site by site, and compare every release with ``expected`` within ``tolerance``.
+noise from ``tape`` site by site (its draw parameters within ``draw_tolerance``), and compare every release with
+``expected`` within ``tolerance``. Both tolerances come from the entry's error model
+(:mod:`dpstream.catalog.error_model`): what rounding can explain for this case, and nothing more.
 
 A **must-reject vector** names an invalid parameter object (``at == "init"``) or an invalid input
 sent after valid ones (``at == "step"``): the implementation must answer with an error and stay
@@ -18,6 +20,7 @@ renderings of the printed boxes, so a vector never merely echoes the implementat
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -26,6 +29,7 @@ from dpstream.catalog.codecs import Tolerance
 from dpstream.tape import Tape, TapeFormatError
 
 __all__ = [
+    "LEGACY_DRAW_TOLERANCE",
     "MUST_REJECT_FORMAT",
     "MUST_REJECT_VERSION",
     "VECTOR_FORMAT",
@@ -36,9 +40,14 @@ __all__ = [
 ]
 
 VECTOR_FORMAT = "dpstream-known-answer"
-VECTOR_VERSION = 2
+VECTOR_VERSION = 3
 MUST_REJECT_FORMAT = "dpstream-must-reject"
-MUST_REJECT_VERSION = 1
+MUST_REJECT_VERSION = 2
+READABLE_VERSIONS = {VECTOR_FORMAT: (2, 3), MUST_REJECT_FORMAT: (1, 2)}
+"""Versions the readers accept: the earlier ones have no ``draw_tolerance`` and are read with the tolerance they
+were written for (:data:`LEGACY_DRAW_TOLERANCE`)."""
+LEGACY_DRAW_TOLERANCE = Tolerance(0.0, 1e-12)
+"""How known-answer vectors of version 2 (must-reject 1) compared draw parameters: relative 1e-12."""
 
 
 def dumps(doc: Any) -> str:
@@ -49,8 +58,11 @@ def dumps(doc: Any) -> str:
 def _require(doc: Any, fmt: str, version: int, keys: set[str], required: tuple[str, ...]) -> dict[str, Any]:
     if not isinstance(doc, dict) or doc.get("format") != fmt:
         raise TapeFormatError(f"not a {fmt} document")
-    if doc.get("version") != version:
-        raise TapeFormatError(f"unsupported {fmt} version {doc.get('version')!r} (this reader knows {version})")
+    if doc.get("version") not in READABLE_VERSIONS[fmt]:
+        raise TapeFormatError(f"unsupported {fmt} version {doc.get('version')!r} (this reader knows "
+                              f"{', '.join(map(str, READABLE_VERSIONS[fmt]))})")
+    if doc.get("version") != version and "draw_tolerance" in doc:
+        raise TapeFormatError(f"draw_tolerance needs {fmt} version {version}")
     unknown = set(doc) - keys
     if unknown:
         raise TapeFormatError(f"unknown top-level keys {sorted(unknown)}")
@@ -62,15 +74,25 @@ def _require(doc: Any, fmt: str, version: int, keys: set[str], required: tuple[s
     if not isinstance(doc["id"], str) or not doc["id"].startswith(doc["algorithm"] + "/"):
         raise TapeFormatError("id must be '<algorithm>/<name>'")
     for key, kind, name in (("params", dict, "an object"), ("meta", dict, "an object"),
-                            ("tolerance", dict, "an object"), ("description", str, "a string"),
+                            ("tolerance", dict, "an object"), ("draw_tolerance", dict, "an object"),
+                            ("description", str, "a string"),
                             ("reason", str, "a string"), ("edges", list, "a list"), ("then", str, "a string")):
         if key in doc and not isinstance(doc[key], kind):
             raise TapeFormatError(f"{key} must be {name}")
-    tolerance = doc.get("tolerance", {"absolute": 0.0, "relative": 0.0})
-    if set(tolerance) != {"absolute", "relative"} or not all(
-            isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in tolerance.values()):
-        raise TapeFormatError("tolerance must be {absolute, relative}, two numbers >= 0")
+    for key in ("tolerance", "draw_tolerance"):
+        tolerance = doc.get(key, {"absolute": 0.0, "relative": 0.0})
+        if set(tolerance) != {"absolute", "relative"} or not all(
+                isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in tolerance.values()):
+            raise TapeFormatError(f"{key} must be {{absolute, relative}}, two numbers >= 0")
     return doc
+
+
+def _draw_tolerance(doc: Mapping[str, Any], current: int) -> Tolerance:
+    if doc.get("version") != current:
+        return LEGACY_DRAW_TOLERANCE
+    if "draw_tolerance" not in doc:
+        raise TapeFormatError("a vector lacks 'draw_tolerance' (the tolerance of its draw parameters)")
+    return Tolerance.from_json(doc["draw_tolerance"])
 
 
 @dataclass(frozen=True)
@@ -87,6 +109,8 @@ class KnownAnswerVector:
     edges: tuple[str, ...] = ()
     description: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
+    draw_tolerance: Tolerance = LEGACY_DRAW_TOLERANCE
+    """Float draw parameters (scales, scores, cell bounds) match within ``absolute + relative * |tape's|``."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -100,6 +124,7 @@ class KnownAnswerVector:
             "inputs": self.inputs,
             "expected": self.expected,
             "tolerance": self.tolerance.to_json(),
+            "draw_tolerance": self.draw_tolerance.to_json(),
             "meta": self.meta,
             "tape": self.tape.to_json(),
         }
@@ -110,7 +135,7 @@ class KnownAnswerVector:
     @classmethod
     def from_json(cls, doc: Any) -> KnownAnswerVector:
         keys = {"format", "version", "id", "algorithm", "description", "edges", "params", "inputs", "expected",
-                "tolerance", "meta", "tape"}
+                "tolerance", "draw_tolerance", "meta", "tape"}
         doc = _require(doc, VECTOR_FORMAT, VECTOR_VERSION, keys, ("id", "algorithm", "params", "inputs", "expected",
                                                                    "tape"))
         for key in ("inputs", "expected"):
@@ -123,7 +148,7 @@ class KnownAnswerVector:
             tape=Tape.from_json(doc["tape"]), expected=list(doc["expected"]),
             tolerance=Tolerance.from_json(doc.get("tolerance", Tolerance().to_json())),
             edges=tuple(doc.get("edges", ())), description=str(doc.get("description", "")),
-            meta=dict(doc.get("meta", {})),
+            meta=dict(doc.get("meta", {})), draw_tolerance=_draw_tolerance(doc, VECTOR_VERSION),
         )
 
     @classmethod
@@ -147,6 +172,7 @@ class MustRejectVector:
     tape: Tape | None = None
     then: str = ""
     tolerance: Tolerance = field(default_factory=Tolerance)
+    draw_tolerance: Tolerance = LEGACY_DRAW_TOLERANCE
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -158,6 +184,7 @@ class MustRejectVector:
         else:
             doc.update({"before": self.before, "bad_input": self.bad_input, "after": self.after,
                         "expected": self.expected, "tolerance": self.tolerance.to_json(),
+                        "draw_tolerance": self.draw_tolerance.to_json(),
                         "tape": self.tape.to_json() if self.tape is not None else None})
         return doc
 
@@ -167,7 +194,7 @@ class MustRejectVector:
     @classmethod
     def from_json(cls, doc: Any) -> MustRejectVector:
         keys = {"format", "version", "id", "algorithm", "reason", "at", "params", "then", "before", "bad_input",
-                "after", "expected", "tolerance", "tape"}
+                "after", "expected", "tolerance", "draw_tolerance", "tape"}
         doc = _require(doc, MUST_REJECT_FORMAT, MUST_REJECT_VERSION, keys, ("id", "algorithm", "reason", "at",
                                                                              "params"))
         at = doc["at"]
@@ -185,7 +212,8 @@ class MustRejectVector:
         return cls(doc["id"], doc["algorithm"], dict(doc["params"]), "step", str(doc["reason"]),
                    before=list(doc["before"]), bad_input=doc["bad_input"], after=list(doc["after"]),
                    expected=list(doc["expected"]), tape=Tape.from_json(doc["tape"]),
-                   tolerance=Tolerance.from_json(doc.get("tolerance", Tolerance().to_json())))
+                   tolerance=Tolerance.from_json(doc.get("tolerance", Tolerance().to_json())),
+                   draw_tolerance=_draw_tolerance(doc, MUST_REJECT_VERSION))
 
     @classmethod
     def load(cls, path: str | Path) -> MustRejectVector:

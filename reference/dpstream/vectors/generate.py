@@ -3,7 +3,13 @@
 Generation runs every :class:`~dpstream.catalog.VectorSpec` of every catalog entry once on the
 reference with a seeded source under a :class:`~dpstream.insecure.TapeRecorder`, and every
 :class:`~dpstream.catalog.RejectSpec` after checking that the reference does refuse it. Everything
-is a pure function of the catalog, so the files are byte-identical from run to run.
+is a pure function of the catalog, so the files are byte-identical from run to run, and from machine to
+machine: the reference runs under the specified arithmetic (:data:`dpstream.arithmetic.SPECIFIED`: correctly
+rounded elementary functions and sums), so no CPU feature (AVX-512 or not) or libm changes a bit.
+
+Each vector's ``tolerance`` and ``draw_tolerance`` are its entry's error model evaluated on the case
+(:mod:`dpstream.catalog.error_model`), and a case with an ambiguous decision (a branch taken within rounding
+of its threshold) is never written: :class:`AmbiguousCaseError`.
 """
 
 from __future__ import annotations
@@ -15,8 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dpstream.arithmetic import SPECIFIED, Decision, Notes, recording, using
 from dpstream.catalog import Entry, RejectSpec, VectorSpec, entries, entry
 from dpstream.catalog.codecs import compare
+from dpstream.catalog.error_model import Bounds, ambiguous_decisions
 from dpstream.errors import DPStreamInputError
 from dpstream.insecure import InsecureSeededNoise, TapeRecorder, TapeReplay
 from dpstream.noise import NoiseSource
@@ -34,7 +42,20 @@ from dpstream.vectors.corpus import (
 )
 from dpstream.vectors.format import KnownAnswerVector, MustRejectVector, dumps
 
-__all__ = ["Problem", "generate", "known_answer_vector", "run_inputs", "verify"]
+__all__ = ["AmbiguousCaseError", "Problem", "RecordedCase", "generate", "known_answer_vector", "record_case",
+           "run_inputs", "verify"]
+
+
+class AmbiguousCaseError(ValueError):
+    """A case that takes a branch within rounding of its threshold: another correct evaluation order may take the
+    other branch, so the case is no ground truth (never a vector; the differential mode skips it)."""
+
+    def __init__(self, anchor: str, decisions: Sequence[Decision]) -> None:
+        first = decisions[0]
+        super().__init__(f"{anchor}: {len(decisions)} decision(s) within rounding of their threshold, e.g. "
+                         f"{first.what}: {first.value!r} is {first.distance:.3g} from {first.boundary!r} (band "
+                         f"{first.band:.3g})")
+        self.decisions = list(decisions)
 
 
 def run_inputs(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], noise: NoiseSource) -> list[Any]:
@@ -45,21 +66,44 @@ def run_inputs(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], noise
     return [codec.encode_release(algorithm.step(codec.decode_input(x, valid))) for x in inputs]
 
 
-def _record(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], seed: int) -> tuple[list[Any], Tape]:
+@dataclass(frozen=True)
+class RecordedCase:
+    """One case run on the reference under the specified arithmetic: its releases, tape, what it noted (decisions,
+    operand sizes) and the bounds of its entry's error model."""
+
+    expected: list[Any]
+    tape: Tape
+    notes: Notes
+    bounds: Bounds
+
+    @property
+    def ambiguous(self) -> list[Decision]:
+        return ambiguous_decisions(self.notes.decisions, self.bounds)
+
+
+def record_case(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], seed: int) -> RecordedCase:
+    """``inputs`` run on the reference under ``TapeRecorder(InsecureSeededNoise(seed))`` and the specified arithmetic
+    (raises what the reference raises on invalid parameters or inputs)."""
     recorder = TapeRecorder(InsecureSeededNoise(seed), meta={"seed": seed})
-    return run_inputs(e, params, inputs, recorder), recorder.tape
+    with using(SPECIFIED), recording() as notes:
+        expected = run_inputs(e, params, inputs, recorder)
+    assert e.error_model is not None, f"{e.anchor} has no error model"
+    return RecordedCase(expected, recorder.tape, notes, e.error_model.bounds(params, inputs, recorder.tape, notes))
 
 
 def known_answer_vector(e: Entry, vid: str, params: Mapping[str, Any], inputs: Sequence[Any], seed: int,
                         edges: Sequence[str] = (), description: str = "",
                         meta: Mapping[str, Any] | None = None) -> KnownAnswerVector:
     """The known-answer vector ``vid``: ``inputs`` run on the reference under
-    ``TapeRecorder(InsecureSeededNoise(seed))`` (raises what the reference raises on invalid parameters or inputs)."""
-    assert e.codec is not None
-    expected, tape = _record(e, params, inputs, seed)
-    return KnownAnswerVector(vid, e.anchor, dict(params), list(inputs), tape, expected, e.codec.tolerance,
-                             tuple(edges), description or f"{e.title}; {len(inputs)} steps, seed {seed}",
-                             dict(meta or {}))
+    ``TapeRecorder(InsecureSeededNoise(seed))`` (raises what the reference raises on invalid parameters or inputs,
+    and :class:`AmbiguousCaseError` for a case that is no ground truth)."""
+    case = record_case(e, params, inputs, seed)
+    if case.ambiguous:
+        raise AmbiguousCaseError(e.anchor, case.ambiguous)
+    return KnownAnswerVector(vid, e.anchor, dict(params), list(inputs), case.tape, case.expected,
+                             case.bounds.release, tuple(edges),
+                             description or f"{e.title}; {len(inputs)} steps, seed {seed}", dict(meta or {}),
+                             case.bounds.draws)
 
 
 def _known_answer(e: Entry, spec: VectorSpec) -> KnownAnswerVector:
@@ -88,9 +132,12 @@ def _must_reject(e: Entry, spec: RejectSpec, first_vector: str) -> MustRejectVec
         algorithm.step(codec.decode_input(x, valid))
     if not _refused(lambda: algorithm.step(codec.decode_input(spec.bad_input, valid))):
         raise RuntimeError(f"{vid}: the reference accepts the input {spec.bad_input!r}")
-    expected, tape = _record(e, spec.params, [*spec.before, *spec.after], spec.seed)
+    case = record_case(e, spec.params, [*spec.before, *spec.after], spec.seed)
+    if case.ambiguous:
+        raise AmbiguousCaseError(e.anchor, case.ambiguous)
     return MustRejectVector(vid, e.anchor, dict(spec.params), "step", spec.reason, list(spec.before),
-                            spec.bad_input, list(spec.after), expected, tape, tolerance=codec.tolerance)
+                            spec.bad_input, list(spec.after), case.expected, case.tape, tolerance=case.bounds.release,
+                            draw_tolerance=case.bounds.draws)
 
 
 def _documents() -> list[tuple[ManifestRow, str]]:
@@ -152,15 +199,13 @@ class Problem:
     message: str
 
 
-def _replay(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], tape: Tape, expected: Sequence[Any],
-            vid: str) -> list[Problem]:
-    assert e.codec is not None
-    with TapeReplay(tape) as replay:
-        got = run_inputs(e, params, inputs, replay)
-    for t, (want, have) in enumerate(zip(expected, got, strict=True), start=1):
-        diff = compare(want, have, e.codec.tolerance)
+def _replay(e: Entry, v: KnownAnswerVector) -> list[Problem]:
+    with TapeReplay(v.tape, v.draw_tolerance.relative, v.draw_tolerance.absolute) as replay:
+        got = run_inputs(e, v.params, v.inputs, replay)
+    for t, (want, have) in enumerate(zip(v.expected, got, strict=True), start=1):
+        diff = compare(want, have, v.tolerance)
         if diff is not None:
-            return [Problem(vid, f"step {t}: {diff}")]
+            return [Problem(v.id, f"step {t}: {diff}")]
     return []
 
 
@@ -170,7 +215,7 @@ def verify(root: Path | None = None, progress: Callable[[str], None] = lambda _:
     rows = load_manifest(root)
     for v in known_answer(root=root):
         try:
-            problems += _replay(entry(v.algorithm), v.params, v.inputs, v.tape, v.expected, v.id)
+            problems += _replay(entry(v.algorithm), v)
         except Exception as exc:  # report every vector, do not stop at the first
             problems.append(Problem(v.id, f"{type(exc).__name__}: {exc}"))
         progress(v.id)
@@ -197,14 +242,14 @@ def verify(root: Path | None = None, progress: Callable[[str], None] = lambda _:
 def _replay_reject(e: Entry, r: MustRejectVector) -> list[Problem]:
     assert e.codec is not None and r.tape is not None
     codec = e.codec
-    with TapeReplay(r.tape) as replay:
+    with TapeReplay(r.tape, r.draw_tolerance.relative, r.draw_tolerance.absolute) as replay:
         algorithm, valid = e.make(r.params, replay), e.params.validate(r.params)
         got = [codec.encode_release(algorithm.step(codec.decode_input(x, valid))) for x in r.before]
         if not _refused(lambda: algorithm.step(codec.decode_input(r.bad_input, valid))):
             return [Problem(r.id, f"the reference accepts the input {r.bad_input!r}")]
         got += [codec.encode_release(algorithm.step(codec.decode_input(x, valid))) for x in r.after]
     for t, (want, have) in enumerate(zip(r.expected, got, strict=True), start=1):
-        diff = compare(want, have, codec.tolerance)
+        diff = compare(want, have, r.tolerance)
         if diff is not None:
             return [Problem(r.id, f"accepted step {t}: {diff}")]
     return []

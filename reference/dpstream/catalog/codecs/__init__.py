@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -220,7 +220,8 @@ class Codec:
     ``decode_input(json, params)`` (``params`` validated by the entry's schema) gives what ``step`` takes (raising
     :class:`~dpstream.errors.DPStreamInputError` for a wrong JSON shape); ``encode_release(release)``
     gives the JSON release; ``features(json_release)`` the numbers a statistical check looks at
-    (default: every number of the release in document order).
+    (default: every number of the release in document order). How closely releases are compared is the entry's
+    error model's (:mod:`dpstream.catalog.error_model`), not the codec's.
     """
 
     input_schema: Mapping[str, Any]
@@ -228,7 +229,6 @@ class Codec:
     decode_input: Callable[[Any, Mapping[str, Any]], Any]
     encode_release: Callable[[Any], Any]
     features: Callable[[Any], Sequence[float]] = features_of
-    tolerance: Tolerance = field(default_factory=Tolerance)
 
 
 NUMBER = Codec(NUMBER_SCHEMA, NUMBER_SCHEMA, number_input, _number_release)
