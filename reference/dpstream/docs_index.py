@@ -76,6 +76,9 @@ def _section(entry: Entry, vectors: Mapping[str, tuple[int, int]], audits: Mappi
             lines.append(f"Input rules: {entry.inputs}.")
         if entry.sites:
             lines.append(f"Draw sites: {entry.sites}.")
+        if entry.error_model is not None:
+            lines.append(f"Error model ([conformance.md](conformance.md#the-error-model)): "
+                         f"{entry.error_model.describe()}.")
     lines.append("")
     return lines
 

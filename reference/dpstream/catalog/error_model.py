@@ -71,17 +71,17 @@ Mass = Callable[[Mapping[str, Any], Sequence[Any]], float]
 
 
 def numbers_mass(params: Mapping[str, Any], inputs: Sequence[Any]) -> float:
-    """Every number of the inputs is an operand (counters, tree functions, reports, noisy counts)."""
+    """every number of the inputs (counters, tree functions, reports, noisy counts)"""
     return math.fsum(abs(x) for x in features_of(list(inputs)) if math.isfinite(x))
 
 
 def moves_mass(params: Mapping[str, Any], inputs: Sequence[Any]) -> float:
-    """PHDStream's batches: the moves (+1 inserts, -1 removes) are the counts; coordinates only locate points."""
+    """the moves of the batches (+1 inserts, -1 removes; the coordinates only locate points)"""
     return math.fsum(abs(float(m)) for batch in inputs if isinstance(batch, Mapping) for m in batch.get("moves", ()))
 
 
 def steps_mass(params: Mapping[str, Any], inputs: Sequence[Any]) -> float:
-    """One point per step (004-alg1): the counts are at most the number of steps."""
+    """one count per step (a point, 004-alg1)"""
     return float(len(inputs))
 
 
@@ -92,7 +92,7 @@ def _records(x: Any) -> int:
 
 
 def records_mass(params: Mapping[str, Any], inputs: Sequence[Any]) -> float:
-    """The tabular inputs: records added or removed (a count each; their codes only locate a cell)."""
+    """one count per record added or removed (the codes only locate a cell)"""
     return float(sum(_records(x) for x in inputs))
 
 
@@ -199,8 +199,9 @@ class ErrorModel:
                   + (f" + {FUNCTION_ULPS} x {self.param_functions}" if self.param_functions else "") + ")")
         if self.kind == "sums":
             extra = _describe_ops(self.extra_ops)
-            text = (f"sums: a release number is a sum of at most n operands (inputs by `{self.mass.__name__}`, "
-                    "and every additive draw on the tape)"
+            mass = (self.mass.__doc__ or "").strip()
+            text = (f"sums: a release number is a sum of at most n operands ({mass}, and every additive draw on the "
+                    "tape)"
                     + (f", each scaled by at most {extra} more operations" if extra else "")
                     + f": releases within 2 gamma(n{' + ' + extra if extra else ''}) A, "
                     f"A the operands' absolute sum; {params}")
@@ -208,9 +209,10 @@ class ErrorModel:
             if cells:
                 text += f"; `uniform_box` bounds within 2 gamma({cells}) absolutely"
         else:
-            text = ("mw: K multiplicative-weights steps over n = |X| cells, each adding at most "
-                    "2 u ((F + 3)(L + A) + 2n + F + 4) to the spread of the log-weights; releases within "
-                    "R min(B, 1) + 2 gamma(terms)(R + M), scores of the exponential mechanism within "
+            text = ("mw: multiplicative-weights steps over n = |X| cells, each adding at most "
+                    f"e = 2 u (({FUNCTION_ULPS} + 3)(L + A) + 2n + {FUNCTION_ULPS + 4}) to the spread of the "
+                    "log-weights (A, L: the step's largest |exponent| and |log weight|), B the sum of e; releases "
+                    "within R min(B, 1) + 2 gamma(terms)(R + M), scores of the exponential mechanism within "
                     f"R min(B, 1) + 2 gamma(n + 4)(R + M + n); {params}"
                     + ("; the stream starts from the all-ones dataset (|X| more mass)" if self.g0_ones else ""))
         if self.decisions:

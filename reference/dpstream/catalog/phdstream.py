@@ -661,13 +661,13 @@ SITES_COUNTERS = ("counter C_v at its k-th activation scoped '001-alg3 L7 v=<lab
                   "(Simple: '001-alg8 L4 t=<k>', scale 2/epsilon)")
 
 def _tree_ops(p: Mapping[str, Any]) -> int:
-    """2 D + 4 (Ext_T's divisions by the fanout, the counters' increments)"""
-    return 2 * int(p.get("D", 0)) + 4
+    """2 D + 4"""
+    return 2 * int(p.get("D", 0)) + 4  # Ext_T's division by the fanout at every level, the counters' increments
 
 
 def _cell_ops(p: Mapping[str, Any]) -> int:
-    """3 (D + 1) (lo + i w / fanout at every level)"""
-    return 3 * (int(p.get("D", 0)) + 1)
+    """3 (D + 1)"""
+    return 3 * (int(p.get("D", 0)) + 1)  # lo + i w / fanout at every level
 
 
 SPLIT_DECISION = ("PrivTree's splits b~(v) > theta (001-alg5 L12, 001-alg7 L16), b~ = max(F(v) - depth(v) delta, "
