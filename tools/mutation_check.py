@@ -96,10 +96,18 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("known-answer-fixed-tolerance", CHECKS, DRAW_TESTS, "the known-answer check ignores the vector's tolerance",
        ("diff = compare(want, reply.value, tolerance)", "diff = compare(want, reply.value, Tolerance(1e-3, 1e-3))")),
     # ------------------------------------------------------------------ draw requests
-    _m("draws-rtol-1e-9", TAPE_MODE, DRAW_TESTS, "the last-bit tolerance widened to 1e-9",
-       ("PARAM_RTOL = 1e-12", "PARAM_RTOL = 1e-9")),
-    _m("draws-rtol-bit-exact", TAPE_MODE, DRAW_TESTS, "bit equality demanded (a last-bit difference flagged)",
-       ("PARAM_RTOL = 1e-12", "PARAM_RTOL = 0.0")),
+    _m("draws-tolerance-1e-3", TAPE_MODE, DRAW_TESTS, "the vector's draw tolerance loosened to 1e-3 relative",
+       ("params_equal(checked[k], recorded.params[k], self.tolerance.relative, self.tolerance.absolute)",
+        "params_equal(checked[k], recorded.params[k], 1e-3, self.tolerance.absolute)")),
+    _m("draws-tolerance-bit-exact", TAPE_MODE, DRAW_TESTS, "bit equality demanded (an evaluation-order difference "
+       "flagged)", ("params_equal(checked[k], recorded.params[k], self.tolerance.relative, self.tolerance.absolute)",
+                    "params_equal(checked[k], recorded.params[k], 0.0, 0.0)")),
+    _m("draws-tolerance-relative-only", TAPE, DRAW_TESTS, "the absolute part of the draw tolerance dropped (a zero "
+       "score must be bit-exact)", ("return math.isfinite(gap) and gap <= atol + rtol * abs(b)",
+                                    "return math.isfinite(gap) and gap <= rtol * abs(b)")),
+    _m("draws-tolerance-ignored", CHECKS, DRAW_TESTS, "the known-answer check ignores the vector's draw tolerance",
+       ("answerer = TapeAnswerer(vector.tape, vector.draw_tolerance)\n    releases: list[Any] = []",
+        "answerer = TapeAnswerer(vector.tape)\n    releases: list[Any] = []")),
     _m("draws-repeated-ignored", TAPE_MODE, DRAW_TESTS, "a site asked twice ignored",
        ("if site in self.used:", "if site in self.used and False:")),
     _m("draws-unexpected-ignored", TAPE_MODE, DRAW_TESTS, "a site not on the tape ignored",
