@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from dpstream.files import write_atomically
 from dpstream.noise import (
     DrawKind,
     Params,
@@ -179,7 +180,7 @@ class Tape:
         return json.dumps(self.to_json(), indent=1, allow_nan=False)
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(self.dumps() + "\n", encoding="utf-8")
+        write_atomically(path, self.dumps() + "\n")
 
     @classmethod
     def from_json(cls, doc: Any) -> Tape:

@@ -25,6 +25,7 @@ from dpstream.audit.registry import Profile
 from dpstream.audit.sampler import Sampler, trial_executor
 from dpstream.audit.stats import clopper_pearson_lower, clopper_pearson_upper
 from dpstream.audit.vectorised import LinearModelSampler
+from dpstream.files import write_atomically
 
 __all__ = ["main", "measure"]
 
@@ -80,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     fit = profile_spec(profile).vectorised.fit
     lines += [f"| {r:g} | {h} | {min(fit, max(1000, h // 20))} | {k}/{args.reps} | {lo:.2f}-{hi:.2f} | {s:.0f} |"
               for r, h, k, lo, hi, s in rows]
-    (args.out / "power.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_atomically(args.out / "power.md", "\n".join(lines) + "\n")
     import matplotlib
 
     matplotlib.use("Agg")

@@ -32,6 +32,7 @@ from dpstream.audit.registry import (
     Profile,
     Verdict,
 )
+from dpstream.files import write_atomically, write_figure
 
 __all__ = [
     "COLUMNS",
@@ -339,7 +340,7 @@ def plot_component(report: ComponentReport, path: Path) -> bool:
     fig.suptitle(f"{report.case.component} ({report.case.anchor})", fontsize=10)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90)
+    write_figure(fig, path)
     plt.close(fig)
     return True
 
@@ -352,8 +353,8 @@ def write_report(
     ``partial`` = (cases finished, cases selected) marks the report of an interrupted run."""
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "report.md", out / "report.json"]
-    written[0].write_text(to_markdown(reports, profile, seed, command, partial), encoding="utf-8")
-    written[1].write_text(json.dumps(to_json(reports, profile, seed, partial), indent=1), encoding="utf-8")
+    write_atomically(written[0], to_markdown(reports, profile, seed, command, partial))
+    write_atomically(written[1], json.dumps(to_json(reports, profile, seed, partial), indent=1))
     if plots:
         for r in reports:
             path = out / "plots" / f"{_slug(r.case.family, r.case.component)}.png"

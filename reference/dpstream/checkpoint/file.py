@@ -18,13 +18,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from dpstream.checkpoint.names import CheckpointError
+from dpstream.files import write_atomically
 
 __all__ = ["CHECKPOINT_FORMAT", "CHECKPOINT_VERSION", "canonical", "mac", "parse", "read_text", "seal", "write_text"]
 
@@ -112,27 +111,6 @@ def write_text(text: str, path: str | Path) -> None:
     (if any) and no temporary file behind."""
     target = Path(path)
     try:
-        folder = target.resolve().parent
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+        write_atomically(target.resolve(), text + "\n", mode=0o600)
     except OSError as exc:
         raise CheckpointError(f"cannot write the checkpoint to {target}: {exc.strerror or exc}", str(target)) from exc
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text + "\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, target)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise CheckpointError(f"cannot write the checkpoint to {target}: {exc.strerror or exc}", str(target)) from exc
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    try:
-        dir_fd = os.open(folder, os.O_RDONLY)
-    except OSError:  # pragma: no cover - folders cannot be opened on some platforms
-        return
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)

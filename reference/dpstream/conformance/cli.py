@@ -173,16 +173,21 @@ def conform_main(argv: Sequence[str]) -> int:
     if report.hello is None and cannot:  # e.g. an executable file that is not a program (exec format error)
         parser.error(f"program {command[0]!r} {cannot[0].message.split(': ', 1)[-1]}")
     print(format_table(report), flush=True)
-    written = []
+    written, failed = [], []
     for path, write in ((args.json, write_json), (args.junit, write_junit), (args.markdown, write_markdown)):
         if path is not None:
-            write(report, path)
-            written.append(str(path))
+            try:  # whole or not at all (dpstream.files): on a full disk the earlier file, if any, stays
+                write(report, path)
+                written.append(str(path))
+            except OSError as exc:
+                failed.append(str(path))
+                print(f"dpstream conform: cannot write {path} ({exc.strerror or exc}); it was left as it was",
+                      file=sys.stderr, flush=True)
     if report.interrupted is not None:  # the checks done are reported above and in the files, marked partial
         kept = f"; partial report(s): {', '.join(written)}" if written else ""
         report.interrupted.args = (f"{report.done} of {report.planned} checks done{kept}",)
         raise report.interrupted
-    return report.exit_status
+    return USAGE_ERROR if failed else report.exit_status
 
 
 def _split(argv: list[str]) -> tuple[list[str], list[str]]:

@@ -51,6 +51,7 @@ from dpstream.conformance.outcome import Mode, Outcome, Verdict
 from dpstream.conformance.vector_checks import check_known_answer
 from dpstream.conformance.wire import Program, ProtocolError
 from dpstream.errors import DPStreamInputError, StateError
+from dpstream.files import write_atomically
 from dpstream.noise import derived_seed
 from dpstream.testing.strategies import catalog_cases
 from dpstream.vectors.corpus import CORPUS_FORMAT, MANIFEST, CorpusError, ManifestRow, load_manifest, sha256_of
@@ -275,15 +276,15 @@ def write_vector(out: Path, vector: KnownAnswerVector) -> Path:
     ``<out>/manifest.json`` (made, or kept with its other rows), so that ``--vectors <out>`` replays it."""
     path = out / f"{vector.id}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps(vector.to_json()), encoding="utf-8")
+    write_atomically(path, dumps(vector.to_json()))
     manifest = out / MANIFEST
     before: dict[str, Any] = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
     rows = {r.id: r for r in load_manifest(out)} if before else {}
     rows[vector.id] = ManifestRow(vector.id, "known-answer", vector.algorithm, vector.params, vector.edges,
                                   path.relative_to(out).as_posix(), sha256_of(path))
-    manifest.write_text(dumps({"format": CORPUS_FORMAT, "version": 1, "corpus": before.get("corpus", "differential"),
-                               "vectors": [r.to_json() for r in sorted(rows.values(), key=lambda r: r.id)]}),
-                        encoding="utf-8")
+    write_atomically(manifest, dumps({"format": CORPUS_FORMAT, "version": 1,
+                                      "corpus": before.get("corpus", "differential"),
+                                      "vectors": [r.to_json() for r in sorted(rows.values(), key=lambda r: r.id)]}))
     return path
 
 
@@ -339,7 +340,12 @@ def check_differential(config: ConformConfig, anchor: str, program: Program) -> 
                    if s.cases else f"no fresh case ran: {skipped}{why}")
         return Outcome(Mode.DIFFERENTIAL, anchor, NAME, verdict, message=message, details=details,
                        seconds=time.perf_counter() - started)
-    path = write_vector(config.differential_out, finding.vector)
+    try:
+        written: str = str(write_vector(config.differential_out, finding.vector))
+    except OSError as exc:  # a full disk: the finding is reported all the same, its vector is in the details
+        written = f"(not written: {exc.strerror or exc})"
+        details["vector_json"] = finding.vector.to_json()
+    path = written
     details.update(minimal_case=_case_json(finding), vector=str(path), check=finding.outcome.to_json(),
                    first_divergence=finding.outcome.details.get("first_divergence"),
                    draw_issues=finding.outcome.details.get("draw_issues", []), restarts=s.restarts)

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from dpstream.files import write_figure
+
 __all__ = ["ROWS", "text_block", "witness_histogram", "witness_png", "witnesses_of"]
 
 ROWS = 16
@@ -131,7 +133,7 @@ def witness_png(data: Mapping[str, Any], path: Path, title: str = "witness") -> 
     ax.legend(fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90)
+    write_figure(fig, path)
     plt.close(fig)
     return True
 

@@ -47,6 +47,7 @@ from dpstream.conformance.statistical import (
     plan_for,
     run_search,
 )
+from dpstream.files import write_atomically, write_figure
 from dpstream.insecure.planted import PLANTED_LEAKS, PlantedLeak
 from dpstream.noise import derived_seed
 
@@ -206,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         row = calibrate(anchor, Profile(args.profile), args.reps, bulk=args.bulk, seed=args.seed,
                         workers=args.workers)
         doc["rows"][row["fingerprint"]] = row
-        table.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        write_atomically(table, json.dumps(doc, indent=1, sort_keys=True) + "\n")
     print(f"wrote {table}")
     return 0
 
@@ -260,7 +261,7 @@ def draw(doc: Mapping[str, Any], path: Path) -> None:
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90)
+    write_figure(fig, path)
     plt.close(fig)
 
 

@@ -22,6 +22,7 @@ from dpstream.audit.search import finite
 from dpstream.conformance.outcome import Mode, Outcome, Verdict, severity, worst
 from dpstream.conformance.pictures import text_block, witness_histogram, witness_png, witnesses_of
 from dpstream.conformance.runner import ConformReport
+from dpstream.files import write_atomically
 
 __all__ = ["dumps", "format_table", "plain", "to_json", "write_json", "write_junit", "write_markdown"]
 
@@ -160,7 +161,7 @@ def dumps(doc: Any) -> str:
 
 
 def write_json(report: ConformReport, path: Path) -> None:
-    path.write_text(dumps(to_json(report)) + "\n", encoding="utf-8")
+    write_atomically(path, dumps(to_json(report)) + "\n")
 
 
 def write_junit(report: ConformReport, path: Path) -> None:
@@ -184,7 +185,7 @@ def write_junit(report: ConformReport, path: Path) -> None:
                 case.result = [failure]
             suite.add_testcase(case)
         xml.add_testsuite(suite)
-    xml.write(str(path), pretty=True)
+    write_atomically(path, bytes(xml.tostring()))  # type: ignore[no-untyped-call]
 
 
 def _minimal_case(o: Outcome) -> list[str]:
@@ -233,4 +234,4 @@ def write_markdown(report: ConformReport, path: Path) -> None:
                 lines += [*text_block(witness_histogram(data, title)), ""]
     status = report.exit_status
     lines += ["", f"Exit status **{status}**: the program {EXIT_TEXT[status]}."]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_atomically(path, "\n".join(lines) + "\n")

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from dpstream.catalog.codecs import Tolerance
+from dpstream.files import write_atomically
 from dpstream.tape import Tape, TapeFormatError
 
 __all__ = [
@@ -130,7 +131,7 @@ class KnownAnswerVector:
         }
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(dumps(self.to_json()), encoding="utf-8")
+        write_atomically(path, dumps(self.to_json()))
 
     @classmethod
     def from_json(cls, doc: Any) -> KnownAnswerVector:
@@ -189,7 +190,7 @@ class MustRejectVector:
         return doc
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(dumps(self.to_json()), encoding="utf-8")
+        write_atomically(path, dumps(self.to_json()))
 
     @classmethod
     def from_json(cls, doc: Any) -> MustRejectVector:
