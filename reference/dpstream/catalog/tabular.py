@@ -54,7 +54,8 @@ __all__ = ["ENTRIES"]
 P = Mapping[str, Any]
 DOC = "docs/tabular.md"
 
-DOMAIN = Param("domain", "object", "X = X_1 x ... x X_p as {'names': [...], 'sizes': [...]}")
+DOMAIN = Param("domain", "object", "X = X_1 x ... x X_p as {'names': [...], 'sizes': [...]}: distinct non-empty "
+                                    "names, sizes >= 1, at most 65536 cells in all")
 QUERIES = Param("queries", "array", "Q: marginal queries {'columns', 'values'} or workloads {'columns'}",
                 items={"type": "object"})
 K = integer("k", "k: selections per time step (iterations of the offline boxes), at most 1000", maximum=1000)

@@ -161,14 +161,12 @@ class ProtocolSampler:
         rows: list[list[float]] = []
         for releases in self._releases(program, list(inputs), runs):
             if not isinstance(releases, list) or len(releases) != len(inputs):
-                raise ProtocolError("bad-reply", f"a run of {len(inputs)} inputs gave {releases!r:.200}",
-                                    program.stderr)
+                raise program.broken("bad-reply", f"a run of {len(inputs)} inputs gave {releases!r:.200}")
             rows.append([x for r in releases for x in codec.features(r)] if features is None
                         else _featurised(features, releases, program))
         width = {len(r) for r in rows}
         if len(width) > 1:
-            raise ProtocolError("bad-reply", f"releases of different shapes across runs: {sorted(width)} numbers",
-                                program.stderr)
+            raise program.broken("bad-reply", f"releases of different shapes across runs: {sorted(width)} numbers")
         return np.asarray(rows, dtype=np.float64).reshape(runs, -1)
 
     def _releases(self, program: Program, inputs: list[Any], runs: int) -> Iterator[Any]:
@@ -188,11 +186,9 @@ def _featurised(features: Features, releases: Sequence[Any], program: Program) -
     try:
         row = [float(x) for x in features.of(releases)]
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-        raise ProtocolError("bad-reply", f"releases of the wrong shape ({type(exc).__name__}: {exc})"[:300],
-                            program.stderr) from exc
+        raise program.broken("bad-reply", f"releases of the wrong shape ({type(exc).__name__}: {exc})"[:300]) from exc
     if len(row) != len(features.names):
-        raise ProtocolError("bad-reply", f"releases gave {len(row)} features, expected {len(features.names)}",
-                            program.stderr)
+        raise program.broken("bad-reply", f"releases gave {len(row)} features, expected {len(features.names)}")
     return row
 
 

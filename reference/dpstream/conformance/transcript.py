@@ -227,11 +227,11 @@ def _run(program: Program, anchor: str, params: Mapping[str, Any], inputs: Seque
     if reply.kind == "error":
         return None, [], None, f"a valid stream was refused: {reply.value}"
     if reply.draws is None:
-        raise ProtocolError("bad-reply", "transcript mode: a run's reply has no 'draws'", program.stderr)
+        raise program.broken("bad-reply", "transcript mode: a run's reply has no 'draws'")
     try:
         draws = parse_draws(reply.draws)
     except TranscriptError as exc:
-        raise ProtocolError("bad-reply", f"transcript mode: {exc}", program.stderr) from None
+        raise program.broken("bad-reply", f"transcript mode: {exc}") from None
     return list(reply.value), draws, reply.draws, None
 
 
@@ -284,25 +284,23 @@ def _law_runs(program: Program, anchor: str, params: Mapping[str, Any], inputs: 
               seed: int, bulk: bool) -> list[list[Draw]]:
     refused = program.init(anchor, params, "transcript", seed)
     if refused is not None:
-        raise ProtocolError("bad-reply", f"transcript mode: valid parameters refused: {refused}", program.stderr)
+        raise program.broken("bad-reply", f"transcript mode: valid parameters refused: {refused}")
     raw: list[Any] = []
     if bulk:
         for start in range(0, runs, 500):
             reply = program.runs(inputs, min(500, runs - start))
             if reply.kind == "error" or reply.draws is None:
-                raise ProtocolError("bad-reply", f"transcript mode: 'runs' gave no draws ({reply.value})"[:300],
-                                    program.stderr)
+                raise program.broken("bad-reply", f"transcript mode: 'runs' gave no draws ({reply.value})"[:300])
             raw.extend(reply.draws)
     else:
         for reply in program.run_many(list(inputs), runs):
             if reply.kind == "error" or reply.draws is None:
-                raise ProtocolError("bad-reply", f"transcript mode: a run gave no draws ({reply.value})"[:300],
-                                    program.stderr)
+                raise program.broken("bad-reply", f"transcript mode: a run gave no draws ({reply.value})"[:300])
             raw.append(reply.draws)
     try:
         return [parse_draws(r) for r in raw]
     except TranscriptError as exc:
-        raise ProtocolError("bad-reply", f"transcript mode: {exc}", program.stderr) from None
+        raise program.broken("bad-reply", f"transcript mode: {exc}") from None
 
 
 def _check(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: bool, program: Program) -> Outcome:

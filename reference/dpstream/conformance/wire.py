@@ -9,6 +9,14 @@ Reads go through a thread that drains stdout into a queue, so the harness can wr
 ahead (:meth:`Program.run_many`) without a pipe deadlock. Every running program is known to
 :func:`kill_all`, which an interrupted run (and a terminated worker process) calls, so that no
 program under test outlives the harness.
+
+**Slow is not broken.** An answer is awaited for the timeout, scaled to the work asked for (a ``runs`` message of N
+runs gets N / :data:`RUNS_PER_TIMEOUT` timeouts, and at least :data:`SPEED_MARGIN` times what N runs took this
+program before: its measured speed), and then, while the program still runs, :data:`PATIENCE` times as long again
+before a timeout is declared: a busy machine makes a correct program late, and a late answer is noted
+(:attr:`Program.late`), not an error. **A broken program is never spoken to again:** every :class:`ProtocolError`
+this class raises (a timeout, a crash, bad JSON, a reply of the wrong shape) first kills the program, so a reply it
+might still write can never be read as the answer to a later request; the next check starts a fresh copy.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ import os
 import queue
 import subprocess
 import threading
+import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -30,6 +39,7 @@ from typing import Any
 from dpstream.interrupts import at_stop
 
 __all__ = [
+    "PATIENCE",
     "PROTOCOL_VERSION",
     "Hello",
     "Program",
@@ -44,6 +54,10 @@ PROTOCOL_VERSION = 1
 STDERR_LINES = 200
 RUNS_PER_TIMEOUT = 1000
 """A ``runs`` message of N runs is given N / RUNS_PER_TIMEOUT times the answer timeout (at least one timeout)."""
+SPEED_MARGIN = 20.0
+"""A ``runs`` message is also given this many times what its runs took the same program before (measured speed)."""
+PATIENCE = 5.0
+"""After the timeout, a still-running program gets this many times as long again before a timeout is declared."""
 
 
 class ProtocolError(RuntimeError):
@@ -132,6 +146,11 @@ class Program:
         """Messages written to the program."""
         self.replies = 0
         """Lines read from the program that were JSON objects."""
+        self.late: list[float] = []
+        """Seconds waited for each answer that came after the timeout, within the patience (slow, not broken)."""
+        self._algorithm = ""
+        self._per_run: dict[tuple[str, int], float] = {}
+        """Measured seconds per run of the current algorithm, by stream length (the program's speed)."""
 
     # ------------------------------------------------------------------------------------ process
     def start(self) -> Program:
@@ -216,25 +235,40 @@ class Program:
         code = None if process is None else process.poll()
         return "still running" if code is None else f"exit status {code}"
 
+    def broken(self, kind: str, message: str) -> ProtocolError:
+        """The error to raise for a broken protocol; the program is killed first (its state, and what it may still
+        write, are unknown: it is never spoken to again)."""
+        error = ProtocolError(kind, message, self.stderr)
+        self.kill()
+        return error
+
     def receive(self, timeout: float | None = None) -> dict[str, Any]:
-        """The next line of stdout as a JSON object."""
+        """The next line of stdout as a JSON object (see the module docstring for the timeout and the patience)."""
         wait = self.timeout if timeout is None else timeout
+        started = time.monotonic()
         try:
             line = self._lines.get(timeout=wait)
         except queue.Empty:
-            raise ProtocolError("timeout", f"no answer within {wait:g} s", self.stderr) from None
+            line = None
+            if self.alive:  # slow is not broken: wait once more, longer, before declaring a timeout
+                with contextlib.suppress(queue.Empty):
+                    line = self._lines.get(timeout=wait * PATIENCE)
+                    self.late.append(time.monotonic() - started)
+            if line is None:
+                raise self.broken("timeout", f"no answer within {wait * (1 + PATIENCE):g} s (the timeout {wait:g} s, "
+                                             f"then {PATIENCE:g} times as long again)") from None
         if line is _EOF:
             if self._process is not None:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     self._process.wait(timeout=1.0)
-            raise ProtocolError("crash", f"the program closed its output ({self._status()})", self.stderr)
+            raise self.broken("crash", f"the program closed its output ({self._status()})")
         assert isinstance(line, bytes)
         try:
             message = json.loads(line)
         except (ValueError, RecursionError):  # RecursionError: nested too deeply for the parser
-            raise ProtocolError("bad-json", f"not JSON: {line[:200]!r}", self.stderr) from None
+            raise self.broken("bad-json", f"not JSON: {line[:200]!r}") from None
         if not isinstance(message, dict):
-            raise ProtocolError("bad-json", f"not a JSON object: {line[:200]!r}", self.stderr)
+            raise self.broken("bad-json", f"not a JSON object: {line[:200]!r}")
         self.replies += 1
         return message
 
@@ -246,11 +280,9 @@ class Program:
             if keys[definition] in message:
                 problems = validator(definition)(message)
                 if problems:
-                    raise ProtocolError("bad-reply", f"{definition}: {'; '.join(problems)}: {message!r}"[:500],
-                                        self.stderr)
+                    raise self.broken("bad-reply", f"{definition}: {'; '.join(problems)}: {message!r}"[:500])
                 return definition
-        raise ProtocolError("bad-reply", f"expected one of {list(definitions)}, got {json.dumps(message)[:300]}",
-                            self.stderr)
+        raise self.broken("bad-reply", f"expected one of {list(definitions)}, got {json.dumps(message)[:300]}")
 
     def hello(self) -> Hello:
         self.send({"op": "hello"})
@@ -262,6 +294,7 @@ class Program:
 
     def init(self, algorithm: str, params: Mapping[str, Any], noise: str, seed: int) -> str | None:
         """``None`` when the program accepted, else its error message."""
+        self._algorithm = algorithm
         self.send({"op": "init", "algorithm": algorithm, "params": dict(params), "noise": noise, "seed": seed})
         message = self.receive()
         if self._expect(message, "ok", "error") == "error":
@@ -283,7 +316,7 @@ class Program:
             kind = self._expect(message, "draw_request", final, "error")
             if kind == "draw_request":
                 if answer is None:
-                    raise ProtocolError("bad-reply", f"draw request in own mode: {message['draw']!r}", self.stderr)
+                    raise self.broken("bad-reply", f"draw request in own mode: {message['draw']!r}")
                 self.send({"value": answer(message["draw"])})
                 continue
             return Reply(kind, message[kind], message.get("draws"))
@@ -292,18 +325,22 @@ class Program:
         """The bulk op ``runs`` (announced in hello): ``count`` fresh runs on ``inputs`` in one message; the reply's
         value is the list of runs (each a list of releases), ``draws`` one list of draws per run in transcript
         mode."""
+        key = (self._algorithm, len(inputs))
+        expected = self._per_run.get(key, 0.0) * count * SPEED_MARGIN  # the program's measured speed
+        started = time.monotonic()
         self.send({"op": "runs", "inputs": list(inputs), "count": count})
-        message = self.receive(self.timeout * max(1.0, count / RUNS_PER_TIMEOUT))
+        message = self.receive(max(self.timeout * max(1.0, count / RUNS_PER_TIMEOUT), expected))
         kind = self._expect(message, "runs_reply", "error")
         if kind == "error":
             return Reply("error", message["error"])
         block = message["runs"]
         if len(block) != count:
-            raise ProtocolError("bad-reply", f"'runs' asked {count} runs, got {len(block)}", self.stderr)
+            raise self.broken("bad-reply", f"'runs' asked {count} runs, got {len(block)}")
         draws = message.get("draws")
         if draws is not None and (not isinstance(draws, list) or len(draws) != count):
-            raise ProtocolError("bad-reply", f"'runs' asked {count} runs, got draws for "
-                                f"{len(draws) if isinstance(draws, list) else 'none'}", self.stderr)
+            raise self.broken("bad-reply", f"'runs' asked {count} runs, got draws for "
+                                           f"{len(draws) if isinstance(draws, list) else 'none'}")
+        self._per_run[key] = max(self._per_run.get(key, 0.0), (time.monotonic() - started) / count)
         return Reply("runs", block, draws)
 
     def run_many(self, inputs: Sequence[Any], count: int, window: int = 256) -> Iterable[Reply]:
@@ -330,6 +367,6 @@ class Program:
             room.release()
             kind = self._expect(message, "releases", "error", "draw_request")
             if kind == "draw_request":
-                raise ProtocolError("bad-reply", "draw request in own mode", self.stderr)
+                raise self.broken("bad-reply", "draw request in own mode")
             yield Reply(kind, message[kind], message.get("draws"))
         writer.join(timeout=self.timeout)

@@ -1,0 +1,54 @@
+"""An outside implementation of the multiplicative-weights entries in another floating-point order passes.
+
+`tests/conformance/outside_js/mw.js` (node, no packages) implements 003-alg2, 003-alg1 and 003-alg3 from the docs
+alone (docs/tabular.md "The boxes exactly", docs/conformance.md; its author's questions are in
+`outside_js/MW-QUESTIONS.md`), in another evaluation order than the reference's: weights in log space with
+log-sum-exp, every sum from the last element to the first, averages as sum / k, N q(p) as the sum of N p(x). Before
+the error model (issue 27) such a program was a deviation over a score of 2.2e-16 against the reference's 0.0. Its
+`--mistake` flag plants a real mistake (`scale`: the measurement scale times 1.5; `score`: the first candidate's
+score off by 1; `release`: every released cell times 1 + 1e-6), which the kit must still convict. Deterministic
+(tape mode; the differential cases are seeded): no false-alarm probability. Skipped without node 18+.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from dpstream.testing import load_script
+
+HERE = Path(__file__).resolve().parent
+MW = HERE / "outside_js" / "mw.js"
+PROGRAMS: ModuleType = load_script(HERE / "example_programs.py")
+ALGORITHMS = ["--algorithm", "003-alg2", "--algorithm", "003-alg1", "--algorithm", "003-alg3"]
+CONFORM = [sys.executable, "-m", "dpstream.cli", "conform", "--no-progress", *ALGORITHMS]
+
+
+def conform(modes: str, *program: str, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    node = str(PROGRAMS.node_or_skip("the outside multiplicative-weights program"))
+    return subprocess.run([*CONFORM, "--mode", modes, *extra, "--", node, str(MW), *program], capture_output=True,
+                          text=True, timeout=600, env={**os.environ, "CI": "1"})
+
+
+def test_the_correct_program_passes_every_vector() -> None:
+    done = conform("known-answer,must-reject")
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "133 checks" in done.stdout
+
+
+@pytest.mark.parametrize("mistake", ["score", pytest.param("scale", marks=pytest.mark.slow),
+                                     pytest.param("release", marks=pytest.mark.slow)])
+def test_a_planted_mistake_is_a_deviation(mistake: str) -> None:
+    done = conform("known-answer", "--mistake", mistake)
+    assert done.returncode == 1, done.stdout[-3000:]
+
+
+@pytest.mark.slow
+def test_the_correct_program_passes_fresh_cases(tmp_path: Path) -> None:
+    done = conform("differential", extra=("--differential-out", str(tmp_path / "diff")))
+    assert done.returncode == 0, done.stdout[-3000:]
