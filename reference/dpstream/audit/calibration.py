@@ -28,14 +28,16 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as _st
 
 from dpstream.audit.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.audit.protocol import Encoder, Transcript, flatten
 from dpstream.audit.registry import CheckKind, CheckResult
 from dpstream.audit.scores import recover_noise
 from dpstream.errors import DPStreamInputError
+from dpstream.lazy import LazyModule
 from dpstream.noise import DrawKind
+
+_st = LazyModule("scipy.stats")
 
 __all__ = ["calibration_finite", "calibration_linear", "chi_square_pvalue", "marginal_pvalue"]
 

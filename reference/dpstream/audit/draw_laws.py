@@ -31,10 +31,12 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as _st
 
+from dpstream.lazy import LazyModule
 from dpstream.noise import DrawKind, data_rng, em_log_weights
 from dpstream.tape import Draw
+
+_st = LazyModule("scipy.stats")
 
 __all__ = ["LawFinding", "law_findings", "pit"]
 

@@ -41,7 +41,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import logsumexp
 
 from dpstream.audit.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.audit.neighbours import NeighbourPair
@@ -49,7 +48,10 @@ from dpstream.audit.protocol import Encoder, flatten
 from dpstream.audit.registry import CheckKind, CheckResult
 from dpstream.claims import Measure, PrivacyClaim
 from dpstream.errors import DPStreamInputError, require_int_at_least
+from dpstream.lazy import LazyModule
 from dpstream.noise import DrawKind
+
+_special = LazyModule("scipy.special")
 
 __all__ = [
     "DEFAULT_ALPHAS",
@@ -188,7 +190,7 @@ def renyi_shift(law: NoiseLaw, d: float, alpha: float) -> float:
         x = abs(d) / law.parameter
         a = alpha
         terms = [math.log(a / (2 * a - 1)) + (a - 1) * x, math.log((a - 1) / (2 * a - 1)) - a * x]
-        return float(logsumexp(terms)) / (a - 1)
+        return float(_special.logsumexp(terms)) / (a - 1)
     if not _is_integer(d):
         return math.inf
     shift = round(d)
@@ -196,7 +198,7 @@ def renyi_shift(law: NoiseLaw, d: float, alpha: float) -> float:
     z = np.arange(-radius, radius + 1, dtype=np.float64)
     lp = law.log_pdf(z)
     lq = law.log_pdf(z - shift)
-    return float(logsumexp(alpha * lp + (1.0 - alpha) * lq)) / (alpha - 1.0)
+    return float(_special.logsumexp(alpha * lp + (1.0 - alpha) * lq)) / (alpha - 1.0)
 
 
 def linear_sup_loss(model: LinearReleaseModel, f: npt.ArrayLike, f_prime: npt.ArrayLike) -> float:
@@ -329,7 +331,7 @@ def finite_renyi(p: Mapping[Any, float], q: Mapping[Any, float], alpha: float) -
         if b <= 0.0:
             return math.inf
         logs.append(alpha * math.log(a) + (1.0 - alpha) * math.log(b))
-    return float(logsumexp(logs)) / (alpha - 1.0) if logs else 0.0
+    return float(_special.logsumexp(logs)) / (alpha - 1.0) if logs else 0.0
 
 
 def exact_loss_finite(
@@ -378,8 +380,8 @@ def exact_loss_pointwise(
             lp.append(float(log_p(o, pair.f)))
             lq.append(float(log_p(o, pair.f_prime)))
         a, b = np.asarray(lp), np.asarray(lq)
-        mass_p = float(np.exp(logsumexp(a))) if a.size else 0.0
-        mass_q = float(np.exp(logsumexp(b))) if b.size else 0.0
+        mass_p = float(np.exp(_special.logsumexp(a))) if a.size else 0.0
+        mass_q = float(np.exp(_special.logsumexp(b))) if b.size else 0.0
         truncated = max(truncated, 1.0 - mass_p, 1.0 - mass_q)
         both = np.isfinite(a) & np.isfinite(b)
         one = np.isfinite(a) ^ np.isfinite(b)
@@ -403,7 +405,7 @@ def _renyi_from_logs(a: FloatArray, b: FloatArray, alpha: float) -> float:
         return math.inf
     if not keep.any():
         return 0.0
-    return float(logsumexp(alpha * a[keep] + (1.0 - alpha) * b[keep])) / (alpha - 1.0)
+    return float(_special.logsumexp(alpha * a[keep] + (1.0 - alpha) * b[keep])) / (alpha - 1.0)
 
 
 def integer_grid(center: Sequence[int], radius: int) -> Iterator[tuple[int, ...]]:

@@ -39,7 +39,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import linear_sum_assignment
 
 from dpstream.errors import DPStreamInputError
 from dpstream.hypercube.partition import BinaryPartition
@@ -84,6 +83,8 @@ def wasserstein1_assignment(x: npt.ArrayLike, y: npt.ArrayLike) -> float:
     """Exact W_1 under l_inf by the assignment problem (any d, equal sizes)."""
     X, Y = _pair(x, y)
     cost = linf_cost_matrix(X, Y)
+    from scipy.optimize import linear_sum_assignment  # on first use: scipy.optimize is slow to import
+
     rows, cols = linear_sum_assignment(cost)
     return float(cost[rows, cols].sum() / X.shape[0])
 

@@ -37,16 +37,18 @@ from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import logsumexp
 
 from dpstream.audit.counters.models import tree_aggregation_model
 from dpstream.audit.exact import ExactLoss, linear_renyi, renyi_shift
 from dpstream.audit.linear_model import LinearReleaseModel, NoiseLaw
 from dpstream.claims import Measure
 from dpstream.errors import DPStreamInputError, require_positive_finite
+from dpstream.lazy import LazyModule
 from dpstream.longitudinal.bounds import validate_horizon_window
 from dpstream.longitudinal.data import pattern_string, window_histogram
 from dpstream.noise import site
+
+_special = LazyModule("scipy.special")
 
 __all__ = [
     "cumulative_model",
@@ -133,7 +135,7 @@ def v_divergence(sigma2: float, delta: int, parity: int, alpha: float) -> float:
     lp = v_log_pmf(sigma2, d)
     lq = v_log_pmf(sigma2, d + delta)  # V = mu + d = (mu - delta) + (d + delta)
     keep = np.isfinite(lp) & np.isfinite(lq)
-    return float(logsumexp(alpha * lp[keep] + (1.0 - alpha) * lq[keep])) / (alpha - 1.0)
+    return float(_special.logsumexp(alpha * lp[keep] + (1.0 - alpha) * lq[keep])) / (alpha - 1.0)
 
 
 def _bracket(alpha: float, lower: float, upper: float, histograms: float) -> ExactLoss:
