@@ -32,7 +32,9 @@ typecheck: $(VENV)/.test-installed
 	$(BIN)/mypy --strict $(SOURCES)
 
 # One BLAS thread per test process: JOBS processes already share the cores (docs/developing.md, "Test budgets").
-THREADS := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+# Bytecode is written (PYTHONDONTWRITEBYTECODE emptied): the tests start hundreds of dpstream processes, and each
+# would compile the package from source again (twice the start-up time), as would pytest's assertion rewriting.
+THREADS := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONDONTWRITEBYTECODE=
 
 # mypy (one process) runs beside pytest: both must pass; mypy's report is printed after the tests.
 test: lint

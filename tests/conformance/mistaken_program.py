@@ -15,6 +15,15 @@ MISTAKE:
 * ``tree-levels-above-64`` (001-alg10): for T = 2^k + 1 with k >= 6 the scale has one level too many (a table of
   levels that is off by one past 64). The vectors stop at T = 33.
 
+Mistakes that show only in larger cases than the vectors and the first fresh cases hold:
+
+* ``privtree-depth-6`` (001-alg5): for a tree of depth D >= 6 the "general" scale is (D - 1)/eps instead of D/eps
+  (a loop bound off by one past depth 5). The vectors stop at D = 4.
+* ``cumulative-step-40`` (002-alg2): from the 40th step of a run on, the first individual's report is read flipped
+  (a buffer that wraps at 40). The vectors stop at T = 9.
+* ``tabular-step-20`` (003-alg2): from the 20th step of a run on, the last record a step adds is lost. The vectors
+  stop at 5 steps.
+
 Every mistake changes the draw requests or the releases of some valid case; the differential mode should convict it
 with a small shrunk case (tests/conformance/test_differential.py).
 """
@@ -54,6 +63,9 @@ class MistakenServer(Server):
             raw["epsilon"] = raw["epsilon"] * (2 * beta - 1) / (3 * (beta - 1))  # lambda = 3/eps or 6/eps
         elif MISTAKE == "offline-default-fitter" and anchor == "000-alg1" and "A_Dataset" not in raw:
             raw["A_Dataset"] = "mw"
+        elif MISTAKE == "privtree-depth-6" and anchor == "001-alg5" and raw["D"] >= 6 and raw.get(
+                "lambda_rule", "general") == "general":
+            raw["epsilon"] = raw["epsilon"] * raw["D"] / (raw["D"] - 1)  # lambda = (D - 1)/eps
         elif MISTAKE == "tree-levels-above-64" and anchor == "001-alg10":
             T = raw["T"]
             if T > 64 and (T - 1) & (T - 2) == 0:
@@ -61,11 +73,28 @@ class MistakenServer(Server):
                 raw["epsilon"] = raw["epsilon"] * levels / (levels + 1)  # scale (levels + 1)/eps
         return self._entry.make(raw, noise)
 
+    steps = 0
+
     def handle(self, message: Any) -> dict[str, Any] | None:
-        if (MISTAKE == "unit-coordinate" and isinstance(message, dict) and message.get("op") == "step"
-                and self._entry is not None and self._entry.anchor in STREAMS):
-            message = {**message, "input": _without_unit_coordinates(message.get("input"))}
-        return super().handle(message)
+        op = message.get("op") if isinstance(message, dict) else None
+        if op == "init":
+            self.steps = 0
+        anchor = self._entry.anchor if self._entry is not None else None
+        if op == "step" and isinstance(message, dict):
+            self.steps += 1
+            value = message.get("input")
+            if MISTAKE == "unit-coordinate" and anchor in STREAMS:
+                message = {**message, "input": _without_unit_coordinates(value)}
+            elif MISTAKE == "cumulative-step-40" and anchor == "002-alg2" and self.steps >= 40 and isinstance(
+                    value, list) and value and value[0] in (0, 1):
+                message = {**message, "input": [1 - value[0], *value[1:]]}
+            elif MISTAKE == "tabular-step-20" and anchor == "003-alg2" and self.steps >= 20 and isinstance(
+                    value, dict) and isinstance(value.get("added"), list) and value["added"]:
+                message = {**message, "input": {**value, "added": value["added"][:-1]}}
+        reply = super().handle(message)
+        if op == "step" and isinstance(reply, dict) and "error" in reply:
+            self.steps -= 1  # a refused step is no step
+        return reply
 
 
 def main() -> int:

@@ -5,8 +5,9 @@
 holds the answer to the NTH message whose op is OP (``step``, ``run``, ``runs``, ``init``; counted from 1 over the
 whole session) back for DELAY seconds, then writes it: the answer is late, never wrong. Everything else is
 ``dpstream serve``'s. With ``SLOW_ONCE=FILE`` in the environment only the first copy of the program to start holds
-anything (it creates FILE; a copy started later, finding FILE, answers at once). Used by tests/conformance/test_slow_programs.py (a slow answer is not a broken protocol, and a
-program that timed out never poisons the next check).
+anything (it creates FILE; a copy started later, finding FILE, answers at once). Used by
+tests/conformance/test_slow_programs.py (a slow answer is not a broken protocol, and a program that timed out never
+poisons the next check).
 """
 
 from __future__ import annotations

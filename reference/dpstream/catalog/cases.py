@@ -1,13 +1,22 @@
 """Fresh cases of an algorithm, for the differential mode of ``dpstream conform`` (docs/conformance.md).
 
 A catalog entry's ``cases`` (an :class:`~dpstream.catalog.entry.Entry` field) draws one case -- parameters and an
-input stream, as the protocol's JSON -- through a :class:`CaseDraw`. The differential mode implements the drawer with
-Hypothesis (:func:`dpstream.testing.strategies.catalog_cases`), so that every choice can shrink: a scalar drawn with
-``edges`` is one of them about half of the time and shrinks to the first, an option of :meth:`CaseDraw.choice`
-shrinks to the first option, and the input streams come from the strategies of :mod:`dpstream.testing.strategies`
-(valid streams: no removal of what is absent, points in the domain, ...). List the simplest edge and option first:
-a case drawn on an edge shrinks only to an earlier edge, never back into the range (a stream length drawn with
-edges ``(T,)`` would stay T long; ``(1, T)`` shrinks to one step).
+input stream, as the protocol's JSON -- through a :class:`CaseDraw`. Two drawers implement it: the differential
+mode's fuzzer (:class:`dpstream.conformance.fuzz.ChoiceDraw`: choice sequences, coverage-guided, shrunk by its own
+shrinker) and Hypothesis (:func:`dpstream.testing.strategies.catalog_cases`, for property tests). In both every
+choice shrinks: a scalar drawn with ``edges`` is one of them about half of the time and shrinks to the first, an
+option of :meth:`CaseDraw.choice` shrinks to the first option, and the input streams are valid (no removal of what is
+absent, points in the domain, ...). List the simplest edge and option first: a case drawn on an edge shrinks only to
+an earlier edge, never back into the range (a stream length drawn with edges ``(T,)`` would stay T long; ``(1, T)``
+shrinks to one step).
+
+**Sizes.** A generator bounds every size it draws (a horizon, a depth, a number of records or steps) with
+:meth:`CaseDraw.size` ``(small, large)``: ``small`` is the range the shipped vectors cover, ``large`` the largest the
+docs allow (or the largest a case may take in the time of a differential run); the fuzzer's cases grow from one to
+the other as its budget goes on, so that a mistake that shows only at depth 6 or at step 40 is reached.
+**Features.** A generator asks :meth:`CaseDraw.feature` ``(name)`` before using an optional feature of a stream
+(deletions, removals, empty batches, repeated points, measured totals, ...): the fuzzer switches random subsets off
+per case (swarm testing), Hypothesis keeps them all on.
 
 The generators weight the edges the known-answer vectors care about (T = 1, 2^k, 2^k +- 1, empty batches, deletions
 back to zero, D = 0, large fanout, extreme parameters, optional parameters left out) and stay within what the docs
@@ -30,8 +39,8 @@ T_co = TypeVar("T_co")
 Event = tuple[Any, ...]
 """One event of an EVENT stream: the point's coordinates (or the record's values), then +1 (inserted) or -1."""
 
-EDGE_HORIZONS = (1, 2, 3, 4, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129)
-"""T = 1, 2^k and 2^k +- 1 up to 129 (the vectors stop at 33)."""
+EDGE_HORIZONS = tuple(sorted({1, *(2**k + s for k in range(1, 13) for s in (-1, 0, 1))}))
+"""T = 1, 2^k and 2^k +- 1 up to 4097 (the vectors stop at 33; :meth:`CaseDraw.size` bounds what a case takes)."""
 
 PRIVACY_EDGES = (1.0, 0.5, 2.0, 0.001, 1000.0)
 """A privacy parameter (eps or rho): the usual values, then the extremes."""
@@ -57,7 +66,15 @@ def horizon_labels(T: int, length: int | None = None) -> tuple[str, ...]:
 
 
 class CaseDraw(Protocol):
-    """What a case generator draws from (the differential mode's implementation shrinks every choice)."""
+    """What a case generator draws from (both implementations shrink every choice)."""
+
+    def size(self, small: int, large: int) -> int:
+        """The bound of a size for this case: from ``small`` (the vectors' range) to ``large`` (the docs' largest)."""
+        ...
+
+    def feature(self, name: str) -> bool:
+        """Whether the optional feature ``name`` is switched on for this case (swarm testing)."""
+        ...
 
     def integer(self, low: int, high: int, edges: Sequence[int] = ()) -> int:
         """An integer in [low, high]; one of ``edges`` about half of the time."""

@@ -27,7 +27,6 @@ from dpstream.catalog.cases import (
     Case,
     CaseDraw,
     CaseGenerator,
-    horizon_edges,
     horizon_labels,
     optional,
 )
@@ -302,9 +301,23 @@ def _multidim_model(p: P) -> LinearReleaseModel:
 
 
 # ----------------------------------------------------------------------------------------- differential cases
-UNBOUNDED_LENGTHS = (1, 2, 4, 5, 8, 13, 14, 16, 17, 29, 30, 32, 33, 54, 55, 64, 65, 90, 91, 128, 129)
+def _partition_ends(limit: int) -> list[int]:
+    """The ends of the unbounded block counter's partitions (T = B^2 steps of blocks of B = 2, 3, ...: t = 4, 13, 29,
+    54, 90, ...) up to ``limit``."""
+    ends, t, B = [], 0, 2
+    while t + B * B <= limit:
+        t += B * B
+        ends.append(t)
+        B += 1
+    return ends
+
+
+UNBOUNDED_LENGTHS = tuple(sorted({1, 2, *(2**k + s for k in range(1, 13) for s in (0, 1)),
+                                  *(t + s for t in _partition_ends(4097) for s in (0, 1))}))
 """Stream lengths of the counters without a horizon: 2^k and 2^k + 1 (the hybrid counter's epochs) and the ends of
-the unbounded block counter's partitions (lengths 4, 9, 16, 25, 36: t = 4, 13, 29, 54, 90) and the steps after."""
+the unbounded block counter's partitions (t = 4, 13, 29, 54, 90, ...) and the steps after, up to 4097."""
+COUNTER_SIZE = (129, 4096)
+"""A counter's horizon or stream length: the vectors' range (up to 129), then up to 4096 steps as the fuzzer goes."""
 INPUT_KINDS = ("integer", "bits", "real")
 
 
@@ -314,19 +327,20 @@ def _counter_cases(*, privacy: str = "epsilon", horizon: str = "required", kinds
     "required", "optional" -- drawn or left out -- or "none"), a stream within T of one of ``kinds``."""
     def cases(draw: CaseDraw) -> Case:
         params: dict[str, Any] = {privacy: draw.number(0.001, 1000.0, PRIVACY_EDGES)}
+        largest = draw.size(*COUNTER_SIZE)
         if block:
-            params["B"] = draw.integer(1, 16, (1, 2, 3, 4, 8))
+            params["B"] = draw.integer(1, draw.size(16, 512), (1, 2, 3, 4, 8))
         if horizon == "required":
-            params["T"] = draw.integer(1, EDGE_HORIZONS[-1], EDGE_HORIZONS)
+            params["T"] = draw.integer(1, largest, EDGE_HORIZONS)
         elif horizon == "optional":
-            params = optional(draw, params, "T", lambda: draw.integer(1, EDGE_HORIZONS[-1], EDGE_HORIZONS))
+            params = optional(draw, params, "T", lambda: draw.integer(1, largest, EDGE_HORIZONS))
         T = params.get("T")
-        length = draw.integer(1, T, (1, T)) if T is not None else draw.integer(1, UNBOUNDED_LENGTHS[-1],
-                                                                              UNBOUNDED_LENGTHS)
+        length = draw.integer(1, T, (1, T)) if T is not None else draw.integer(1, largest, UNBOUNDED_LENGTHS)
         edges = horizon_labels(T, length) if T is not None else (f"{length} steps",)
         if horizon == "optional" and T is None:
             edges += ("T left out",)
-        return Case(params, draw.counter_stream(draw.choice(kinds), length), edges)
+        usable = [k for k in kinds if k == "bits" or draw.feature(f"{k} inputs")] or list(kinds[:1])
+        return Case(params, draw.counter_stream(draw.choice(usable), length), edges)
 
     return cases
 
@@ -335,25 +349,26 @@ def _multidim_cases(draw: CaseDraw) -> Case:
     """001-sec4.3: d in 1..4, each component with the parameters it uses (B for 001-alg9, T for 001-alg10, T optional
     otherwise), integer vectors within T."""
     component = draw.choice(("001-alg8", "001-alg9", "001-alg10"))
-    params: dict[str, Any] = {"d": draw.integer(1, 4, (1, 2, 3)), "epsilon": draw.number(0.001, 1000.0, PRIVACY_EDGES),
-                              "component": component}
+    params: dict[str, Any] = {"d": draw.integer(1, draw.size(4, 64), (1, 2, 3)),
+                              "epsilon": draw.number(0.001, 1000.0, PRIVACY_EDGES), "component": component}
+    largest = draw.size(65, 1024)
     if component == "001-alg9":
-        params["B"] = draw.integer(1, 8, (1, 2, 3))
+        params["B"] = draw.integer(1, draw.size(8, 128), (1, 2, 3))
     if component == "001-alg10":
-        params["T"] = draw.integer(1, 65, horizon_edges(65))
+        params["T"] = draw.integer(1, largest, EDGE_HORIZONS)
     else:
-        params = optional(draw, params, "T", lambda: draw.integer(1, 65, horizon_edges(65)))
+        params = optional(draw, params, "T", lambda: draw.integer(1, largest, EDGE_HORIZONS))
     T = params.get("T")
-    length = draw.integer(1, T, (1, T)) if T is not None else draw.integer(1, 65, horizon_edges(65))
+    length = draw.integer(1, T, (1, T)) if T is not None else draw.integer(1, largest, EDGE_HORIZONS)
     edges = (f"d={params['d']}", f"component={component}", *(horizon_labels(T, length) if T else ()))
     return Case(params, draw.vector_stream(params["d"], length), edges)
 
 
 def _inhomogeneous_cases(draw: CaseDraw) -> Case:
     """004-alg3: eps, the first level r0 and a constant eps_r; a Boolean stream of up to 64 steps."""
-    params = {"epsilon": draw.number(0.001, 1000.0, PRIVACY_EDGES), "r0": draw.integer(0, 6, (0, 1, 2)),
+    params = {"epsilon": draw.number(0.001, 1000.0, PRIVACY_EDGES), "r0": draw.integer(0, draw.size(6, 14), (0, 1, 2)),
               "eps_r": draw.number(0.01, 100.0, (2.0, 1.0, 8.0, 0.5))}
-    length = draw.integer(1, 64, (1, 2, 4, 8, 16, 17, 32, 33, 64))
+    length = draw.integer(1, draw.size(64, 2048), EDGE_HORIZONS)
     return Case(params, draw.counter_stream("bits", length), (f"r0={params['r0']}", f"{length} steps"))
 
 

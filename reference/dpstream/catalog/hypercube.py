@@ -127,8 +127,8 @@ def _online_cases(draw: CaseDraw) -> Case:
     [0, 1]^d (boundaries included: the cuts at 0, 1/2, 1 are dyadic, exact in every float arithmetic). eps <= 8: a
     larger eps grows the tree so fast that a case makes thousands of draws."""
     params: dict[str, Any] = {"epsilon": draw.number(0.05, 8.0, (2.0, 1.0, 0.5, 0.25, 8.0)),
-                              "d": draw.integer(1, 4, (1, 2, 3))}
-    length = draw.integer(1, 10, (1, 2, 4, 8, 9))
+                              "d": draw.integer(1, draw.size(4, 8), (1, 2, 3))}
+    length = draw.integer(1, draw.size(10, 120), (1, 2, 4, 8, 9, 16, 17, 32, 33, 64, 65))
     return Case(params, draw.points(params["d"], length), (f"d={params['d']}", f"{length} steps"))
 
 
@@ -138,8 +138,8 @@ def _consistency_cases(draw: CaseDraw) -> Case:
     params = optional(draw, {}, "rule", lambda: draw.choice(("equal-shift", "proportional")))
     as_floats = draw.choice((False, True))
     inputs: list[Any] = []
-    for _ in range(draw.integer(1, 4, (1,))):
-        r = draw.integer(0, 5, (0, 1, 3))
+    for _ in range(draw.integer(1, draw.size(4, 16), (1,))):
+        r = draw.integer(0, draw.size(5, 11), (0, 1, 3))
         levels = [[draw.integer(-3, 9, (0,)) for _ in range(2**j)] for j in range(r + 1)]
         inputs.append([[float(v) for v in level] for level in levels] if as_floats else levels)
     return Case(params, inputs, ("integer counts written as floats",) if as_floats else ())

@@ -176,25 +176,28 @@ def _step_rejects(anchor: str, valid: P) -> list[RejectSpec]:
 # within T. 002-alg1's padding can run out (E-longitudinal-3): the reference then refuses the run and the case is
 # dropped, so n_pad is mostly large enough.
 MAX_T = 9
+T_EDGES = (1, 2, 3, 4, 5, 8, 9, 16, 17, 32, 33, 63, 64)
+"""Horizons drawn often: the vectors' (up to 9), then 2^k and 2^k + 1 as the fuzzer's cases grow."""
 
 
 def _reports(draw: CaseDraw, T: int) -> tuple[list[list[int]], tuple[str, ...]]:
     length = draw.integer(1, T, (1, T))
-    rows = draw.report_matrix(10, length)
+    rows = draw.report_matrix(draw.size(10, 80), length)
     columns = [[row[t] for row in rows] for t in range(length)]
     return columns, (*horizon_labels(T, length), f"n={len(rows)}")
 
 
 def _fixed_window_cases(draw: CaseDraw) -> Case:
-    T = draw.integer(1, MAX_T, (1, 2, 3, 4, 5, 8, 9))
-    params = {"T": T, "k": draw.integer(1, min(T, 6), (1, min(T, 6))),
+    T = draw.integer(1, draw.size(MAX_T, 64), T_EDGES)
+    widest = min(T, draw.size(6, 10))
+    params = {"T": T, "k": draw.integer(1, widest, (1, widest)),
               "rho": draw.number(0.01, 100.0, (1.0, 0.1, 8.0, 0.01, 100.0)), "n_pad": draw.integer(0, 60, (40, 0, 1))}
     columns, edges = _reports(draw, T)
     return Case(params, columns, (*edges, *(("k=T",) if params["k"] == T else ())))
 
 
 def _cumulative_cases(draw: CaseDraw) -> Case:
-    T = draw.integer(1, MAX_T, (1, 2, 3, 4, 5, 8, 9))
+    T = draw.integer(1, draw.size(MAX_T, 64), T_EDGES)
     params: dict[str, Any] = optional(draw, {"T": T}, "rho_b", lambda: [draw.integer(1, 8) / 4.0 for _ in range(T)])
     # rho: drawn, or the sum of the given rho_b (quarters: the sum is exact)
     rho = sum(params["rho_b"]) if "rho_b" in params else draw.number(0.01, 100.0, (1.0, 0.1, 8.0, 0.01, 100.0))

@@ -438,10 +438,10 @@ def _stream_sweep(**extra: Any) -> tuple[dict[str, Any], ...]:
 
 
 # ----------------------------------------------------------------------------------------- differential cases
-# Fresh cases (dpstream.catalog.cases): the tree's parameters with D = 0 and large fanouts weighted (beta^D <= 64),
-# optional parameters left out or drawn, point batches on coordinates that are never on an inner cut of T (docs:
-# "no input coordinate lies on a cut"; 0 and 1, the ends of Omega, are used), with empty batches and a last batch
-# removing every present point weighted.
+# Fresh cases (dpstream.catalog.cases): the tree's parameters with D = 0 and large fanouts weighted (beta^D <= 64 in
+# the vectors' range, up to 4096 leaves and D = 12 as the fuzzer's cases grow), optional parameters left out or drawn,
+# point batches on coordinates that are never on an inner cut of T (docs: "no input coordinate lies on a cut"; 0 and
+# 1, the ends of Omega, are used), with empty batches and a last batch removing every present point weighted.
 COORDINATES = (0.0, 0.05, 0.2, 0.33, 0.5, 0.51, 0.75, 0.9, 1.0, 0.123, 0.618, 0.999)
 """Candidate coordinates: the strategies' GRID (cell boundaries and points near them) and a few irregular ones."""
 MAX_LEAVES = 64
@@ -456,9 +456,10 @@ def off_cut_coordinates(fanout: int, D: int, d: int) -> tuple[float, ...]:
 
 
 def _tree_params(draw: CaseDraw) -> dict[str, Any]:
-    D = draw.integer(0, 4, (0, 1, 2, 3))
-    widest = 16 if D <= 1 else round(MAX_LEAVES ** (1 / D))
-    while widest**D > MAX_LEAVES:
+    D = draw.integer(0, draw.size(4, 12), (0, 1, 2, 3))
+    leaves = draw.size(MAX_LEAVES, 4096)
+    widest = 16 if D <= 1 else max(2, round(leaves ** (1 / D)))
+    while widest > 2 and widest**D > leaves:
         widest -= 1
     params: dict[str, Any] = {"d": draw.integer(1, 3, (1, 2, 3)), "D": D}
     params = optional(draw, params, "fanout", lambda: draw.integer(2, widest, (2, 3, widest)))
@@ -483,9 +484,12 @@ def _counter_params(draw: CaseDraw, params: dict[str, Any]) -> dict[str, Any]:
 
 def _batches(draw: CaseDraw, p: P) -> tuple[list[dict[str, list[Any]]], tuple[str, ...]]:
     d, fanout = p["d"], p.get("fanout", 2)
-    events = draw.event_batches(d, off_cut_coordinates(fanout, p["D"], d), draw.integer(1, 5, (1, 2, 3)), 8)
+    coordinates = off_cut_coordinates(fanout, p["D"], d)
+    if not draw.feature("boundary coordinates"):
+        coordinates = tuple(x for x in coordinates if x not in (0.0, 1.0)) or coordinates
+    events = draw.event_batches(d, coordinates, draw.integer(1, draw.size(5, 48), (1, 2, 3)), draw.size(8, 40))
     edges = []
-    if draw.choice((False, True)):  # a last batch removing every point still present
+    if draw.feature("back to zero") and draw.choice((False, True)):  # a last batch removing every point present
         present: Multiset[tuple[Any, ...]] = Multiset()
         for batch in events:
             present.update(e[:-1] for e in batch if e[-1] == 1)

@@ -407,14 +407,21 @@ MAX_K = 6
 
 
 def _tabular_params(draw: CaseDraw, offline: bool) -> tuple[dict[str, Any], tuple[str, ...]]:
-    sizes = [draw.integer(1, 3, (2, 1, 3)) for _ in range(draw.integer(1, 3, (1, 2, 3)))]
-    kinds = ("one-way", "workloads-1", *(("two-way", "workloads-2") if len(sizes) > 1 else ()))
+    widest, cells = draw.size(3, 6), draw.size(27, 1024)
+    sizes: list[int] = []
+    for _ in range(draw.integer(1, draw.size(3, 5), (1, 2, 3))):
+        size = draw.integer(1, widest, (2, 1, 3))
+        if math.prod(sizes) * size <= cells:
+            sizes.append(size)
+    kinds = ("one-way", *(("workloads-1",) if draw.feature("workloads") else ()),
+             *(("two-way", *(("workloads-2",) if draw.feature("workloads") else ())) if len(sizes) > 1 else ()))
     kind = draw.choice(kinds)
     Q = _queries(sizes, kind)
-    top = min(MAX_K, 2 * len(Q) if offline else len(Q))
+    top = min(draw.size(MAX_K, 16), 2 * len(Q) if offline else len(Q))
     params: dict[str, Any] = {"domain": _domain_json(sizes), "queries": Q, "k": draw.integer(1, top, (1, 2, top)),
                               "epsilon": draw.number(0.01, 100.0, (1.0, 0.2, 8.0, 0.01, 100.0))}
-    total = draw.choice(("public", "measured")) if kind.startswith("workloads") else "public"
+    total = draw.choice(("public", "measured")) if kind.startswith("workloads") and draw.feature("measured totals") \
+        else "public"
     params = optional(draw, params, "total", lambda: total) if total == "public" else {**params, "total": total}
     params = optional(draw, params, "A_Dataset", lambda: draw.choice(("mw", "mw-all")))
     edges = (f"p={len(sizes)}", kind, f"total={total}", *(("k=|Q|",) if params["k"] == len(Q) else ()),
@@ -425,7 +432,7 @@ def _tabular_params(draw: CaseDraw, offline: bool) -> tuple[dict[str, Any], tupl
 def _fresh_offline(draw: CaseDraw) -> FreshCase:
     """003-alg1, 000-alg1: one dataset of up to 12 records (n = 0 included)."""
     params, edges = _tabular_params(draw, offline=True)
-    records = draw.records(params["domain"]["sizes"], 12)
+    records = draw.records(params["domain"]["sizes"], draw.size(12, 200))
     if params.get("total", "public") == "public":
         params["sizes"] = [len(records)]
     return FreshCase(params, [records], (*edges, f"n={len(records)}"))
@@ -438,10 +445,11 @@ def _fresh_stream(draw: CaseDraw) -> FreshCase:
     public = params.get("total", "public") == "public"
     present: list[list[int]] = []
     steps: list[dict[str, list[Any]]] = []
-    for _ in range(draw.integer(1, 4, (1, 2, 3))):
-        added = draw.records(params["domain"]["sizes"], 6)
+    removals = draw.feature("removals")
+    for _ in range(draw.integer(1, draw.size(4, 40), (1, 2, 3))):
+        added = draw.records(params["domain"]["sizes"], draw.size(6, 30))
         removed: list[list[int]] = []
-        for record in list(present):
+        for record in list(present) if removals else []:
             if (not public or len(removed) < len(added)) and draw.choice((False, True)):
                 removed.append(record)
                 present.remove(record)

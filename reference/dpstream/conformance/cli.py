@@ -78,10 +78,11 @@ def conform_parser() -> argparse.ArgumentParser:
                         help="the measured power that backs 'pass' verdicts (default: the shipped table; "
                              "python -m dpstream.conformance.power calibrate writes one)")
     parser.add_argument("--cases", type=positive_int, default=ConformConfig.cases, metavar="N",
-                        help="differential mode: fresh cases per algorithm (default: %(default)s)")
+                        help="differential mode: at most N fresh cases per algorithm (default: no limit, the time "
+                             "budget decides)")
     parser.add_argument("--differential-seconds", type=positive_float, default=ConformConfig.differential_seconds,
-                        metavar="S", help="differential mode: at most S seconds per algorithm, half for new cases, "
-                                          "the rest for shrinking (default: %(default)g)")
+                        metavar="S", help="differential mode: S seconds per algorithm: new cases, small ones first, "
+                                          "until 0.8 S, then shrinking a difference until S (default: %(default)g)")
     parser.add_argument("--differential-out", type=Path, default=ConformConfig.differential_out, metavar="DIR",
                         help="differential mode: write the shrunk cases here as known-answer vectors "
                              "(default: %(default)s)")

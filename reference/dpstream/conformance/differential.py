@@ -1,29 +1,34 @@
-"""Differential mode of ``dpstream conform``: fresh random cases on the reference and the program, shrunk on a
-difference.
+"""Differential mode of ``dpstream conform``: fresh cases on the reference and the program, coverage-guided, shrunk
+on a difference.
 
-The known-answer vectors are fixed in advance; a program can pass them all and still be wrong elsewhere. For every
-algorithm the program announces (in tape mode) whose catalog entry draws cases (``Entry.cases``,
-:mod:`dpstream.catalog.cases`):
+The known-answer vectors are fixed in advance; a program can pass them all and still be wrong elsewhere, often only in
+larger cases (a deeper tree, a longer stream). For every algorithm the program announces (in tape mode) whose catalog
+entry draws cases (``Entry.cases``, :mod:`dpstream.catalog.cases`):
 
-* **cases.** Hypothesis draws fresh cases from the entry's generator (:func:`dpstream.testing.strategies.catalog_cases`:
-  parameters and inputs weighted toward the edges the vectors care about) and the seed of a fresh random tape, one
-  short seeded run per case (:func:`_search` says why); the first case is the entry's simplest. The reference runs
-  the case under ``TapeRecorder(InsecureSeededNoise(seed))``, which makes it a known-answer vector
-  (:func:`dpstream.vectors.generate.known_answer_vector`); a case the reference refuses is no case (dropped). The
-  program replays the vector in tape mode through :func:`~dpstream.conformance.vector_checks.check_known_answer`:
-  draw requests and releases are compared exactly as for the shipped vectors.
-* **shrinking.** On the first difference Hypothesis shrinks the case -- parameters, inputs and the tape seed (a
-  smaller seed is kept only where the case still fails, so the seed is part of the shrunk data) -- while the program
-  keeps being driven through the protocol. The smallest failing case is then replayed alone on a fresh copy of the
-  program (``reproduced`` in the details), written as a known-answer vector in the corpus format to
-  ``<out>/<anchor>/differential-seed<seed>.json`` (listed in ``<out>/manifest.json``, so ``dpstream conform --mode
-  known-answer --vectors <out>`` replays it), and reported with its first divergence.
-* **budget**, per algorithm: ``cases`` fresh cases, or ``differential_seconds`` (the first half for new cases, the
-  rest for shrinking), whichever ends first.
-* **reproducible.** The cases are a function of the seed and the algorithm: every Hypothesis run is seeded, has no
-  example database and reads no constants from local source files (:func:`fixed_generation`). The same seed gives
-  the same cases and the same shrunk vector unless the time budget cuts the run (the details say ``"cut": true``),
-  with the same versions of dpstream and Hypothesis; the vector file is the durable record.
+* **fresh cases, the whole domain.** The fuzzer of :mod:`dpstream.conformance.fuzz` draws cases from the entry's
+  generator through choice sequences: small cases first, larger ones as the run goes on (the size level ramps over
+  the first :data:`RAMP_CASES` cases from the vectors' range to the largest the docs allow: deep trees, horizons in
+  the hundreds and thousands, many records, wide domains; then half of the fresh cases are of the largest sizes),
+  random features switched off per case (swarm testing). The reference runs every case under
+  ``TapeRecorder(InsecureSeededNoise(seed))`` with a coverage tracer, which makes it a known-answer vector
+  (:func:`dpstream.vectors.generate.known_answer_vector`); a case the reference refuses is no case (dropped), nor is
+  an ambiguous one (a decision within rounding of its threshold: docs/conformance.md "The error model"). The program
+  replays the vector in tape mode through :func:`~dpstream.conformance.vector_checks.check_known_answer`.
+* **coverage-guided.** A case that reaches a printed line, a branch of the algorithm modules or a size bucket no
+  earlier case reached is kept, and later cases are often mutations of kept ones. The outcome's details hold the
+  coverage table (printed lines of the entry's box reached, branches, the largest D, T, n, fanout reached, cases per
+  second), which the reports print.
+* **shrinking.** On the first difference the case is shrunk (:func:`dpstream.conformance.fuzz.shrink`) while the
+  program keeps being driven through the protocol: only simplifications that still differ are kept, so a mistake at
+  depth 6 shrinks to depth 6, not below. The smallest case is replayed alone on a fresh copy of the program
+  (``reproduced``), written as a known-answer vector to ``<out>/<anchor>/differential-seed<seed>.json`` (listed in
+  ``<out>/manifest.json``, so ``dpstream conform --mode known-answer --vectors <out>`` replays it), and reported.
+* **budget**, per algorithm: new cases until ``differential_seconds`` x :data:`GENERATION_SHARE` is spent (or
+  ``cases`` cases ran, when given), shrinking until ``differential_seconds``.
+* **reproducible.** The cases are a function of the seed and the algorithm (:func:`run_seed`; the size ramp counts
+  cases, not seconds), so the same seed finds the same first difference on any machine that gets that far in its
+  budget; the time budget decides how many cases run and how far shrinking gets (the details say ``"cut": true``);
+  the vector file is the durable record.
 
 A program that crashes, hangs or breaks the protocol on a fresh case gets ``protocol-error`` for the algorithm (the
 case is written and reported as above, unshrunk); a shrink candidate that breaks the protocol is not kept (the
@@ -36,24 +41,34 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
-from hypothesis import seed as hypothesis_seed
-from hypothesis import strategies as st
+import numpy as np
 
+from dpstream.arithmetic import FAST
 from dpstream.catalog import Entry, entry
 from dpstream.catalog.cases import Case
+from dpstream.conformance.fuzz import (
+    Candidate,
+    Tracer,
+    coverage_keys,
+    materialize,
+    mutate,
+    shrink,
+    size_buckets,
+    tag_map,
+    wide_choices,
+)
 from dpstream.conformance.outcome import Mode, Outcome, Verdict
 from dpstream.conformance.vector_checks import check_known_answer
 from dpstream.conformance.wire import Program, ProtocolError
 from dpstream.errors import DPStreamInputError, StateError
 from dpstream.files import write_atomically
-from dpstream.noise import derived_seed
-from dpstream.testing.strategies import catalog_cases
+from dpstream.noise import data_rng, derived_seed
 from dpstream.vectors.corpus import CORPUS_FORMAT, MANIFEST, CorpusError, ManifestRow, load_manifest, sha256_of
 from dpstream.vectors.format import KnownAnswerVector, dumps
 from dpstream.vectors.generate import AmbiguousCaseError, known_answer_vector
@@ -61,24 +76,21 @@ from dpstream.vectors.generate import AmbiguousCaseError, known_answer_vector
 if TYPE_CHECKING:
     from dpstream.conformance.runner import ConformConfig
 
-__all__ = ["NAME", "check_differential", "fixed_generation", "fresh_cases", "output_problem", "run_seed",
-           "write_vector"]
+__all__ = ["GENERATION_SHARE", "NAME", "check_differential", "fixed_generation", "fresh_cases", "output_problem",
+           "run_seed", "write_vector"]
 
 NAME = "fresh cases"
 """The outcome's name (one check per algorithm)."""
-TAPE_SEEDS = st.integers(0, 2**32 - 1)
-MAX_RUNS_PER_CASE = 20
-"""Hypothesis runs per requested case at most (cases the reference refuses are drawn again)."""
+GENERATION_SHARE = 0.8
+"""New cases stop at this share of ``--differential-seconds``; a difference found later still has the rest to shrink."""
+RAMP_CASES = 300
+"""The size level reaches 1 (the largest cases the docs allow) after this many cases: 3 to 10 s of a run."""
+RAMP_SHARE = 0.35
+"""... or after this share of a smaller case budget (``--cases``)."""
+MUTATE = 0.6
+"""Share of the new cases that are mutations of kept (coverage-increasing) cases once there are some."""
 SHOWN = 300
 """Characters of the minimal case's parameters and inputs shown in the one-line message (all of it in the details)."""
-
-
-class _DivergedError(Exception):
-    """A case on which the program differs from the reference (Hypothesis shrinks it)."""
-
-
-class _Stop(BaseException):
-    """Ends the Hypothesis run at once (not an ``Exception``: Hypothesis lets it through without shrinking it)."""
 
 
 @dataclass
@@ -86,24 +98,53 @@ class _Finding:
     vector: KnownAnswerVector
     outcome: Outcome
     case: Case
+    candidate: Candidate
+
+
+@cache
+def _tags() -> dict[tuple[str, int], tuple[str, ...]]:
+    return tag_map()
+
+
+@dataclass
+class _Coverage:
+    """What the cases of one algorithm reached (the report's coverage table)."""
+
+    keys: set[tuple[Any, ...]] = field(default_factory=set)
+    largest: dict[str, float] = field(default_factory=dict)
+
+    def add(self, keys: set[tuple[Any, ...]], sizes: dict[str, float]) -> bool:
+        """Record a case's coverage; whether it reached anything new."""
+        new = keys - self.keys
+        self.keys |= new
+        for name, value in sizes.items():
+            self.largest[name] = max(self.largest.get(name, 0.0), value)
+        return bool(new)
+
+    def table(self, anchor: str, cases: int, seconds: float, kept: int) -> dict[str, Any]:
+        box = sorted({label for labels in _tags().values() for label in labels if label.startswith(anchor + " ")})
+        reached = sorted({k[1] for k in self.keys if k[0] == "tag" and k[1].startswith(anchor + " ")})
+        return {"cases": cases, "printed_lines": [len(reached), len(box)],
+                "unreached": [x for x in box if x not in reached],
+                "all_printed_lines_reached": len({k[1] for k in self.keys if k[0] == "tag"}),
+                "lines": sum(1 for k in self.keys if k[0] == "line"),
+                "branches": sum(1 for k in self.keys if k[0] == "arc"),
+                "largest": {k: int(v) if float(v).is_integer() else v for k, v in sorted(self.largest.items())},
+                "cases_per_second": round(cases / seconds, 2) if seconds > 0 else None, "kept": kept}
 
 
 @dataclass
 class _Search:
-    """The state of one algorithm's differential check, shared with the Hypothesis test function."""
+    """The state of one algorithm's differential check."""
 
     e: Entry
     config: ConformConfig
     program: Program
     vid: str
     started: float = field(default_factory=time.perf_counter)
-    results: dict[str, _Finding] = field(default_factory=dict)
-    dropped: set[str] = field(default_factory=set)
-    """The cases the reference refuses (no cases)."""
-    ambiguous: set[str] = field(default_factory=set)
-    """The cases with a decision within rounding of its threshold (no ground truth: neither convicted nor counted)."""
     cases: int = 0
-    runs: int = 0
+    dropped: int = 0
+    ambiguous: int = 0
     shrink_runs: int = 0
     found_after: float = 0.0
     first: _Finding | None = None
@@ -111,73 +152,67 @@ class _Search:
     broken: _Finding | None = None
     restarts: int = 0
     cut: bool = False
+    coverage: _Coverage = field(default_factory=_Coverage)
+    corpus: list[Candidate] = field(default_factory=list)
+    tracer: Tracer = field(default_factory=lambda: Tracer(tags=_tags()))
 
     @property
-    def new_until(self) -> float:
-        return self.started + self.config.differential_seconds / 2
+    def generate_until(self) -> float:
+        return self.started + self.config.differential_seconds * GENERATION_SHARE
 
     @property
     def until(self) -> float:
         return self.started + self.config.differential_seconds
 
-    def vector(self, case: Case, seed: int) -> KnownAnswerVector | None:
-        """The case recorded on the reference (None: the reference refuses it; :class:`AmbiguousCaseError`: a decision
-        within rounding of its threshold)."""
+    def level(self) -> float:
+        """How large cases may be now: 0 at the first case, 1 after :data:`RAMP_CASES` cases (or :data:`RAMP_SHARE`
+        of a smaller case budget): a function of the case number, so that a seed gives the same cases whatever the
+        machine's speed (the time budget only decides how many run)."""
+        ramp = float(RAMP_CASES)
+        if self.config.cases is not None:
+            ramp = min(ramp, self.config.cases * RAMP_SHARE)
+        return min(1.0, self.cases / max(1.0, ramp))
+
+    def vector(self, case: Case, seed: int, traced: bool) -> tuple[KnownAnswerVector | None, set[tuple[Any, ...]]]:
+        """The case recorded on the reference (None: refused; :class:`AmbiguousCaseError`: no ground truth), and
+        what it exercised (when ``traced``)."""
         meta = {"tape_seed": seed, "differential": {"seed": self.config.seed, "algorithm": self.e.anchor}}
-        try:
-            return known_answer_vector(self.e, self.vid, case.params, case.inputs, seed, case.edges,
-                                       f"{self.e.title}: a fresh case of `dpstream conform --mode differential "
-                                       f"--seed {self.config.seed}` on which a program differed", meta)
-        except (DPStreamInputError, StateError):
-            return None
 
-    def test(self, case: Case, seed: int) -> None:
-        """Hypothesis's test function: raises :class:`_DivergedError` when the program differs on the case."""
-        key = json.dumps([case.params, case.inputs, seed], sort_keys=True)
-        finding = self.results.get(key)
-        if finding is None:
-            if key in self.dropped or key in self.ambiguous:
-                reject()
-            if self.best is None and self.cases >= self.config.cases:
-                raise _Stop
-            if time.perf_counter() > (self.new_until if self.best is None else self.until):
-                self.cut = True
-                raise _Stop
+        def record() -> KnownAnswerVector | None:
             try:
-                vector = self.vector(case, seed)
-            except AmbiguousCaseError:
-                self.ambiguous.add(key)
-                reject()
-            if vector is None:
-                self.dropped.add(key)
-                reject()
-            finding = self.results[key] = self._run(vector, case)
-        if finding.outcome.verdict is Verdict.DEVIATION:
-            # Hypothesis runs only candidates smaller than its current best, and replays the smallest last: the
-            # latest failing case is the smallest so far
-            self.best = finding
-            raise _DivergedError
+                return known_answer_vector(self.e, self.vid, case.params, case.inputs, seed, case.edges,
+                                           f"{self.e.title}: a fresh case of `dpstream conform --mode differential "
+                                           f"--seed {self.config.seed}` on which a program differed", meta,
+                                           arithmetic=FAST)
+            except (DPStreamInputError, StateError):
+                return None
 
-    def _run(self, vector: KnownAnswerVector, case: Case) -> _Finding:
-        if self.best is None:
-            self.cases += 1
-        else:
-            self.shrink_runs += 1
+        if not traced:
+            return record(), set()
+        return self.tracer.run(record)
+
+    def attempt(self, candidate: Candidate, rng: np.random.Generator | None, traced: bool
+                ) -> tuple[_Finding | None, Candidate]:
+        """Run one candidate (``rng``: a fresh or mutated case, extended where its choices run out) on both sides."""
+        assert self.e.cases is not None
+        case, exact = materialize(self.e.cases, candidate, rng)
+        seed = int(np.uint32(derived_seed(self.config.seed, "tape", self.e.anchor, *exact.choices[:8])))
+        try:
+            vector, keys = self.vector(case, seed, traced)
+        except AmbiguousCaseError:
+            self.ambiguous += 1
+            return None, exact
+        if vector is None:
+            self.dropped += 1
+            return None, exact
+        if traced:
+            sizes = size_buckets(case.params, case.inputs)
+            if self.coverage.add(keys | coverage_keys(sizes), sizes):
+                self.corpus.append(exact)
         if not self.program.alive:
             self._restart()
         outcome = check_known_answer(self.program, vector)
-        finding = _Finding(vector, _renamed(outcome), case)
-        if outcome.verdict is Verdict.PROTOCOL_ERROR:
-            self.program.kill()
-            if self.best is None:  # a broken protocol on a fresh case ends the check
-                self.broken = finding
-                raise _Stop
-            if outcome.details.get("kind") == "timeout":
-                self.cut = True
-                raise _Stop
-        elif outcome.verdict is Verdict.DEVIATION and self.first is None:
-            self.first, self.found_after = finding, time.perf_counter() - self.started
-        return finding  # while shrinking, a candidate that broke the protocol is not kept (not a deviation)
+        return _Finding(vector, _renamed(outcome), case, exact), exact
 
     def _restart(self) -> None:
         self.program.kill()
@@ -192,7 +227,8 @@ def _renamed(outcome: Outcome) -> Outcome:
 
 @contextlib.contextmanager
 def fixed_generation() -> Iterator[None]:
-    """Hypothesis without the constants it reads from 'local' source files.
+    """Hypothesis without the constants it reads from 'local' source files (for the Hypothesis strategy of the
+    entries' cases, :func:`dpstream.testing.strategies.catalog_cases`, used by property tests).
 
     Hypothesis mixes integers and floats found in the source of local modules (not in site-packages) into its draws,
     and caches them in ``.hypothesis/`` of the working directory: the cases of a seed would depend on how dpstream is
@@ -205,70 +241,120 @@ def fixed_generation() -> Iterator[None]:
         yield
         return
     original = getattr(providers, "_get_local_constants", None)
-    cache = getattr(providers, "CONSTANTS_CACHE", None)
-    if original is None or cache is None:  # pragma: no cover - idem
+    cache_ = getattr(providers, "CONSTANTS_CACHE", None)
+    if original is None or cache_ is None:  # pragma: no cover - idem
         yield
         return
     empty = Constants()
-    cache.cache.clear()
+    cache_.cache.clear()
     providers._get_local_constants = lambda: empty
     try:
         yield
     finally:
         providers._get_local_constants = original
-        cache.cache.clear()
+        cache_.cache.clear()
 
 
 def _search(s: _Search) -> None:
-    """Hypothesis over the entry's cases, one short run per fresh case; ``s`` records what it found.
-
-    A Hypothesis run copies parts of earlier examples into later ones (after its first 10 examples), so that 100
-    examples hold only about 20 values of the first parameter drawn; runs of 2 examples, each with its own seed, give
-    independent fresh cases (the first example of every run, the entry's simplest case, is run once). A run whose case
-    differs shrinks it and ends the search."""
-    with fixed_generation():
-        while s.best is None and s.broken is None and not s.cut and s.cases < s.config.cases:
-            if s.runs >= MAX_RUNS_PER_CASE * s.config.cases:  # the reference refuses nearly every case
+    """Fresh and mutated cases until the generation budget (or the case budget) is spent or a case differs; then
+    shrink it (module docstring)."""
+    rng = data_rng(run_seed(s.config.seed, s.e.anchor, 0))
+    first = True
+    while s.cases < (s.config.cases if s.config.cases is not None else 2**62):
+        if time.perf_counter() > s.generate_until:
+            s.cut = True
+            break
+        level = s.level()
+        if first:  # the entry's simplest case comes first
+            candidate: Candidate = Candidate()
+            found, _ = s.attempt(candidate, None, traced=True)
+            first = False
+        else:
+            if s.corpus and rng.random() < MUTATE:
+                parent = s.corpus[int(rng.integers(0, len(s.corpus)))]
+                candidate = mutate(parent, s.corpus, rng, level)
+            else:  # small cases first; once the ramp is done, half of the fresh cases at the largest sizes
+                top = level >= 1.0 and rng.random() < 0.5
+                candidate = Candidate(level=1.0 if top else float(level * np.sqrt(rng.random())))
+            found, _ = s.attempt(candidate, rng, traced=True)
+        if found is None:
+            if s.dropped + s.ambiguous > 50 * (s.cases + 1) + 200:  # the reference refuses nearly every case
                 break
-            if time.perf_counter() > s.new_until:
-                s.cut = True
-                break
-            _hypothesis_run(s.e.anchor, run_seed(s.config.seed, s.e.anchor, s.runs), s.test)
-            s.runs += 1
+            continue
+        s.cases += 1
+        if found.outcome.verdict is Verdict.PROTOCOL_ERROR:
+            s.program.kill()
+            s.broken = found
+            return
+        if found.outcome.verdict is Verdict.DEVIATION:
+            s.first = s.best = found
+            s.found_after = time.perf_counter() - s.started
+            break
+    if s.best is not None:
+        _shrink(s)
 
 
-def _hypothesis_run(anchor: str, run_seed: int, test: Callable[[Case, int], None]) -> None:
-    """One seeded Hypothesis run of two examples of ``anchor``'s cases and tape seeds: the simplest case, then a
-    random one; a case on which ``test`` raises :class:`_DivergedError` is shrunk."""
-    @settings(database=None, max_examples=2, deadline=None, phases=(Phase.generate, Phase.shrink),
-              suppress_health_check=list(HealthCheck), report_multiple_bugs=False, verbosity=Verbosity.quiet,
-              print_blob=False, derandomize=False)
-    @hypothesis_seed(run_seed)
-    @given(case=catalog_cases(anchor), seed=TAPE_SEEDS)
-    def differential(case: Case, seed: int) -> None:
-        test(case, seed)
+def _shrink(s: _Search) -> None:
+    assert s.best is not None
+    stop = False
+    seen: dict[str, bool] = {}  # a case already tried (other choices can make the same case)
 
-    with contextlib.suppress(_DivergedError, _Stop):
-        differential()
+    def fails(candidate: Candidate) -> bool | None:
+        nonlocal stop
+        if stop:
+            return None
+        assert s.e.cases is not None
+        case, exact = materialize(s.e.cases, candidate)
+        key = json.dumps([case.params, case.inputs, exact.choices[:8]], sort_keys=True)
+        if key in seen:
+            return seen[key] and False  # the same case is no simplification
+        s.shrink_runs += 1
+        found, _ = s.attempt(candidate, None, traced=False)
+        seen[key] = found is not None and found.outcome.verdict is Verdict.DEVIATION
+        if found is None:
+            return False
+        if found.outcome.verdict is Verdict.PROTOCOL_ERROR:  # not kept; the program is restarted
+            s.program.kill()
+            if found.outcome.details.get("kind") == "timeout":
+                s.cut = stop = True
+            return False
+        if found.outcome.verdict is Verdict.DEVIATION and _size(found) < _size(s.best):  # type: ignore[arg-type]
+            s.best = found
+            return True
+        return False
+
+    generator = s.e.cases
+    assert generator is not None
+    _, _tried = shrink(s.best.candidate, fails, s.until, lambda c: wide_choices(generator, c))
+    if time.perf_counter() >= s.until:
+        s.cut = True
+
+
+def _size(f: _Finding) -> tuple[int, int, int, tuple[int, int, float]]:
+    """How large a failing case is (the shrinker keeps a case only when it is smaller): its steps, draws and text,
+    then how complex its choices are (the same size with simpler choices: a simpler case)."""
+    text = json.dumps([f.vector.params, f.vector.inputs], separators=(",", ":"))
+    return len(f.vector.inputs), len(f.vector.tape.draws), len(text), f.candidate.weight
 
 
 def run_seed(seed: int, anchor: str, run: int) -> int:
-    """The seed of the differential mode's Hypothesis run number ``run`` for ``anchor`` under ``--seed seed``."""
+    """The seed of the differential mode's generator number ``run`` for ``anchor`` under ``--seed seed``."""
     return derived_seed(seed, "differential", anchor, run)
 
 
 def fresh_cases(anchor: str, seed: int, count: int) -> list[tuple[Case, int]]:
-    """The random cases (and tape seeds) of the differential mode's first ``count`` runs for ``anchor`` under
-    ``--seed seed``, without the reference (where it refuses a case, the mode draws another in that run)."""
+    """``count`` fresh random cases of ``anchor`` (and the seeds of their tapes) at the smallest size level (the
+    vectors' range), as the differential mode's first fresh cases are drawn, without the reference (it may refuse
+    some)."""
+    e = entry(anchor)
+    if e.cases is None:
+        raise ValueError(f"{anchor} draws no cases")
+    rng = data_rng(run_seed(seed, anchor, 1))
     out: list[tuple[Case, int]] = []
-
-    def keep(case: Case, tape: int) -> None:
-        out.append((case, tape))
-
-    with fixed_generation():
-        for run in range(count):
-            _hypothesis_run(anchor, run_seed(seed, anchor, run), keep)
-    return out[1::2]  # every run draws the simplest case first
+    for _ in range(count):
+        case, exact = materialize(e.cases, Candidate(), rng)
+        out.append((case, int(np.uint32(derived_seed(seed, "tape", anchor, *exact.choices[:8])))))
+    return out
 
 
 def write_vector(out: Path, vector: KnownAnswerVector) -> Path:
@@ -328,15 +414,18 @@ def check_differential(config: ConformConfig, anchor: str, program: Program) -> 
             s.program.kill()
     searched = time.perf_counter() - started
     budget = {"cases": config.cases, "seconds": config.differential_seconds, "seed": config.seed}
-    details: dict[str, Any] = {"cases": s.cases, "refused_by_reference": len(s.dropped),
-                               "ambiguous": len(s.ambiguous), "cut": s.cut, "budget": budget}
+    generated = (s.found_after if s.first is not None else searched) or searched
+    details: dict[str, Any] = {"cases": s.cases, "refused_by_reference": s.dropped, "ambiguous": s.ambiguous,
+                               "cut": s.cut, "budget": budget,
+                               "coverage": s.coverage.table(anchor, s.cases, generated, len(s.corpus))}
     finding = s.broken or s.best
     if finding is None:
         verdict = Verdict.PASS if s.cases else Verdict.INCONCLUSIVE
         why = " (the time budget ended the search)" if s.cut else ""
-        skipped = f"{len(s.dropped)} refused by the reference" + (
-            f", {len(s.ambiguous)} ambiguous (a decision within rounding) skipped" if s.ambiguous else "")
-        message = (f"{s.cases} fresh case(s) match the reference ({skipped}){why}"
+        skipped = f"{s.dropped} refused by the reference" + (
+            f", {s.ambiguous} ambiguous (a decision within rounding) skipped" if s.ambiguous else "")
+        largest = ", ".join(f"{k} {v}" for k, v in details["coverage"]["largest"].items() if k in ("D", "T", "n"))
+        message = (f"{s.cases} fresh case(s) match the reference ({skipped}; largest {largest}){why}"
                    if s.cases else f"no fresh case ran: {skipped}{why}")
         return Outcome(Mode.DIFFERENTIAL, anchor, NAME, verdict, message=message, details=details,
                        seconds=time.perf_counter() - started)

@@ -85,6 +85,26 @@ def _clip(text: str) -> str:
     return text if len(text) <= WIDTH else text[:WIDTH - 3] + "..."
 
 
+def coverage_rows(report: ConformReport) -> list[str]:
+    """The differential mode's coverage table (fits 100 columns): per algorithm, the cases and their rate, the printed
+    lines of its box reached, the lines and branches of the algorithm modules, the largest case reached."""
+    tables = [(o.algorithm, o.details["coverage"]) for o in report.outcomes
+              if o.mode is Mode.DIFFERENTIAL and isinstance(o.details.get("coverage"), Mapping)]
+    if not tables:
+        return []
+    out = ["", "Differential coverage (printed lines of the box reached, code lines and branches of the algorithm",
+           "modules, the largest case: depth D, steps T, records/points n per step, fanout):",
+           f"  {'algorithm':<13}{'cases':>7}{'per s':>7}{'printed':>9}{'lines':>7}{'branches':>9}  largest"]
+    for algorithm, cov in sorted(tables):
+        lines_reached, box = cov.get("printed_lines", [0, 0])
+        largest = cov.get("largest", {})
+        big = ", ".join(f"{k} {largest[k]:g}" for k in ("D", "T", "n", "fanout", "|X|") if k in largest)
+        rate = cov.get("cases_per_second")
+        out.append(_clip(f"  {algorithm[:12]:<13}{cov.get('cases', 0):>7}{rate if rate is not None else '-':>7}"
+                         f"{f'{lines_reached}/{box}':>9}{cov.get('lines', 0):>7}{cov.get('branches', 0):>9}  {big}"))
+    return out
+
+
 def format_table(report: ConformReport) -> str:
     lines = _header(report)
     head = (f"{'algorithm':<13}{'mode':<13}{'checks':>6}{'pass':>6}{'dev':>5}{'viol':>5}{'inc':>5}{'proto':>6}"
@@ -103,6 +123,7 @@ def format_table(report: ConformReport) -> str:
         for o in findings[:MAX_FINDINGS]:
             text = f"[{o.verdict.value}] {o.algorithm} {o.mode.value} {o.name}: {o.message}"
             lines += textwrap.wrap(text, WIDTH, subsequent_indent="    ")
+    lines += coverage_rows(report)
     if skipped:
         reasons = sorted({f"{o.algorithm} {o.mode.value}: {o.message}" for o in skipped})
         lines += ["", "Skipped:"] + [textwrap.shorten("  " + r, WIDTH) for r in reasons[:MAX_FINDINGS]]
@@ -211,6 +232,9 @@ def write_markdown(report: ConformReport, path: Path) -> None:
     for r in rows(report):
         lines.append(f"| {r['algorithm']} | {r['mode']} | {r['checks']} | {r['pass']} | {r['dev']} | {r['viol']} | "
                      f"{r['inc']} | {r['proto']} | {r['skip']} | {r['conformance']} | {r['privacy']} |")
+    coverage = coverage_rows(report)
+    if coverage:
+        lines += ["", "## Differential coverage", "", "```", *[line[2:] for line in coverage[3:]], "```"]
     findings = sorted((o for o in report.outcomes if o.verdict not in (Verdict.PASS, Verdict.SKIPPED)),
                       key=lambda o: severity(o.verdict), reverse=True)  # stable: the worst first, then run order
     if findings:

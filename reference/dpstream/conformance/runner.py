@@ -49,8 +49,9 @@ class ConformConfig:
     corpus_root: Path | None = None
     power_table: Path | None = None
     """The power table that backs ``pass`` verdicts (default: the shipped one; dpstream.conformance.power)."""
-    cases: int = 100
-    """Differential mode: fresh cases per algorithm (docs/conformance.md, "Differential checks")."""
+    cases: int | None = None
+    """Differential mode: at most this many fresh cases per algorithm (None: the time budget decides;
+    docs/conformance.md, "Differential checks")."""
     differential_seconds: float = 60.0
     """Differential mode: seconds per algorithm, shrinking included."""
     differential_out: Path = Path("dpstream-differential")

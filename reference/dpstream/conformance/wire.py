@@ -116,6 +116,16 @@ class Reply:
 
 
 _EOF = object()
+_KINDS = frozenset(("laplace", "discrete_laplace", "discrete_gaussian", "exponential_mechanism", "coin", "choice",
+                    "uniform_box"))
+
+
+def _plain_draw_request(message: Mapping[str, Any]) -> bool:
+    """Whether ``message`` meets the schema's ``draw_request`` (a fast path: the schema validator takes a tenth of a
+    millisecond, and a vector of a synthesizer makes thousands of requests); False sends it to the validator."""
+    draw = message.get("draw")
+    return (isinstance(draw, dict) and isinstance(draw.get("site"), str) and bool(draw["site"])
+            and draw.get("kind") in _KINDS and isinstance(draw.get("params"), dict))
 _RUNNING: weakref.WeakSet[Program] = weakref.WeakSet()
 
 
@@ -278,6 +288,8 @@ class Program:
                 "release": "release", "releases": "releases", "runs_reply": "runs"}
         for definition in definitions:
             if keys[definition] in message:
+                if definition == "draw_request" and _plain_draw_request(message):
+                    return definition  # the schema's rules, checked directly (thousands per vector)
                 problems = validator(definition)(message)
                 if problems:
                     raise self.broken("bad-reply", f"{definition}: {'; '.join(problems)}: {message!r}"[:500])

@@ -23,7 +23,7 @@ from typing import Any
 
 from dpstream.papers import Algorithm, algorithms
 
-__all__ = ["AlgorithmCoverage", "CoverageReport", "Problem", "Tag", "coverage", "scan_file"]
+__all__ = ["AlgorithmCoverage", "CoverageReport", "Problem", "Tag", "cited_lines", "coverage", "scan_file"]
 
 # any bracket that starts like a tag; its inside is then parsed strictly
 _BRACKET = re.compile(r"\[(?P<anchor>\d{3}-alg\d+)(?P<rest>[^\]\n]*)\]")
@@ -95,6 +95,31 @@ def scan_file(path: Path) -> list[Tag]:
         for m in _BRACKET.finditer(line):
             tags.append(Tag(path, lineno, m.group(0), m["anchor"], m.group(0) in comment))
     return tags
+
+
+def cited_lines(path: Path) -> dict[int, tuple[str, ...]]:
+    """The printed lines each source line of ``path`` carries out (``{12: ("001-alg5 L9",)}``): a tag in a comment at
+    the end of a statement cites that statement's line; a tag on a comment line of its own cites the next line of
+    code (the statement it heads). For execution coverage: which printed lines a run reached."""
+    known = algorithms()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    out: dict[int, list[str]] = {}
+    pending: list[str] = []
+    tags_by_line: dict[int, list[str]] = {}
+    for tag in scan_file(path):
+        labels, reason = _cited(tag, known)
+        if reason is None and tag.in_comment:
+            tags_by_line.setdefault(tag.lineno, []).extend(f"{tag.anchor} {label}" for label in labels)
+    for lineno, line in enumerate(lines, start=1):
+        stripped = line.strip()
+        cited = tags_by_line.get(lineno, [])
+        if not stripped or stripped.startswith("#"):
+            pending.extend(cited)
+            continue
+        if cited or pending:
+            out.setdefault(lineno, []).extend([*pending, *cited])
+            pending = []
+    return {k: tuple(dict.fromkeys(v)) for k, v in out.items()}
 
 
 def _python_files(roots: Iterable[Path]) -> list[Path]:

@@ -500,6 +500,12 @@ class _CaseDrawer:
     def __init__(self, draw: st.DrawFn) -> None:
         self._draw = draw
 
+    def size(self, small: int, large: int) -> int:
+        return small  # property tests stay in the vectors' range (the fuzzer grows its cases)
+
+    def feature(self, name: str) -> bool:
+        return True
+
     def integer(self, low: int, high: int, edges: Sequence[int] = ()) -> int:
         inside = [e for e in edges if low <= e <= high]
         anywhere = st.integers(low, high)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dpstream.arithmetic import SPECIFIED, Decision, Notes, recording, using
+from dpstream.arithmetic import SPECIFIED, Decision, Kernel, Notes, recording, using
 from dpstream.catalog import Entry, RejectSpec, VectorSpec, entries, entry
 from dpstream.catalog.codecs import compare
 from dpstream.catalog.error_model import Bounds, ambiguous_decisions
@@ -81,11 +81,14 @@ class RecordedCase:
         return ambiguous_decisions(self.notes.decisions, self.bounds)
 
 
-def record_case(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], seed: int) -> RecordedCase:
+def record_case(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], seed: int,
+                arithmetic: Kernel = SPECIFIED) -> RecordedCase:
     """``inputs`` run on the reference under ``TapeRecorder(InsecureSeededNoise(seed))`` and the specified arithmetic
-    (raises what the reference raises on invalid parameters or inputs)."""
+    (raises what the reference raises on invalid parameters or inputs). ``arithmetic``: another kernel where the
+    bytes need not be the same on every machine (the differential mode's fresh cases: the ordinary arithmetic is
+    faster, and its vectors are compared within their error model anyway)."""
     recorder = TapeRecorder(InsecureSeededNoise(seed), meta={"seed": seed})
-    with using(SPECIFIED), recording() as notes:
+    with using(arithmetic), recording() as notes:
         expected = run_inputs(e, params, inputs, recorder)
     assert e.error_model is not None, f"{e.anchor} has no error model"
     return RecordedCase(expected, recorder.tape, notes, e.error_model.bounds(params, inputs, recorder.tape, notes))
@@ -93,11 +96,11 @@ def record_case(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], seed
 
 def known_answer_vector(e: Entry, vid: str, params: Mapping[str, Any], inputs: Sequence[Any], seed: int,
                         edges: Sequence[str] = (), description: str = "",
-                        meta: Mapping[str, Any] | None = None) -> KnownAnswerVector:
+                        meta: Mapping[str, Any] | None = None, arithmetic: Kernel = SPECIFIED) -> KnownAnswerVector:
     """The known-answer vector ``vid``: ``inputs`` run on the reference under
     ``TapeRecorder(InsecureSeededNoise(seed))`` (raises what the reference raises on invalid parameters or inputs,
     and :class:`AmbiguousCaseError` for a case that is no ground truth)."""
-    case = record_case(e, params, inputs, seed)
+    case = record_case(e, params, inputs, seed, arithmetic)
     if case.ambiguous:
         raise AmbiguousCaseError(e.anchor, case.ambiguous)
     return KnownAnswerVector(vid, e.anchor, dict(params), list(inputs), case.tape, case.expected,
