@@ -1,66 +1,47 @@
-"""How varied the differential mode's fresh cases are: one run of Hypothesis per case, against one long run.
+"""How far the differential mode's fresh cases reach: the sizes its fuzzer draws at each size level.
 
-    .venv/bin/python benchmarks/differential_cases.py [--anchor 001-alg10] [--param T] [--cases 100] [--seeds 0 1]
+    .venv/bin/python benchmarks/differential_cases.py [--anchor 001-alg5] [--per-level 200] [--seed 0]
 
-Prints, for the first parameter of the entry's cases (default: 001-alg10's horizon T), how many distinct values
-``--cases`` fresh cases hold and how often the largest edges (T = 65 or 129) appear, (a) as the differential mode
-draws them (:func:`dpstream.conformance.differential.fresh_cases`: the random example of its own seeded run of two
-examples, per case) and (b) from one Hypothesis run of ``--cases`` examples, which copies parts of earlier examples
-into later ones after its first ten (docs/conformance.md, "Differential checks"). Not a test: a description of the
-generators' spread; no program runs.
+For each size level 0, 0.25, 0.5, 0.75, 1 (the differential mode ramps from 0 to 1 over its first
+:data:`dpstream.conformance.differential.RAMP_CASES` cases, docs/conformance.md "Differential checks"), draws
+``--per-level`` fresh candidates of the entry's generator (:func:`dpstream.conformance.fuzz.materialize`, with the
+swarm's features switched off at random) and prints the median and the largest of each size the coverage table
+reports (:func:`dpstream.conformance.fuzz.size_buckets`: depth D, steps T, records n, fanout, domain |X|). Not a test:
+a description of the generators' reach; no program runs and the reference does not run (some drawn cases it would
+refuse).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections import Counter
-from typing import Any
+import statistics
 
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import seed as hypothesis_seed
+from dpstream.catalog import entry
+from dpstream.conformance.fuzz import Candidate, materialize, size_buckets
+from dpstream.noise import data_rng, derived_seed
 
-from dpstream.catalog.cases import Case
-from dpstream.conformance.differential import fixed_generation, fresh_cases, run_seed
-from dpstream.testing.strategies import catalog_cases
-
-LARGE = (65, 129)
-
-
-def one_long_run(anchor: str, seed: int, count: int) -> list[Case]:
-    drawn: list[Case] = []
-
-    @settings(database=None, max_examples=count, deadline=None, phases=(Phase.generate,),
-              suppress_health_check=list(HealthCheck))
-    @hypothesis_seed(run_seed(seed, anchor, 0))
-    @given(catalog_cases(anchor))
-    def collect(case: Case) -> None:
-        drawn.append(case)
-
-    with fixed_generation():
-        collect()
-    return drawn
-
-
-def describe(label: str, values: list[Any]) -> None:
-    counts = Counter(values)
-    large = sum(counts[v] for v in LARGE)
-    print(f"{label}: {len(values)} cases, {len(counts)} distinct values, {large} with a value in {list(LARGE)}; "
-          f"most common {counts.most_common(3)}")
+LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--anchor", default="001-alg10")
-    parser.add_argument("--param", default="T")
-    parser.add_argument("--cases", type=int, default=100)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--anchor", default="001-alg5")
+    parser.add_argument("--per-level", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    for seed in args.seeds:
-        per_case = [case.params.get(args.param) for case, _ in fresh_cases(args.anchor, seed, args.cases)]
-        long_run = [case.params.get(args.param) for case in one_long_run(args.anchor, seed, args.cases)]
-        print(f"{args.anchor}, parameter {args.param}, seed {seed}")
-        describe("  one run per case (the differential mode)", per_case)
-        describe("  one long run", long_run)
+    generator = entry(args.anchor).cases
+    if generator is None:
+        raise SystemExit(f"{args.anchor} draws no cases")
+    rng = data_rng(derived_seed(args.seed, "benchmark", args.anchor))
+    print(f"{args.anchor}: {args.per_level} fresh cases per size level (median / largest)")
+    for level in LEVELS:
+        sizes: dict[str, list[float]] = {}
+        for _ in range(args.per_level):
+            case, _ = materialize(generator, Candidate(level=level), rng)
+            for name, value in size_buckets(case.params, case.inputs).items():
+                sizes.setdefault(name, []).append(value)
+        shown = ", ".join(f"{name} {statistics.median(v):g}/{max(v):g}" for name, v in sorted(sizes.items()))
+        print(f"  level {level:<5} {shown}")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from dpstream.cli_args import (
     Parser,
@@ -30,8 +30,11 @@ from dpstream.cli_args import (
     resolve_output_dir,
     writable_dir,
 )
-from dpstream.conformance.outcome import Mode, Outcome
+from dpstream.conformance.outcome import Mode
 from dpstream.errors import DPStreamInputError
+
+if TYPE_CHECKING:
+    from dpstream.conformance.progress import Progress
 
 __all__ = ["USAGE_ERROR", "add_serve_arguments", "add_vectors_arguments", "conform_main", "run_serve", "run_vectors"]
 
@@ -86,7 +89,9 @@ def conform_parser() -> argparse.ArgumentParser:
     parser.add_argument("--differential-out", type=Path, default=ConformConfig.differential_out, metavar="DIR",
                         help="differential mode: write the shrunk cases here as known-answer vectors "
                              "(default: %(default)s)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no expected duration and no progress on stderr (default: a bar on a terminal; in CI or a "
+                             "log a line per tenth of the checks and after any check once a minute passed)")
     return parser
 
 
@@ -198,26 +203,11 @@ def _split(argv: list[str]) -> tuple[list[str], list[str]]:
     return argv, []
 
 
-class _Bar:
-    def __init__(self) -> None:
-        from tqdm import tqdm
+def _progress(disabled: bool) -> Progress | None:
+    """A bar on a terminal, plain lines in CI and logs (docs/conformance.md, "Duration and progress")."""
+    from dpstream.conformance.progress import ConformProgress
 
-        self._tqdm = tqdm
-        self.bar: Any = None
-
-    def __call__(self, outcome: Outcome, done: int, total: int) -> None:
-        if self.bar is None:
-            self.bar = self._tqdm(total=total, desc="conform", unit="check", file=sys.stderr, leave=False)
-        self.bar.set_postfix_str(f"{outcome.algorithm} {outcome.mode.value}", refresh=False)
-        self.bar.update(1)
-        if done == total:
-            self.bar.close()
-
-
-def _progress(disabled: bool) -> _Bar | None:
-    if disabled or os.environ.get("CI") or not sys.stderr.isatty():
-        return None
-    return _Bar()
+    return None if disabled else ConformProgress()
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:

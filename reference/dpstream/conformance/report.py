@@ -97,11 +97,12 @@ def coverage_rows(report: ConformReport) -> list[str]:
            f"  {'algorithm':<13}{'cases':>7}{'per s':>7}{'printed':>9}{'lines':>7}{'branches':>9}  largest"]
     for algorithm, cov in sorted(tables):
         lines_reached, box = cov.get("printed_lines", [0, 0])
+        printed = f"{lines_reached}/{box}" if box else "-"  # no printed box (a section's construction)
         largest = cov.get("largest", {})
         big = ", ".join(f"{k} {largest[k]:g}" for k in ("D", "T", "n", "fanout", "|X|") if k in largest)
         rate = cov.get("cases_per_second")
         out.append(_clip(f"  {algorithm[:12]:<13}{cov.get('cases', 0):>7}{rate if rate is not None else '-':>7}"
-                         f"{f'{lines_reached}/{box}':>9}{cov.get('lines', 0):>7}{cov.get('branches', 0):>9}  {big}"))
+                         f"{printed:>9}{cov.get('lines', 0):>7}{cov.get('branches', 0):>9}  {big}"))
     return out
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpstream.catalog import entries
 from dpstream.conformance.outcome import Mode, Outcome, Verdict
@@ -29,6 +29,9 @@ from dpstream.conformance.vector_checks import Replays, check_known_answer, chec
 from dpstream.conformance.wire import Hello, Program, ProtocolError, kill_all
 from dpstream.vectors import corpus
 from dpstream.vectors.format import KnownAnswerVector, MustRejectVector
+
+if TYPE_CHECKING:
+    from dpstream.conformance.progress import Progress
 
 __all__ = ["BREAKER", "ConformConfig", "ConformReport", "Task", "conform", "plan"]
 
@@ -178,9 +181,10 @@ def _reject(vector: MustRejectVector, tape: bool, by_id: Mapping[str, KnownAnswe
     return check_must_reject(program, vector, tape, by_id.get, replays)
 
 
-def conform(config: ConformConfig, progress: Callable[[Outcome, int, int], None] | None = None) -> ConformReport:
+def conform(config: ConformConfig, progress: Progress | None = None) -> ConformReport:
     """Run every selected check against the program; never raises for anything the program does (a Ctrl-C ends
-    the run with the checks done so far, see :attr:`ConformReport.interrupted`)."""
+    the run with the checks done so far, see :attr:`ConformReport.interrupted`). ``progress`` hears the plan (each
+    check's expected seconds, :func:`dpstream.conformance.progress.expected_seconds`) and every check done."""
     started = time.perf_counter()
     report = ConformReport(config, None)
     program = Program(config.command, timeout=config.timeout)
@@ -200,7 +204,7 @@ def _not_run(task: Task, why: str, tail: str) -> Outcome:
 
 
 def _run(config: ConformConfig, report: ConformReport, program: Program,
-         progress: Callable[[Outcome, int, int], None] | None) -> None:
+         progress: Progress | None) -> None:
     try:
         program.start()
         report.hello = program.hello()
@@ -213,6 +217,10 @@ def _run(config: ConformConfig, report: ConformReport, program: Program,
     tasks, skipped = plan(config, report.hello)
     report.planned = len(tasks) + len(skipped)
     report.outcomes.extend(skipped)
+    if progress is not None:
+        from dpstream.conformance.progress import expected_seconds
+
+        progress.planned([expected_seconds(task, config) for task in tasks])
     stopped: dict[tuple[str, Mode], str] = {}  # (algorithm, mode) -> why its remaining checks are not run
     failures: dict[tuple[str, Mode], int] = {}  # protocol errors in a row, per algorithm and mode
     silent = 0  # checks in a row that ended in a protocol error without a single answer of the program
