@@ -12,12 +12,14 @@ JOBS   ?= 2
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
+# --no-compile: pip would byte-compile every installed package (half of the install's CPU time); Python compiles
+# what is imported, once (bytecode is written: THREADS below).
 $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[plot]'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[plot]'
 	touch $@
 
 $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[all]'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[all]'
 	touch $@ $(VENV)/.demo-installed
 
 demo: $(VENV)/.demo-installed

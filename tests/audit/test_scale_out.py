@@ -18,6 +18,7 @@ def simple(noise: NoiseSource) -> SimpleCounter:
     return SimpleCounter(1.0, noise=noise)
 
 
+@pytest.mark.slow  # starts worker processes; the reduction itself is checked below in the default run
 def test_one_and_two_local_workers_give_identical_rows() -> None:
     vectorised = LinearModelSampler(binary_tree_counter_model(1.0, T))
     line_by_line = FactorySampler(simple)
@@ -32,6 +33,7 @@ def test_one_and_two_local_workers_give_identical_rows() -> None:
     assert not np.array_equal(one_v[:50_000], one_v[50_000:100_000])  # chunks get different seeds
 
 
+@pytest.mark.slow  # starts a Dask cluster
 def test_a_dask_local_cluster_gives_identical_rows() -> None:
     distributed = pytest.importorskip("dask.distributed", reason="the 'dask' extra is not installed")
     vectorised = LinearModelSampler(simple_counter_model(1.0, T))

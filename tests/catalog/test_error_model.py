@@ -99,7 +99,8 @@ def test_the_corpus_is_the_same_bytes_under_other_numpy_dispatch_levels(level: s
     assert digest == _corpus_digest(corpus_dir()), f"{level}: the corpus depends on the CPU"
 
 
-@pytest.mark.parametrize("k", PERTURBATIONS, ids=[k.name for k in PERTURBATIONS])
+@pytest.mark.parametrize("k", [PERTURBATIONS[0], pytest.param(PERTURBATIONS[1], marks=pytest.mark.slow)],
+                         ids=[k.name for k in PERTURBATIONS])  # the second: the same check, another order (2 s)
 def test_the_whole_corpus_replays_under_another_correct_evaluation_order(k: PerturbedKernel) -> None:
     with using(k):
         problems = verify()

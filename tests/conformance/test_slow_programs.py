@@ -73,6 +73,7 @@ def test_a_timeout_in_one_statistical_sample_does_not_poison_the_next(tmp_path: 
     assert second.sample([0, 1, 0, 1], 50, seed=2).shape == (50, 4)
 
 
+@pytest.mark.slow  # the same kill-and-restart as the test above, through a whole conform run
 def test_the_conform_run_after_a_timeout_reports_only_that_check(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """Known-answer mode on two algorithms, the first vector's first step held beyond the patience: that check is a

@@ -99,7 +99,8 @@ def _leaky(leak: str, anchor: str) -> tuple[int, Any]:
 
 @pytest.mark.parametrize(("leak", "anchor"), [
     pytest.param("phdstream-leaf", "001-alg2", marks=pytest.mark.slow),  # about 17 s
-    ("tabular-cell", "003-alg3"),
+    pytest.param("tabular-cell", "003-alg3", marks=pytest.mark.slow),  # about 6 s; a missing counter noise in
+    # 003-alg3 is caught in the default run by tests/tabular/test_audit_broken.py (exact and black-box)
     pytest.param("longitudinal-count", "002-alg2", marks=pytest.mark.slow),  # about 12 s
     pytest.param("hypercube-region", "004-alg1", marks=pytest.mark.slow),  # about 25 s
 ])

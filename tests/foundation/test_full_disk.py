@@ -86,6 +86,7 @@ def test_conform_reports_on_a_full_disk(tmp_path: Path) -> None:
     assert no_temporary_files(tmp_path)
 
 
+@pytest.mark.slow  # the same write_atomically as conform's and vectors' (default run)
 def test_audit_report_on_a_full_disk(tmp_path: Path) -> None:
     out = tmp_path / "report"
     out.mkdir()
@@ -109,6 +110,7 @@ def test_vectors_generate_on_a_full_disk_keeps_the_earlier_corpus(tmp_path: Path
     assert no_temporary_files(tmp_path) and not [p for p in tmp_path.iterdir() if p.name.startswith(".corpus")]
 
 
+@pytest.mark.slow  # the same write_atomically as conform's and vectors' (default run)
 def test_reproduce_on_a_full_disk_keeps_every_earlier_file(tmp_path: Path) -> None:
     out = tmp_path / "bun"
     out.mkdir()

@@ -125,6 +125,7 @@ def no_staging(folder: Path) -> bool:
 
 
 # ----------------------------------------------------------------------------------------------------------- audit
+@pytest.mark.slow  # a second process-level interrupt test; conform's stays in the default run
 def test_audit_stops_its_workers_and_keeps_the_finished_cases(tmp_path: Path) -> None:
     out = tmp_path / "report"
     stopped = interrupt(["audit", "--jobs", "2", "--no-plots", "--out", str(out)], ready="case(s)", members=3,
@@ -204,6 +205,7 @@ def test_reproduce_leaves_no_output_and_keeps_an_earlier_result(tmp_path: Path) 
     assert not beside.exists() or (not any(beside.iterdir()))
 
 
+@pytest.mark.slow  # a third process-level interrupt test
 def test_sigterm_leaves_no_staging_folder(tmp_path: Path) -> None:
     out = tmp_path / "out"
     stopped = interrupt([*BUN, "--out", str(out)], ready="bun-simulated: ", delay=0.5, sig=signal.SIGTERM)

@@ -108,6 +108,7 @@ def test_pgm_fits_a_small_workload() -> None:
     assert h.marginal((0,)) == pytest.approx(ref * 100.0 / ref.sum(), rel=1e-4)
 
 
+@pytest.mark.slow  # a second PGM fit (2.5 s); test_pgm_fits_a_small_workload stays in the default run
 def test_pgm_marginal_query_cell_and_untouched_attributes() -> None:
     """PGM reading of A_Dataset(M, h) (docs/tabular.md): a marginal query is one cell of its clique's table (the
     cell index must be the C-order index of its values), and an attribute no measurement touches keeps h's
