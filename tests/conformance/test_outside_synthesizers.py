@@ -105,6 +105,7 @@ def names_the_fault(algorithm: str, fault: str, outcome: dict[str, Any]) -> bool
 # --------------------------------------------------------------------------------------------- default run
 
 
+@pytest.mark.slow  # 3 s; the transcript test of `shared` below runs the same program in the default run
 def test_the_correct_program_passes_every_vector(tmp_path: Path) -> None:
     """The faults are planted in a conforming program: ``none`` passes every known-answer and must-reject vector."""
     for mode in ("known-answer", "must-reject"):
@@ -123,9 +124,9 @@ def test_the_leaky_variants_fail_a_vector(tmp_path: Path) -> None:
         assert any(o["verdict"] == "deviation" for o in report["outcomes"]), fault
 
 
-# in the default run: one leak (both entries: a certified violation and a deviation) and one control (a deviation
-# that must not be a violation), 4-8 s each (one `dpstream conform` process each); every other fault under `slow`,
-# to keep `make test` within its budget
+# in the default run: one leak (both entries: a certified violation) and one control (a deviation that must not be
+# a violation), 3-7 s each (one `dpstream conform` process each); every other fault under `slow`, to keep
+# `make test` within its budget
 DEFAULT_RUN = ("shared", "rounded")
 
 

@@ -211,7 +211,7 @@ def own_mode_session(draw: st.DrawFn) -> list[str]:
     return [json.dumps(r) + "\n" for r in requests]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(own_mode_session())
 def test_fuzz_requests_each_get_one_reply(lines: list[str]) -> None:
     assert_one_reply_each_then_hello_works(lines)
