@@ -49,9 +49,14 @@ LEAKS = ("scale/1.5", "scale/3", "variance/3", "shared", "noiseless", "joint")
 CONTROLS = ("rounded", "clamped", "own-rng", "none")
 SCALE_KEY = {"001-alg1": "scale", "002-alg1": "sigma2"}
 SCALE_DIVISOR = {"scale/1.5": 1.5, "scale/3": 3.0, "variance/3": math.sqrt(3)}
-# the leaks the aimed search of transcript mode certifies (exit 2) at --seed 0, quick profile; every other leak
-# is reported as a deviation of the draws (exit 1): see docs/audits.md for why
-CERTIFIED_IN_TRANSCRIPT = {(a, leak) for a in ALGORITHMS for leak in ("shared", "noiseless", "joint")}
+# the leaks the aimed search of transcript mode certifies (exit 2) at --seed 0, quick profile (scale/3 through the
+# loss its transcript implies, aimed at a site whose noise the design's neighbours move); every other leak is
+# reported as a deviation of the draws with the implied loss (exit 1): see docs/audits.md for why
+CERTIFIED_IN_TRANSCRIPT = {(a, leak) for a in ALGORITHMS for leak in ("shared", "noiseless", "joint", "scale/3")}
+IMPLIED_RATIO = {("001-alg1", "scale/1.5"): 1.5, ("001-alg1", "scale/3"): 3.0, ("001-alg1", "variance/3"): math.sqrt(3),
+                 ("002-alg1", "scale/1.5"): 2.25, ("002-alg1", "scale/3"): 9.0, ("002-alg1", "variance/3"): 3.0}
+"""The strength ratio the transcript implies (dpstream.conformance.implied): 001-alg1's Laplace scales (pure DP: the
+ratio of scales), 002-alg1's discrete Gaussian variances (zCDP: the ratio of variances)."""
 
 
 def _node() -> str:
@@ -144,6 +149,12 @@ def test_transcript_reports_every_leak(tmp_path: Path, fault: str) -> None:
         want = "violation" if (algorithm, fault) in CERTIFIED_IN_TRANSCRIPT else "deviation"
         assert outcome["verdict"] == want, (algorithm, outcome["message"][:500])
         assert names_the_fault(algorithm, fault, outcome), (algorithm, outcome["message"][:500])
+        implied = outcome["details"].get("implied_loss") or {}
+        if (algorithm, fault) in IMPLIED_RATIO:  # every noise scale changed: the transcript implies claim x ratio
+            assert implied["uniform"] and implied["ratio"] == pytest.approx(IMPLIED_RATIO[(algorithm, fault)])
+            assert implied["at_most"] == pytest.approx(implied["claim"] * implied["ratio"])
+            certified = outcome["details"]["certificate"]
+            assert certified.startswith("black-box") if want == "violation" else certified.startswith("implied")
     assert status == (2 if any((a, fault) in CERTIFIED_IN_TRANSCRIPT for a in ALGORITHMS) else 1)
 
 

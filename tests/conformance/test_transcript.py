@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from dpstream.catalog import entry
-from dpstream.conformance.outcome import Mode, Verdict
+from dpstream.conformance import transcript
+from dpstream.conformance.outcome import Mode, Outcome, Verdict
 from dpstream.conformance.runner import ConformConfig, conform
 from dpstream.conformance.serve import Server
 from dpstream.conformance.transcript import TranscriptError, parse_draws, replay
@@ -82,10 +83,35 @@ def test_the_reference_passes_transcript_mode() -> None:
     ("wrong-params", "the program reported params"),
     ("unseeded", "the same seed did not reproduce the run"),
 ])
-def test_transcript_faults_are_deviations_naming_the_fault(fault: str, says: str) -> None:
+def test_transcript_faults_are_deviations_naming_the_fault(fault: str, says: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exactness findings; the statistical design's witness search that follows any finding (10-50 s) is
+    replaced by a stub saying inconclusive (it is the statistical mode's search, tested there; its run from
+    transcript mode: test_the_design_search_certifies_what_the_transcript_cannot_aim_at, slow)."""
+    ran: list[str] = []
+
+    def stub(config: ConformConfig, plan: Any, level: float, bulk: bool, program: Any) -> Outcome:
+        ran.append(plan.entry.anchor)
+        return Outcome(Mode.STATISTICAL, plan.entry.anchor, "privacy: witness search", None, Verdict.INCONCLUSIVE,
+                       message="stub", details={"detectable_excess": 0.5})
+
+    monkeypatch.setattr(transcript, "privacy_check", stub)
     (outcome,) = _transcript([sys.executable, str(PROGRAM), fault])
     assert outcome.verdict is Verdict.DEVIATION, outcome.message
     assert any(says in line for line in outcome.details["exact_findings"]), outcome.details["exact_findings"]
+    assert ran == ["001-alg8"] and "the design's search: inconclusive" in outcome.message  # never weaker
+
+
+@pytest.mark.slow
+def test_the_design_search_certifies_what_the_transcript_cannot_aim_at() -> None:
+    """The reference with every scale divided by 1.5 (``--plant scale/1.5``) reports the draws it should have made:
+    no parameter differs, the law tests see the values too wide... and the aimed search (one site of a tree
+    counter: at most its share of the budget) certifies nothing at the quick profile; the statistical design's
+    search, run because the transcript showed something, certifies it (001-alg10, seed 0; 30-60 s)."""
+    (outcome,) = _transcript([*SERVE, "--plant", "scale/1.5"], "001-alg10")
+    assert outcome.privacy is Verdict.VIOLATION, outcome.message
+    assert outcome.details["certificate"] == "black-box, the statistical design's witness search"
+    assert outcome.details["design_search"]["privacy"] == "violation"
 
 
 def test_replies_without_draws_break_the_protocol() -> None:

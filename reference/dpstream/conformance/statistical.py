@@ -80,6 +80,7 @@ __all__ = [
     "budget_for",
     "horizon_of",
     "plan_for",
+    "privacy_check",
     "run_search",
     "search_settings",
     "setting_label",
@@ -350,7 +351,7 @@ def statistical_tasks(config: ConformConfig, plans: Sequence[tuple[str, Statisti
     tasks: list[Task] = []
     for anchor, plan in plans:
         tasks.append(Task(Mode.STATISTICAL, anchor, "privacy: witness search",
-                          partial(_privacy, config, plan, level, bulk)))
+                          partial(privacy_check, config, plan, level, bulk)))
         if plan.entry.model is not None:
             tasks.append(Task(Mode.STATISTICAL, anchor, "law: calibration and accuracy",
                               partial(_law, config, plan, level, bulk)))
@@ -399,7 +400,9 @@ def run_search(plan: StatisticalPlan, sampler: Callable[[Mapping[str, Any]], Sam
                   executor=executor, power=power)
 
 
-def _privacy(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: bool, program: Program) -> Outcome:
+def privacy_check(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: bool, program: Program) -> Outcome:
+    """The witness search of the statistical mode on ``plan``'s design (own mode, the program's own randomness) at
+    false-alarm ``level``; ``program`` is not used (the samplers start their own)."""
     from dpstream.conformance.power import power_statement
 
     started = time.perf_counter()

@@ -12,11 +12,21 @@ with every release, the draws it made for it (docs/conformance.md, "Transcript m
 3. **the law of the reported values** over many runs on one input per setting: goodness of fit per kind and
    parameters and per site (power in the tails), no draw that never varies, no value reused between sites or runs,
    no correlation between sites or between consecutive runs (:func:`dpstream.audit.draw_laws.law_findings`);
-4. **aimed search**: where the law tests point at a site (a mis-scaled, missing, constant or reused draw), the
-   black-box witness search is aimed there, in own mode: the input where it was seen, the neighbours that move the
-   statistic the site's noise protects (found by replaying the reference with that draw perturbed) and that
-   statistic as a declared contrast; a leak seen in the transcript is then certified as a ``violation`` with its
-   witness when it is one.
+4. **the implied loss**: where a reported privacy-relevant draw is stronger than the reference's at its site (a
+   smaller scale or variance, a larger epsilon of an exponential mechanism) or missing, the loss the program's own
+   transcript implies, composed as the reference's accountant composes its sites (:mod:`dpstream.conformance.implied`);
+5. **aimed search**: where the law tests point at a site (a constant or reused draw, a law that does not fit) or the
+   implied loss exceeds the claim at a site of a design setting, the black-box witness search is aimed there, in
+   own mode: the input where it was seen, the neighbours that move the statistic the site's noise protects (found by
+   replaying the reference with that draw perturbed; from the reference's own draws where the program's cannot be
+   replayed) and that statistic as a declared contrast, whose thresholds are the likelihood-ratio events of an
+   additive mechanism with the wrong scale; a leak seen in the transcript is then certified as a ``violation`` with
+   its witness when it is one;
+6. **never weaker than the statistical mode**: when the transcript shows anything (1-4) and no aimed search
+   certified it, the statistical mode's own witness search (its design, :func:`~dpstream.conformance.statistical.
+   privacy_check`) runs on the program too. The outcome says which certified the leak (``certificate``): black-box
+   aimed at a site, black-box by the design's search, or the implied loss of the program's own transcript only,
+   with the smallest excess the searches could have certified (why the budget did not reach a witness).
 
 A program whose transcripts pass 1-3 inherits the reference's proof (proofs/proof_transcript_inheritance.py): its
 releases are the reference's function of draws with the reference's laws, provided the report is honest and the
@@ -29,7 +39,7 @@ import json
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -46,12 +56,14 @@ from dpstream.catalog import Entry
 from dpstream.catalog.codecs import Tolerance, compare
 from dpstream.catalog.error_model import Bounds, ambiguous_decisions
 from dpstream.conformance.entry_sampler import featurise
+from dpstream.conformance.implied import ImpliedLoss, implied_loss
 from dpstream.conformance.outcome import Mode, Outcome, Verdict
 from dpstream.conformance.serve import WireError, WireNoise
 from dpstream.conformance.statistical import (
     ProtocolSampler,
     StatisticalPlan,
     horizon_of,
+    privacy_check,
     setting_label,
     statistical_checks,
 )
@@ -215,6 +227,14 @@ class _Findings:
     exact: list[str]
     law: list[tuple[int, LawFinding]]
     details: dict[str, Any]
+    issues: list[DrawIssue] = field(default_factory=list)
+    """The draw issues of every replay (the implied loss is computed from them)."""
+    compared: int = 0
+    """Privacy-relevant draws of those replays."""
+
+
+def _relevant(draws: Sequence[Draw]) -> int:
+    return sum(1 for d in draws if d.kind.privacy_relevant)
 
 
 def _run(program: Program, anchor: str, params: Mapping[str, Any], inputs: Sequence[Any], seed: int
@@ -253,6 +273,8 @@ def _exactness(program: Program, plan: StatisticalPlan, cases: Sequence[tuple[Ma
             checked -= 1
             continue
         where = f"case {i} ({setting_label(params)}, {len(inputs)} steps)"
+        found.issues.extend(ref.issues)
+        found.compared += _relevant(draws) + sum(1 for x in ref.issues if x.what == "unexpected-site")
         if ref.failed:
             found.exact.append(f"{where}: the reference cannot run on the reported draws: {ref.failed}")
         for issue in ref.issues[:3]:
@@ -326,36 +348,141 @@ def _check(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: boo
         return Outcome(Mode.TRANSCRIPT, e.anchor, NAME, Verdict.PROTOCOL_ERROR, message=str(exc),
                        details={"kind": exc.kind, "stderr_tail": exc.stderr[-2000:]},
                        seconds=time.perf_counter() - started)
-    aimed: SearchResult | None = None
-    if found.law:
-        si, finding = next(((si, x) for si, x in found.law if x.sites), found.law[0])
-        found.details["aimed_at"] = {"setting": setting_label(plan.settings[si]), "sites": list(finding.sites),
-                                     "test": finding.test}
-        try:
-            aimed = _aimed_search(config, plan, si, law_runs[si][0], finding, level / 2, bulk, profile, seed)
-        except ProtocolError as exc:
-            found.details["aimed_search_error"] = str(exc)
-    return _outcome(e.anchor, found, aimed, started)
+    implied = _implied_by_setting(plan, law_runs)
+    worst = max(implied.items(), key=lambda x: x[1].ratio, default=None)
+    if worst is not None:
+        found.details["implied_loss"] = {"setting": setting_label(plan.settings[worst[0]]), **worst[1].to_json()}
+    searches = _certify(config, plan, found, implied, law_runs, level / 2, bulk, profile, seed)
+    return _outcome(e.anchor, found, worst[1] if worst is not None else None, searches, started)
 
 
-def _outcome(anchor: str, found: _Findings, aimed: SearchResult | None, started: float) -> Outcome:
+def _implied_by_setting(plan: StatisticalPlan, law_runs: Mapping[int, list[list[Draw]]]) -> dict[int, ImpliedLoss]:
+    """Per design setting, the loss implied by the first law run's reported draws (replayed on the reference)."""
+    e = plan.entry
+    out: dict[int, ImpliedLoss] = {}
+    for si, runs in law_runs.items():
+        params = plan.settings[si]
+        f = next(iter(plan.spaces[si].families.values()))(horizon_of(e, params))
+        ref = replay(e, params, f, runs[0])
+        missing = sum(1 for x in ref.issues if x.what == "unexpected-site")
+        out[si] = implied_loss(e.claim(params), ref.issues, _relevant(runs[0]) + missing)
+    return out
+
+
+@dataclass
+class _Searches:
+    """The black-box searches run for a transcript's findings, and the one that certified (if any)."""
+
+    aimed: list[tuple[str, SearchResult]] = field(default_factory=list)
+    design: Outcome | None = None
+    certificate: str | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+SITES_TRIED = 8
+"""Sites of the largest implied ratio tried in turn until one has neighbours that move what it protects (a draw
+that decides a branch far from its threshold, e.g. PrivTree's root split, moves no release)."""
+
+
+def _targets(found: _Findings, implied: Mapping[int, ImpliedLoss]) -> list[tuple[int, list[LawFinding]]]:
+    """Where to aim, most telling first, at most two targets, each a list of sites to try in turn: a constant or
+    reused draw; the design setting with the largest implied ratio above 1 (its sites of that ratio, one per line of
+    the algorithm first: :data:`SITES_TRIED`); any other law finding that names a site."""
+    out: list[tuple[int, list[LawFinding]]] = []
+    gross = [(si, x) for si, x in found.law if x.sites and x.kind in ("constant", "reused")]
+    out += [(si, [x]) for si, x in gross[:1]]
+    ranked = sorted(((si, imp) for si, imp in implied.items() if imp.exceeds), key=lambda x: -x[1].ratio)
+    for si, imp in ranked[:1]:
+        top = [site for site in imp.sites if site.ratio == imp.ratio]
+        lines: dict[str, list[str]] = {}
+        for site in top:
+            lines.setdefault(site.site.split(" t=")[0], []).append(site.site)
+        order = [group[i] for i in range(max(map(len, lines.values()))) for group in lines.values() if i < len(group)]
+        out.append((si, [LawFinding("implied loss", (site,), 0.0, imp.describe(), "scale")
+                         for site in order[:SITES_TRIED]]))
+    if not out:
+        out += [(si, [x]) for si, x in found.law if x.sites][:1]
+    return out[:2]
+
+
+def _certify(config: ConformConfig, plan: StatisticalPlan, found: _Findings, implied: Mapping[int, ImpliedLoss],
+             law_runs: Mapping[int, list[list[Draw]]], level: float, bulk: bool, profile: Profile, seed: int
+             ) -> _Searches:
+    """The aimed searches at the targets (half of ``level``, split equally), then, when the transcript showed
+    anything and none certified, the statistical design's search (the other half): module docstring, 5-6."""
+    out = _Searches()
+    exceeds = any(imp.exceeds for imp in implied.values())
+    if not (found.exact or found.law or exceeds):
+        return out
+    targets = _targets(found, implied)
+    for si, candidates in targets:
+        for target in candidates:
+            try:
+                result = _aimed_search(config, plan, si, law_runs[si][0], target, level / 2 / len(targets), bulk,
+                                       profile, derived_seed(seed, "target", target.sites[0]))
+            except ProtocolError as exc:
+                out.errors.append(f"aimed at {target.sites[0]!r}: {exc}")
+                break
+            if result is None:
+                out.errors.append(f"aimed at {target.sites[0]!r}: no neighbour of the design moves what it protects")
+                continue
+            found.details.setdefault("aimed_at", []).append(
+                {"setting": setting_label(plan.settings[si]), "sites": list(target.sites), "test": target.test})
+            out.aimed.append((target.sites[0], result))
+            if result.verdict == "violation":
+                out.certificate = f"black-box, aimed at site {target.sites[0]!r}"
+                return out
+            break
+    out.design = privacy_check(config, plan, level / 2, bulk, Program(config.command, timeout=config.timeout))
+    if out.design.privacy is Verdict.VIOLATION:
+        out.certificate = "black-box, the statistical design's witness search"
+    elif out.design.verdict is Verdict.PROTOCOL_ERROR:
+        out.errors.append(f"the design's search: {out.design.message}")
+    return out
+
+
+def _outcome(anchor: str, found: _Findings, implied: ImpliedLoss | None, searches: _Searches, started: float
+             ) -> Outcome:
     lines = list(found.exact)
     lines += [f"[{setting}] {x.what} ({x.test}, p = {x.p:.2g})" for setting, x in
               ((f"setting {si + 1}", x) for si, x in found.law)]
     details = {**found.details, "exact_findings": found.exact,
                "law_findings": [{"setting": si, "test": x.test, "sites": list(x.sites), "p": x.p, "what": x.what}
                                 for si, x in found.law]}
-    conformance = Verdict.DEVIATION if lines else Verdict.PASS
+    leak = implied is not None and implied.exceeds
+    conformance = Verdict.DEVIATION if lines or leak else Verdict.PASS
     privacy: Verdict | None = None
     message = "; ".join(lines[:4]) + (f"; and {len(lines) - 4} more" if len(lines) > 4 else "")
-    if aimed is not None:
-        details["aimed_search"] = aimed.to_data()
-        if aimed.verdict == "violation":
-            privacy = Verdict.VIOLATION
-            message = f"aimed search certified the leak: {aimed.detail()}; transcript: {message}"
-        else:
-            message += f"; the aimed search certified nothing ({aimed.verdict})"
-    if not lines:
+    if leak:
+        assert implied is not None
+        message = f"{implied.describe()}; {message}" if message else implied.describe()
+    if searches.aimed:
+        details["aimed_search"] = searches.aimed[-1][1].to_data()
+        details["aimed_searches"] = [{"site": site, **r.to_data()} for site, r in searches.aimed]
+    if searches.design is not None:
+        details["design_search"] = searches.design.to_json()
+    if searches.errors:
+        details["search_errors"] = searches.errors
+    details["certificate"] = searches.certificate or ("implied by the program's own transcript only" if leak
+                                                      else None)
+    if searches.certificate is not None:
+        privacy = Verdict.VIOLATION
+        best = (searches.aimed[-1][1].detail() if searches.certificate.startswith("black-box, aimed") else
+                searches.design.message if searches.design is not None else "")
+        message = f"certified ({searches.certificate}): {best}; transcript: {message}"
+    elif searches.aimed or searches.design is not None:
+        reach = [f"aimed at {site!r}: {r.verdict}, smallest excess it could have certified "
+                 f"{r.detectable_excess:.3g}" for site, r in searches.aimed]
+        if searches.design is not None:
+            excess = searches.design.details.get("detectable_excess")
+            reach.append(f"the design's search: {searches.design.privacy.value if searches.design.privacy else '-'}"
+                         + (f", smallest excess it could have certified {excess:.3g}"
+                            if isinstance(excess, float) else ""))
+        why = "; ".join(reach)
+        message += (f"; not certified black-box ({why})" if not leak else
+                    f"; implied by the program's own transcript only, not certified black-box: the budget did not "
+                    f"reach a witness ({why})")
+    if not lines and not leak:
         message = (f"{details.get('exact_cases', 0)} fresh inputs replayed exactly, the seed reproduces, "
                    f"{details.get('law_tests', 0)} tests of the reported draws' laws passed")
     return Outcome(Mode.TRANSCRIPT, anchor, NAME, conformance, privacy, message=message, details=details,
@@ -391,8 +518,9 @@ neighbours and statistics; exactness is judged elsewhere)."""
 def _lenient_replay(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], draws: Sequence[Draw]
                     ) -> list[Any] | None:
     """The reference's releases on ``inputs``, each draw answered by site from ``draws`` where its kind and parameters
-    agree, and from a seeded source where they do not (a moved draw can change a later draw's parameters: the k of a
-    ``choice`` in 002-alg1); None if the reference cannot run. For the aimed search's features only."""
+    agree (an additive draw whatever its parameters: the program's noise held fixed), and from a seeded source where
+    they do not (a moved draw can change a later draw's parameters: the k of a ``choice`` in 002-alg1; an additive
+    draw not reported is 0); None if the reference cannot run. For the aimed search's features only."""
     assert e.codec is not None
     by_site = {d.site: d for d in draws}
     fallback = InsecureSeededNoise(0)
@@ -402,10 +530,13 @@ def _lenient_replay(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], 
         kind = DrawKind(str(d["kind"]))
         checked = validated_params(kind, d["params"])
         recorded = by_site.get(str(d["site"]))
-        if (recorded is not None and recorded.kind is kind and set(recorded.params) == set(checked)
+        if recorded is not None and recorded.kind is kind and (kind in ADDITIVE_KINDS or (
+                set(recorded.params) == set(checked)
                 and all(params_equal(checked[k], recorded.params[k], LENIENT.relative, LENIENT.absolute)
-                        for k in checked)):
+                        for k in checked))):  # an additive draw is held fixed whatever its reported parameters
             return {"value": value_to_json(kind, recorded.value)}
+        if kind in ADDITIVE_KINDS:  # not reported: the program added nothing there
+            return {"value": value_to_json(kind, 0.0 if kind is DrawKind.LAPLACE else 0)}
         return {"value": value_to_json(kind, fallback.draw(str(d["site"]), kind, **checked))}
 
     valid = e.params.validate(params)

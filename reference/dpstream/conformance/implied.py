@@ -1,0 +1,183 @@
+"""The privacy loss a program's own transcript implies, composed as the reference composes its draws.
+
+Transcript mode replays the reference on the draws a program reports. Where a privacy-relevant draw's parameters
+differ from the reference's at the same site (docs/conformance.md, "Transcript mode"), the reported parameters say
+how much stronger (less noisy) that draw is than the reference's: its *strength ratio* r, in the unit of the
+entry's claim (pure DP: epsilon; zCDP: rho):
+
+==========================  ===================================  =====================================
+kind                        pure-DP claim                        zCDP claim
+==========================  ===================================  =====================================
+laplace, discrete_laplace   scale_ref / scale_prog               (scale_ref / scale_prog)^2
+discrete_gaussian           (not a pure-DP draw: inf)            sigma2_ref / sigma2_prog
+exponential_mechanism       (eps/sens)_prog / (eps/sens)_ref     ((eps/sens)_prog / (eps/sens)_ref)^2
+a site the reference draws  inf (the value it protects is        inf
+and the program did not     released without noise)
+==========================  ===================================  =====================================
+
+The reference's accountant composes its sites' shares of the claim additively (basic composition for pure DP,
+additivity of rho for zCDP), and the shares of a neighbouring pair sum to at most the claim. A site whose draw is r
+times as strong spends r times its share, so the loss the transcript implies is at most claim * max r, and equals
+claim * r when every privacy-relevant draw of the run is r times as strong (a scale divided everywhere). It exceeds
+the claim whenever a site with r > 1 carries a positive share for some neighbouring pair -- which the black-box
+search then has to show: the implied loss is the program's own word, never a certificate (an honest report is
+hypothesis H1 of proofs/proof_transcript_inheritance.py; a lying program could report anything).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dpstream.claims import Measure, PrivacyClaim
+from dpstream.conformance.tape_mode import DrawIssue
+from dpstream.noise import DrawKind
+
+__all__ = ["ImpliedLoss", "SiteRatio", "implied_loss", "strength_ratio"]
+
+
+@dataclass(frozen=True)
+class SiteRatio:
+    """One privacy-relevant draw of a transcript that is stronger or weaker than the reference's."""
+
+    site: str
+    kind: str
+    reported: Mapping[str, Any] | None
+    """The program's parameters (None: the site was not reported)."""
+    reference: Mapping[str, Any]
+    ratio: float
+
+    def describe(self) -> str:
+        if self.reported is None:
+            return f"{self.site!r}: the reference draws {self.kind} {_shown(self.reference)}, the program drew nothing"
+        return (f"{self.site!r}: {self.kind} {_shown(self.reported)} where the reference draws "
+                f"{_shown(self.reference)} (strength x{self.ratio:.3g})")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"site": self.site, "kind": self.kind, "reported": _plain(self.reported),
+                "reference": _plain(self.reference), "ratio": _finite(self.ratio)}
+
+
+@dataclass(frozen=True)
+class ImpliedLoss:
+    """What a transcript implies (module docstring): ``at_most`` = claim x the largest ratio; ``uniform`` when every
+    privacy-relevant draw compared has that one ratio (then the implied loss is exactly ``at_most``)."""
+
+    claim: float
+    symbol: str
+    sites: tuple[SiteRatio, ...]
+    compared: int
+    """Privacy-relevant draws compared (the ratios are over these)."""
+
+    @property
+    def worst(self) -> SiteRatio | None:
+        return max(self.sites, key=lambda s: s.ratio, default=None)
+
+    @property
+    def ratio(self) -> float:
+        return self.worst.ratio if self.worst is not None else 1.0
+
+    @property
+    def at_most(self) -> float:
+        return self.claim * self.ratio
+
+    @property
+    def exceeds(self) -> bool:
+        return self.ratio > 1.0
+
+    @property
+    def uniform(self) -> bool:
+        return bool(self.sites) and len(self.sites) == self.compared and len({s.ratio for s in self.sites}) == 1
+
+    def describe(self) -> str:
+        if not self.exceeds:
+            return f"the reported draws imply no loss above the claim ({self.symbol} = {self.claim:.4g})"
+        assert self.worst is not None
+        how = (f"every one of its {self.compared} privacy-relevant draws x{self.ratio:.3g} as strong as the "
+               f"reference's, so the loss is {self.symbol} = {self.at_most:.4g}" if self.uniform else
+               f"{len(self.sites)} of {self.compared} privacy-relevant draws stronger than the reference's, the "
+               f"strongest x{self.ratio:.3g} ({self.worst.describe()}), so the loss is above the claim wherever "
+               f"that site carries a share, and at most {self.symbol} = {self.at_most:.4g}")
+        return f"the program's transcript implies more than the claim {self.symbol} = {self.claim:.4g}: {how}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"claim": self.claim, "measure": self.symbol, "ratio": _finite(self.ratio),
+                "at_most": _finite(self.at_most), "uniform": self.uniform, "compared": self.compared,
+                "sites": [s.to_json() for s in sorted(self.sites, key=lambda s: -s.ratio)[:20]]}
+
+
+def strength_ratio(kind: DrawKind, reported: Mapping[str, Any] | None, reference: Mapping[str, Any],
+                   measure: Measure) -> float:
+    """How many times as strong the reported draw is as the reference's, in the claim's unit (module docstring)."""
+    if reported is None:
+        return math.inf
+    squared = measure is Measure.ZCDP
+    try:
+        if kind in (DrawKind.LAPLACE, DrawKind.DISCRETE_LAPLACE):
+            r = float(reference["scale"]) / float(reported["scale"])
+        elif kind is DrawKind.DISCRETE_GAUSSIAN:
+            if measure is not Measure.ZCDP:
+                return math.inf
+            return float(reference["sigma2"]) / float(reported["sigma2"])
+        elif kind is DrawKind.EXPONENTIAL_MECHANISM:
+            r = ((float(reported["epsilon"]) / float(reported["sensitivity"]))
+                 / (float(reference["epsilon"]) / float(reference["sensitivity"])))
+        else:
+            return 1.0
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return math.inf
+    return r * r if squared else r
+
+
+def implied_loss(claim: PrivacyClaim, issues: Iterable[DrawIssue], compared: int) -> ImpliedLoss:
+    """The loss implied by the draw issues of one or more replays (``params`` issues: the program's parameters in
+    ``expected``, the reference's in ``got``; ``unexpected-site``: a draw the program did not report), over
+    ``compared`` privacy-relevant draws. Only ratios above 1 are kept (a weaker draw is no leak)."""
+    sites: dict[str, SiteRatio] = {}
+    for issue in issues:
+        if issue.what == "params" and isinstance(issue.expected, Mapping) and isinstance(issue.got, Mapping):
+            kind = _kind_of(issue.got)
+            if kind is None:
+                continue
+            ratio = strength_ratio(kind, issue.expected, issue.got, claim.measure)
+            reported: Mapping[str, Any] | None = issue.expected
+        elif issue.what == "unexpected-site" and isinstance(issue.got, str):
+            kind = next((k for k in DrawKind if issue.got.startswith(k.value + " ")), None)
+            if kind is None or not kind.privacy_relevant:
+                continue
+            ratio, reported = math.inf, None
+        else:
+            continue
+        if ratio > 1.0 and (issue.site not in sites or sites[issue.site].ratio < ratio):
+            reference = issue.got if isinstance(issue.got, Mapping) else {"request": issue.got}
+            sites[issue.site] = SiteRatio(issue.site, kind.value, reported, reference, ratio)
+    symbol = "rho" if claim.measure is Measure.ZCDP else "eps"
+    return ImpliedLoss(claim.parameter, symbol, tuple(sites.values()), max(compared, len(sites)))
+
+
+def _kind_of(params: Mapping[str, Any]) -> DrawKind | None:
+    keys = set(params)
+    if keys == {"scale"}:
+        return DrawKind.LAPLACE  # the discrete and continuous Laplace have the same ratio
+    if keys == {"sigma2"}:
+        return DrawKind.DISCRETE_GAUSSIAN
+    if {"epsilon", "sensitivity"} <= keys:
+        return DrawKind.EXPONENTIAL_MECHANISM
+    return None
+
+
+def _shown(params: Mapping[str, Any]) -> str:
+    return "{" + ", ".join(f"{k}: {v:.4g}" if isinstance(v, float) else f"{k}: ..." if isinstance(v, list)
+                           else f"{k}: {v}" for k, v in params.items()) + "}"
+
+
+def _plain(params: Mapping[str, Any] | None) -> Any:
+    if params is None:
+        return None
+    return {k: v for k, v in params.items() if not isinstance(v, list)}
+
+
+def _finite(x: float) -> float | str:
+    return x if math.isfinite(x) else "inf"
