@@ -78,9 +78,12 @@ __all__ = [
     "ProtocolSampler",
     "StatisticalPlan",
     "budget_for",
+    "fit_to_time",
     "horizon_of",
     "plan_for",
+    "planned_runs",
     "privacy_check",
+    "probe_speed",
     "run_search",
     "search_settings",
     "setting_label",
@@ -103,6 +106,13 @@ QUICK_PAIRS = 3
 MIN_SPLIT = 50
 MIN_HOLDOUT = 500
 """Floors of the scaled budget: runs per input on the fit and select splits, and on the held-out split."""
+TIME_LIMIT = {Profile.QUICK: 120.0, Profile.THOROUGH: 270.0}
+"""Seconds a privacy search may take: before it runs, the program's speed is measured (:data:`PROBE_RUNS` runs on the
+first setting's input, after a first batch that starts the program) and, where the profile's budget would take
+longer at that speed, the fit, select and held-out runs are scaled down to fit (floors :data:`MIN_SPLIT`,
+:data:`MIN_HOLDOUT`); a scaled search cannot back ``pass`` (its power was measured at the full budget)."""
+PROBE_RUNS = {True: 400, False: 40}
+"""Runs of the speed probe with the bulk op ``runs`` and line by line."""
 NO_LAW = "not applicable: the catalog has no exact release model for this algorithm (no calibration or accuracy law)"
 
 
@@ -411,20 +421,69 @@ def privacy_check(config: ConformConfig, plan: StatisticalPlan, level: float, bu
     profile = Profile(config.profile)
     budget = budget_for(plan, profile, bulk)
     power = power_statement(plan, profile, bulk, level, config.power_table)
+    sampler = partial(_sampler, config, plan, bulk=bulk)
     try:
         with _executor(config) as executor:
-            result = run_search(plan, partial(_sampler, config, plan, bulk=bulk), profile, bulk, level=level,
-                                seed=config.seed, executor=executor, power=power)
+            speed = probe_speed(plan, sampler, bulk, derived_seed(config.seed, e.anchor, "probe"), executor)
+            fitted, scale = fit_to_time(plan, budget, speed, TIME_LIMIT[profile])
+            if scale < 1.0:
+                power = PowerStatement.none(f"the budget was scaled to {scale:.0%} to fit {TIME_LIMIT[profile]:g} s at "
+                                            f"the program's {speed:.0f} runs/s (its power was measured at the full "
+                                            "budget)")
+            searched = time.perf_counter()
+            result = search(search_settings(plan, sampler), plan.spaces[0], fitted, level=level,
+                            seed=derived_seed(config.seed, e.anchor),
+                            target_excess=profile_spec(profile).target_excess, executor=executor, power=power)
+            rate = result.trials / max(time.perf_counter() - searched, 1e-9)
     except (ProgramRefusedError, ProtocolError) as exc:
         return _refused(e.anchor, name, exc, started)
     verdict = {"violation": Verdict.VIOLATION, "pass": Verdict.PASS, "inconclusive": Verdict.INCONCLUSIVE}[
         result.verdict]
     law = {} if e.model is not None else {"law": NO_LAW}
-    budget_data = {"fit": budget.fit, "select": budget.select, "holdout": budget.holdout, "carried": budget.carried,
-                   "tail": budget.tail}
-    return Outcome(Mode.STATISTICAL, e.anchor, name, None, verdict, message=result.detail(),
-                   details={**result.to_data(), "false_alarm": level, "budget": budget_data, **law},
+    budget_data = {"fit": fitted.fit, "select": fitted.select, "holdout": fitted.holdout,
+                   "carried": fitted.carried, "tail": fitted.tail, "scale": scale, "time_limit": TIME_LIMIT[profile]}
+    scaled = f", budget scaled to {scale:.0%} to fit {TIME_LIMIT[profile]:g} s" if scale < 1.0 else ""
+    return Outcome(Mode.STATISTICAL, e.anchor, name, None, verdict,
+                   message=f"{result.detail()} ({rate:.0f} runs/s{scaled})",
+                   details={**result.to_data(), "false_alarm": level, "budget": budget_data, **law,
+                            "runs_per_second": round(rate, 1), "probe_runs_per_second": round(speed, 1)},
                    seconds=time.perf_counter() - started)
+
+
+def probe_speed(plan: StatisticalPlan, sampler: Callable[[Mapping[str, Any]], Sampler], bulk: bool, seed: int,
+                executor: Executor | None) -> float:
+    """Runs per second of the program on the first setting's input (:data:`TIME_LIMIT`): a first batch starts it,
+    the second is timed."""
+    params = plan.settings[0]
+    f = next(iter(plan.spaces[0].families.values()))(horizon_of(plan.entry, params))
+    s = sampler(params)
+    run_trials(s, f, PROBE_RUNS[bulk], derived_seed(seed, 0), executor)
+    started = time.perf_counter()
+    run_trials(s, f, PROBE_RUNS[bulk], derived_seed(seed, 1), executor)
+    return PROBE_RUNS[bulk] / max(time.perf_counter() - started, 1e-6)
+
+
+def planned_runs(plan: StatisticalPlan, budget: SearchBudget) -> int:
+    """The runs a search of ``plan`` with ``budget`` makes: fit and select runs on every input and neighbour, and
+    held-out runs on the inputs of the carried events (at most two per event, at most the inputs there are)."""
+    inputs = 0
+    for params, space in zip(plan.settings, plan.spaces, strict=True):
+        T = horizon_of(plan.entry, params)
+        inputs += sum(1 + len(space.neighbours(make(T))) for make in space.families.values())
+    return (budget.fit + budget.select) * inputs + budget.holdout * min(2 * (budget.carried + budget.tail), inputs)
+
+
+def fit_to_time(plan: StatisticalPlan, budget: SearchBudget, speed: float, limit: float
+                ) -> tuple[SearchBudget, float]:
+    """``budget`` scaled down so that its planned runs take at most 80 % of ``limit`` seconds at ``speed`` runs per
+    second (the rest for the search's own work), and the factor (1: unchanged)."""
+    seconds = planned_runs(plan, budget) / max(speed, 1e-9)
+    scale = min(1.0, 0.8 * limit / seconds) if seconds > 0 else 1.0
+    if scale >= 1.0:
+        return budget, 1.0
+    return SearchBudget(fit=max(MIN_SPLIT, int(budget.fit * scale)), select=max(MIN_SPLIT, int(budget.select * scale)),
+                        holdout=max(MIN_HOLDOUT, int(budget.holdout * scale)), carried=budget.carried,
+                        tail=budget.tail), scale
 
 
 def setting_label(params: Mapping[str, Any]) -> str:
