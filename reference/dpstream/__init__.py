@@ -13,8 +13,9 @@ first use (module ``__getattr__``), so ``import dpstream`` imports neither OpenD
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
+
+from dpstream.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from dpstream.audit.linear_model import LinearReleaseModel
@@ -86,15 +87,11 @@ def _version() -> str:
         return "0+unknown"
 
 
+_exported = lazy_exports(globals(), _EXPORTS)
+
+
 def __getattr__(name: str) -> Any:
-    if name == "__version__":
-        return _version()
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'dpstream' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value  # later look-ups skip __getattr__
-    return value
+    return _version() if name == "__version__" else _exported(name)
 
 
 def __dir__() -> list[str]:

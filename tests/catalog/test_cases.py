@@ -15,9 +15,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 from dpstream.catalog import Entry, entries
 from dpstream.catalog.cases import Case
-from dpstream.conformance.differential import fixed_generation
 from dpstream.errors import DPStreamInputError, StateError
-from dpstream.testing.strategies import catalog_cases
+from dpstream.testing.strategies import catalog_cases, fixed_generation
 from dpstream.vectors.generate import known_answer_vector
 
 STREAMING = [e for e in entries() if e.streaming]

@@ -25,12 +25,11 @@ from dpstream.catalog import entry
 from dpstream.catalog.cases import Case
 from dpstream.catalog.codecs import compare
 from dpstream.cli import main
-from dpstream.conformance.differential import fixed_generation
 from dpstream.conformance.outcome import Mode, Outcome, Verdict
 from dpstream.conformance.runner import ConformConfig, ConformReport, conform, plan
 from dpstream.conformance.wire import Hello
 from dpstream.insecure import TapeReplay
-from dpstream.testing.strategies import catalog_cases
+from dpstream.testing.strategies import catalog_cases, fixed_generation
 from dpstream.vectors.format import KnownAnswerVector
 from dpstream.vectors.generate import run_inputs
 
@@ -211,7 +210,7 @@ def test_programs_without_tape_mode_are_skipped() -> None:
 
 
 def _cases_of_seeds(anchor: str, seeds: range) -> list[Any]:
-    """The random case of a 2-example run per seed, as the differential mode draws them (no fixed_generation)."""
+    """The random case of a 2-example Hypothesis run per seed (no fixed_generation)."""
     drawn: list[Any] = []
     for s in seeds:
         @settings(database=None, max_examples=2, deadline=None, phases=(Phase.generate,),

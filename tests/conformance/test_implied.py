@@ -18,8 +18,9 @@ PURE = PrivacyClaim.pure(0.5, Neighbour.EVENT, "test")
 ZCDP = PrivacyClaim.zcdp(0.5, Neighbour.EVENT, "test")
 
 
-def params_issue(site: str, reported: dict[str, object], reference: dict[str, object]) -> DrawIssue:
-    return DrawIssue(1, site, "params", reported, reference)  # tape (the program's) in expected, request in got
+def params_issue(site: str, reported: dict[str, object], reference: dict[str, object],
+                 kind: str = "laplace") -> DrawIssue:
+    return DrawIssue(1, site, "params", reported, reference, kind)  # tape (the program's) in expected, request in got
 
 
 def test_ratios_per_kind_and_measure() -> None:
@@ -49,9 +50,9 @@ def test_one_site_of_several_gives_an_upper_bound_and_names_the_site() -> None:
 
 
 def test_a_missing_draw_implies_an_unbounded_loss_and_weaker_draws_none() -> None:
-    missing = DrawIssue(2, "count t=2", "unexpected-site", None, "laplace {'scale': 2.0}")
+    missing = DrawIssue(2, "count t=2", "unexpected-site", None, "laplace {'scale': 2.0}", "laplace")
     assert math.isinf(implied_loss(PURE, [missing], compared=3).at_most)
-    coin = DrawIssue(2, "coin t=2", "unexpected-site", None, "coin {}")
+    coin = DrawIssue(2, "coin t=2", "unexpected-site", None, "coin {}", "coin")
     assert not implied_loss(PURE, [coin], compared=3).exceeds  # a coin carries no privacy
     weaker = params_issue("s", {"scale": 4.0}, {"scale": 2.0})  # more noise than the reference: no leak
     implied = implied_loss(ZCDP, [weaker], compared=1)

@@ -20,7 +20,9 @@ The protocol and the entry points are documented in ``docs/audits.md``. In short
   :mod:`~dpstream.audit.profiles`; verdicts: :class:`~dpstream.audit.registry.Verdict`.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dpstream.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from dpstream.audit.accuracy import AccuracyBound, accuracy_check
@@ -95,15 +97,7 @@ _WHERE = {
 reads one of its rooms, such as the catalog) does not load scipy.stats until a check needs it."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(globals(), _WHERE)
 
 
 __all__ = [

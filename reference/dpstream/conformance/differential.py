@@ -37,11 +37,9 @@ program is restarted; after a timeout shrinking stops).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -76,7 +74,7 @@ from dpstream.vectors.generate import AmbiguousCaseError, known_answer_vector
 if TYPE_CHECKING:
     from dpstream.conformance.runner import ConformConfig
 
-__all__ = ["GENERATION_SHARE", "NAME", "check_differential", "fixed_generation", "fresh_cases", "output_problem",
+__all__ = ["GENERATION_SHARE", "NAME", "check_differential", "fresh_cases", "output_problem",
            "run_seed", "write_vector"]
 
 NAME = "fresh cases"
@@ -196,7 +194,7 @@ class _Search:
         """Run one candidate (``rng``: a fresh or mutated case, extended where its choices run out) on both sides."""
         assert self.e.cases is not None
         case, exact = materialize(self.e.cases, candidate, rng)
-        seed = int(np.uint32(derived_seed(self.config.seed, "tape", self.e.anchor, *exact.choices[:8])))
+        seed = tape_seed(self.config.seed, self.e.anchor, exact)
         try:
             vector, keys = self.vector(case, seed, traced)
         except AmbiguousCaseError:
@@ -223,36 +221,6 @@ class _Search:
 def _renamed(outcome: Outcome) -> Outcome:
     return Outcome(Mode.DIFFERENTIAL, outcome.algorithm, NAME, outcome.conformance, outcome.privacy, outcome.message,
                    outcome.details, outcome.seconds)
-
-
-@contextlib.contextmanager
-def fixed_generation() -> Iterator[None]:
-    """Hypothesis without the constants it reads from 'local' source files (for the Hypothesis strategy of the
-    entries' cases, :func:`dpstream.testing.strategies.catalog_cases`, used by property tests).
-
-    Hypothesis mixes integers and floats found in the source of local modules (not in site-packages) into its draws,
-    and caches them in ``.hypothesis/`` of the working directory: the cases of a seed would depend on how dpstream is
-    installed, on the working directory and on the modules loaded so far. Inside this block the local constants are
-    empty (Hypothesis's own global constants stay) and nothing is written."""
-    try:
-        from hypothesis.internal.conjecture import providers
-        from hypothesis.internal.constants_ast import Constants
-    except ImportError:  # pragma: no cover - a Hypothesis without local constants
-        yield
-        return
-    original = getattr(providers, "_get_local_constants", None)
-    cache_ = getattr(providers, "CONSTANTS_CACHE", None)
-    if original is None or cache_ is None:  # pragma: no cover - idem
-        yield
-        return
-    empty = Constants()
-    cache_.cache.clear()
-    providers._get_local_constants = lambda: empty
-    try:
-        yield
-    finally:
-        providers._get_local_constants = original
-        cache_.cache.clear()
 
 
 def _search(s: _Search) -> None:
@@ -297,7 +265,7 @@ def _search(s: _Search) -> None:
 def _shrink(s: _Search) -> None:
     assert s.best is not None
     stop = False
-    seen: dict[str, bool] = {}  # a case already tried (other choices can make the same case)
+    seen: set[str] = set()  # the cases already tried (other choices can make the same case)
 
     def fails(candidate: Candidate) -> bool | None:
         nonlocal stop
@@ -307,10 +275,10 @@ def _shrink(s: _Search) -> None:
         case, exact = materialize(s.e.cases, candidate)
         key = json.dumps([case.params, case.inputs, exact.choices[:8]], sort_keys=True)
         if key in seen:
-            return seen[key] and False  # the same case is no simplification
+            return False  # the same case again: no simplification
+        seen.add(key)
         s.shrink_runs += 1
         found, _ = s.attempt(candidate, None, traced=False)
-        seen[key] = found is not None and found.outcome.verdict is Verdict.DEVIATION
         if found is None:
             return False
         if found.outcome.verdict is Verdict.PROTOCOL_ERROR:  # not kept; the program is restarted
@@ -342,10 +310,16 @@ def run_seed(seed: int, anchor: str, run: int) -> int:
     return derived_seed(seed, "differential", anchor, run)
 
 
+def tape_seed(seed: int, anchor: str, candidate: Candidate) -> int:
+    """The seed of the tape a case is recorded with: a function of ``--seed`` and the case's leading choices (so a
+    shrunk case keeps its tape where its first choices stay)."""
+    return int(np.uint32(derived_seed(seed, "tape", anchor, *candidate.choices[:8])))
+
+
 def fresh_cases(anchor: str, seed: int, count: int) -> list[tuple[Case, int]]:
     """``count`` fresh random cases of ``anchor`` (and the seeds of their tapes) at the smallest size level (the
-    vectors' range), as the differential mode's first fresh cases are drawn, without the reference (it may refuse
-    some)."""
+    vectors' range), drawn as the differential mode draws its fresh cases (from a stream of its own), without the
+    reference (it may refuse some)."""
     e = entry(anchor)
     if e.cases is None:
         raise ValueError(f"{anchor} draws no cases")
@@ -353,7 +327,7 @@ def fresh_cases(anchor: str, seed: int, count: int) -> list[tuple[Case, int]]:
     out: list[tuple[Case, int]] = []
     for _ in range(count):
         case, exact = materialize(e.cases, Candidate(), rng)
-        out.append((case, int(np.uint32(derived_seed(seed, "tape", anchor, *exact.choices[:8])))))
+        out.append((case, tape_seed(seed, anchor, exact)))
     return out
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import math
 import sys
 import time
-import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -449,7 +448,3 @@ def size_buckets(params: Mapping[str, Any], inputs: Sequence[Any]) -> dict[str, 
 
 def coverage_keys(sizes: Mapping[str, float]) -> set[tuple[Any, ...]]:
     return {("size", name, _bucket(v)) for name, v in sizes.items()}
-
-
-def crc(text: str) -> int:
-    return zlib.crc32(text.encode("utf-8"))

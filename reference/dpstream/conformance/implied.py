@@ -51,7 +51,7 @@ class SiteRatio:
 
     def describe(self) -> str:
         if self.reported is None:
-            return f"{self.site!r}: the reference draws {self.kind} {_shown(self.reference)}, the program drew nothing"
+            return f"{self.site!r}: the reference draws a {self.kind} there, the program drew nothing"
         return (f"{self.site!r}: {self.kind} {_shown(self.reported)} where the reference draws "
                 f"{_shown(self.reference)} (strength x{self.ratio:.3g})")
 
@@ -137,35 +137,18 @@ def implied_loss(claim: PrivacyClaim, issues: Iterable[DrawIssue], compared: int
     ``compared`` privacy-relevant draws. Only ratios above 1 are kept (a weaker draw is no leak)."""
     sites: dict[str, SiteRatio] = {}
     for issue in issues:
-        if issue.what == "params" and isinstance(issue.expected, Mapping) and isinstance(issue.got, Mapping):
-            kind = _kind_of(issue.got)
-            if kind is None:
-                continue
-            ratio = strength_ratio(kind, issue.expected, issue.got, claim.measure)
-            reported: Mapping[str, Any] | None = issue.expected
-        elif issue.what == "unexpected-site" and isinstance(issue.got, str):
-            kind = next((k for k in DrawKind if issue.got.startswith(k.value + " ")), None)
-            if kind is None or not kind.privacy_relevant:
-                continue
-            ratio, reported = math.inf, None
-        else:
+        if issue.what not in ("params", "unexpected-site") or not issue.kind:
             continue
+        kind = DrawKind(issue.kind)
+        if not kind.privacy_relevant:
+            continue
+        reported = issue.expected if issue.what == "params" else None  # unexpected-site: the program drew nothing
+        reference = issue.got if isinstance(issue.got, Mapping) else {}
+        ratio = strength_ratio(kind, reported, reference, claim.measure)
         if ratio > 1.0 and (issue.site not in sites or sites[issue.site].ratio < ratio):
-            reference = issue.got if isinstance(issue.got, Mapping) else {"request": issue.got}
             sites[issue.site] = SiteRatio(issue.site, kind.value, reported, reference, ratio)
     symbol = "rho" if claim.measure is Measure.ZCDP else "eps"
     return ImpliedLoss(claim.parameter, symbol, tuple(sites.values()), max(compared, len(sites)))
-
-
-def _kind_of(params: Mapping[str, Any]) -> DrawKind | None:
-    keys = set(params)
-    if keys == {"scale"}:
-        return DrawKind.LAPLACE  # the discrete and continuous Laplace have the same ratio
-    if keys == {"sigma2"}:
-        return DrawKind.DISCRETE_GAUSSIAN
-    if {"epsilon", "sensitivity"} <= keys:
-        return DrawKind.EXPONENTIAL_MECHANISM
-    return None
 
 
 def _shown(params: Mapping[str, Any]) -> str:

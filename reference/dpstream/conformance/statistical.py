@@ -402,12 +402,13 @@ def search_settings(plan: StatisticalPlan, sampler: Callable[[Mapping[str, Any]]
 
 def run_search(plan: StatisticalPlan, sampler: Callable[[Mapping[str, Any]], Sampler], profile: Profile, bulk: bool,
                *, level: float, seed: int, executor: Executor | None,
-               power: PowerStatement | None = None) -> SearchResult:
+               power: PowerStatement | None = None, budget: SearchBudget | None = None) -> SearchResult:
     """The statistical mode's witness search of ``plan`` on runs from ``sampler`` (the program's; the reference's
-    with a planted leak when the power is calibrated: :mod:`dpstream.conformance.power`)."""
-    return search(search_settings(plan, sampler), plan.spaces[0], budget_for(plan, profile, bulk), level=level,
-                  seed=derived_seed(seed, plan.entry.anchor), target_excess=profile_spec(profile).target_excess,
-                  executor=executor, power=power)
+    with a planted leak when the power is calibrated: :mod:`dpstream.conformance.power`); ``budget``: the profile's
+    (:func:`budget_for`) unless given (scaled to a time limit: :func:`fit_to_time`)."""
+    return search(search_settings(plan, sampler), plan.spaces[0], budget or budget_for(plan, profile, bulk),
+                  level=level, seed=derived_seed(seed, plan.entry.anchor),
+                  target_excess=profile_spec(profile).target_excess, executor=executor, power=power)
 
 
 def privacy_check(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: bool, program: Program) -> Outcome:
@@ -431,9 +432,8 @@ def privacy_check(config: ConformConfig, plan: StatisticalPlan, level: float, bu
                                             f"the program's {speed:.0f} runs/s (its power was measured at the full "
                                             "budget)")
             searched = time.perf_counter()
-            result = search(search_settings(plan, sampler), plan.spaces[0], fitted, level=level,
-                            seed=derived_seed(config.seed, e.anchor),
-                            target_excess=profile_spec(profile).target_excess, executor=executor, power=power)
+            result = run_search(plan, sampler, profile, bulk, level=level, seed=config.seed, executor=executor,
+                                power=power, budget=fitted)
             rate = result.trials / max(time.perf_counter() - searched, 1e-9)
     except (ProgramRefusedError, ProtocolError) as exc:
         return _refused(e.anchor, name, exc, started)

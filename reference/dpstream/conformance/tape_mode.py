@@ -41,6 +41,8 @@ class DrawIssue:
     what: str
     expected: Any
     got: Any
+    kind: str = ""
+    """The kind the reference asked for (``unexpected-site`` and ``params``: what the implied loss needs)."""
 
     def describe(self) -> str:
         if self.what == "unexpected-site":
@@ -108,7 +110,8 @@ class TapeAnswerer:
             return 0
         recorded = self._by_site.get(site)
         if recorded is None:
-            self.issues.append(DrawIssue(self.step, site, "unexpected-site", None, f"{kind.value} {checked}"))
+            self.issues.append(DrawIssue(self.step, site, "unexpected-site", None, f"{kind.value} {checked}",
+                                         kind.value))
             return _neutral(kind, checked)
         if site in self.used:
             self.issues.append(DrawIssue(self.step, site, "repeated-site", None, None))
@@ -117,10 +120,10 @@ class TapeAnswerer:
         if recorded.kind is not kind:
             self.issues.append(DrawIssue(self.step, site, "kind", recorded.kind.value, kind.value))
         elif set(params) != set(recorded.params):  # an extra key is a difference too (validation ignores it)
-            self.issues.append(DrawIssue(self.step, site, "params", recorded.params, dict(params)))
+            self.issues.append(DrawIssue(self.step, site, "params", recorded.params, dict(params), kind.value))
         elif not all(params_equal(checked[k], recorded.params[k], self.tolerance.relative, self.tolerance.absolute)
                      for k in checked):
-            self.issues.append(DrawIssue(self.step, site, "params", recorded.params, checked))
+            self.issues.append(DrawIssue(self.step, site, "params", recorded.params, checked, kind.value))
         return value_to_json(recorded.kind, recorded.value)
 
     def missing(self) -> list[str]:

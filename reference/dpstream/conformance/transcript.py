@@ -227,14 +227,6 @@ class _Findings:
     exact: list[str]
     law: list[tuple[int, LawFinding]]
     details: dict[str, Any]
-    issues: list[DrawIssue] = field(default_factory=list)
-    """The draw issues of every replay (the implied loss is computed from them)."""
-    compared: int = 0
-    """Privacy-relevant draws of those replays."""
-
-
-def _relevant(draws: Sequence[Draw]) -> int:
-    return sum(1 for d in draws if d.kind.privacy_relevant)
 
 
 def _run(program: Program, anchor: str, params: Mapping[str, Any], inputs: Sequence[Any], seed: int
@@ -273,8 +265,6 @@ def _exactness(program: Program, plan: StatisticalPlan, cases: Sequence[tuple[Ma
             checked -= 1
             continue
         where = f"case {i} ({setting_label(params)}, {len(inputs)} steps)"
-        found.issues.extend(ref.issues)
-        found.compared += _relevant(draws) + sum(1 for x in ref.issues if x.what == "unexpected-site")
         if ref.failed:
             found.exact.append(f"{where}: the reference cannot run on the reported draws: {ref.failed}")
         for issue in ref.issues[:3]:
@@ -364,8 +354,9 @@ def _implied_by_setting(plan: StatisticalPlan, law_runs: Mapping[int, list[list[
         params = plan.settings[si]
         f = next(iter(plan.spaces[si].families.values()))(horizon_of(e, params))
         ref = replay(e, params, f, runs[0])
+        relevant = sum(1 for d in runs[0] if d.kind.privacy_relevant)  # reported, and asked for but not reported
         missing = sum(1 for x in ref.issues if x.what == "unexpected-site")
-        out[si] = implied_loss(e.claim(params), ref.issues, _relevant(runs[0]) + missing)
+        out[si] = implied_loss(e.claim(params), ref.issues, relevant + missing)
     return out
 
 

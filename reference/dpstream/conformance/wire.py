@@ -37,6 +37,7 @@ from importlib import resources
 from typing import Any
 
 from dpstream.interrupts import at_stop
+from dpstream.noise import DrawKind
 
 __all__ = [
     "PATIENCE",
@@ -116,8 +117,8 @@ class Reply:
 
 
 _EOF = object()
-_KINDS = frozenset(("laplace", "discrete_laplace", "discrete_gaussian", "exponential_mechanism", "coin", "choice",
-                    "uniform_box"))
+_KINDS = frozenset(kind.value for kind in DrawKind)
+"""The draw kinds (the schema's ``draw.kind`` enum)."""
 
 
 def _plain_draw_request(message: Mapping[str, Any]) -> bool:

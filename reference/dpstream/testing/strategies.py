@@ -32,9 +32,10 @@ strategies, so another implementation can run the same properties on the same ki
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections import Counter as Multiset
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -73,6 +74,7 @@ __all__ = [
     "event_batches",
     "event_tuples",
     "fanouts",
+    "fixed_generation",
     "horizons",
     "hypercube_partitions",
     "is_valid_event_stream",
@@ -546,9 +548,40 @@ class _CaseDrawer:
 @st.composite
 def catalog_cases(draw: st.DrawFn, anchor: str) -> Case:
     """One case of the catalog entry ``anchor`` (:mod:`dpstream.catalog.cases`): protocol parameters and inputs as
-    JSON, drawn by the entry's ``cases``. The reference may still refuse a case (it then is none: filter with
-    ``assume``); ``dpstream conform --mode differential`` draws its cases here."""
+    JSON, drawn by the entry's ``cases`` (the generators the differential mode's fuzzer draws from too,
+    :mod:`dpstream.conformance.fuzz`). The reference may still refuse a case (it then is none: filter with
+    ``assume``); :func:`fixed_generation` makes the cases of a seed independent of the modules loaded."""
     e = entry(anchor)
     if e.cases is None:
         raise ValueError(f"{anchor} draws no cases ({e.notes or 'see the catalog'})")
     return e.cases(_CaseDrawer(draw))
+
+
+@contextlib.contextmanager
+def fixed_generation() -> Iterator[None]:
+    """Hypothesis without the constants it reads from 'local' source files (for :func:`catalog_cases` in property
+    tests: the cases of a seed then depend on the seed alone).
+
+    Hypothesis mixes integers and floats found in the source of local modules (not in site-packages) into its draws,
+    and caches them in ``.hypothesis/`` of the working directory: the cases of a seed would depend on how dpstream is
+    installed, on the working directory and on the modules loaded so far. Inside this block the local constants are
+    empty (Hypothesis's own global constants stay) and nothing is written."""
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+    except ImportError:  # pragma: no cover - a Hypothesis without local constants
+        yield
+        return
+    original = getattr(providers, "_get_local_constants", None)
+    cache_ = getattr(providers, "CONSTANTS_CACHE", None)
+    if original is None or cache_ is None:  # pragma: no cover - idem
+        yield
+        return
+    empty = Constants()
+    cache_.cache.clear()
+    providers._get_local_constants = lambda: empty
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        cache_.cache.clear()
