@@ -183,3 +183,52 @@ def test_an_answer_nested_too_deeply_is_a_protocol_error_not_a_harness_crash(tmp
     report = conform(ConformConfig(command=(sys.executable, str(program)), modes=frozenset({Mode.KNOWN_ANSWER})))
     assert report.exit_status == 3
     assert any(o.verdict is Verdict.PROTOCOL_ERROR and "not JSON" in o.message for o in report.outcomes)
+
+
+ECHO_RUNS = """import json, sys
+for i, line in enumerate(sys.stdin):
+    m = json.loads(line)
+    reply = {SHAPE}
+    sys.stdout.write(json.dumps(reply) + "\\n")
+    if i % 7 == 0:
+        sys.stdout.flush()
+sys.stdout.flush()
+"""
+
+
+def test_own_mode_runs_come_back_in_order_through_the_batched_writer_and_block_reader(tmp_path: Path) -> None:
+    """run_many writes WRITE_BATCH messages per write and the reader hands over blocks of lines: every reply comes
+    back, in order, for counts that are not multiples of the batch and windows smaller than it."""
+    from dpstream.conformance.wire import Program
+
+    program = tmp_path / "count.py"
+    program.write_text(ECHO_RUNS.replace("{SHAPE}", '{"releases": [i, len(m["inputs"])]}'), encoding="utf-8")
+    for count, window in ((1, 256), (1000, 256), (77, 3), (500, 64)):
+        with Program([sys.executable, str(program)]) as p:
+            values = [r.value for r in p.run_many([1, 2, 3], count, window=window)]
+        assert values == [[i, 3] for i in range(count)]
+
+
+@pytest.mark.parametrize("shape", ['{"releases": 5}', '{"releases": [1], "draws": "x"}', '{"runs": [1, 2]}'])
+def test_a_malformed_run_reply_is_still_a_bad_reply_after_the_fast_path(tmp_path: Path, shape: str) -> None:
+    from dpstream.conformance.wire import Program, ProtocolError
+
+    program = tmp_path / "bad.py"
+    program.write_text(ECHO_RUNS.replace("{SHAPE}", shape), encoding="utf-8")
+    with Program([sys.executable, str(program)]) as p, pytest.raises(ProtocolError, match="bad-reply"):
+        if shape.startswith('{"runs"'):
+            p.runs([1], 2)
+        else:
+            list(p.run_many([1], 2))
+
+
+def test_a_killed_programs_reader_never_takes_the_next_programs_answers() -> None:
+    """A program broken by a bad line is killed and the next check starts a new one; the old reader thread must not
+    read from a descriptor the new program's pipe reuses (it did once, and the next `init` waited its whole
+    patience: 60 s). Eight runs in a row, each a protocol error within seconds."""
+    program = Path(__file__).resolve().parent / "fake_program.py"
+    for _ in range(8):
+        started = time.perf_counter()
+        report = conform(ConformConfig(command=(sys.executable, str(program), "garbage"), algorithms=("001-alg8",),
+                                       modes=frozenset({Mode.KNOWN_ANSWER})))
+        assert report.exit_status == 3 and time.perf_counter() - started < 20.0

@@ -11,8 +11,8 @@ Procedure (docs/audits.md, "Black-box distinguishing"):
    minus the claimed eps.
 4. On the held-out split count k1/n (runs on the favoured input in E) and k0/n (others in E):
    eps_lb = log((CP_lower(k1) - delta) / CP_upper(k0)), each bound at level a/2.
-5. Fail iff eps_lb exceeds the claim: eps for pure DP; eps(delta) = rho + 2 sqrt(rho ln(1/delta))
-   for rho-zCDP (Bun-Steinke 2016 Prop 1.3, :func:`dpstream.claims.zcdp_to_approx_dp`).
+5. Fail iff eps_lb exceeds the claim: eps for pure DP; for rho-zCDP the eps(delta) of Canonne-Kamath-Steinke 2020
+   (Prop. 12; at most Bun-Steinke's rho + 2 sqrt(rho ln(1/delta)): :func:`dpstream.claims.zcdp_to_approx_dp`).
 
 Because E is fixed before the held-out split is looked at, the only multiplicity is the two
 Clopper-Pearson bounds: the false-alarm probability is at most ``a``. Point estimates are
@@ -65,7 +65,8 @@ class Event:
 
 
 def claimed_eps(claim: PrivacyClaim, delta: float) -> float:
-    """The eps an event with this delta is compared with: eps (pure DP), rho + 2 sqrt(rho ln 1/delta) (zCDP)."""
+    """The eps an event with this delta is compared with: eps (pure DP), eps(delta) of
+    :func:`dpstream.claims.zcdp_to_approx_dp` (zCDP)."""
     if claim.measure is Measure.PURE_DP:
         return claim.parameter
     if claim.measure is Measure.ZCDP:

@@ -156,13 +156,16 @@ def _point_families(p: P, T: int) -> dict[str, list[list[float]]]:
 
 
 def _replacements(p: P, f: list[Any]) -> list[tuple[str, list[Any]]]:
-    """x_tau (tau = 1, the middle step, T) replaced by its mirror image 1 - x_tau, or by the point (0.95, ...)."""
+    """x_tau (tau = 1, the middle step, T) replaced by its mirror image 1 - x_tau, or by the point (0.95, ...); time
+    by time, so that the quick profile's evenly spaced three (the first, the middle, the last) change x_1, the middle
+    step and x_T: at eps = 0.5 the middle step of T = 6 lies in level 0 ([2, 4)), whose region counts the power table
+    plants its leaks on (tests/catalog/test_designs_reach_planted.py)."""
     T, d = len(f), p["d"]
     kinds: dict[str, Callable[[list[float]], list[float]]] = {
         "its mirror image": lambda x: [round(1.0 - c, 6) for c in x], "a far corner": lambda x: [0.95] * d}
     out: list[tuple[str, list[Any]]] = []
-    for kind, change in kinds.items():
-        for tau in dict.fromkeys((1, (T + 1) // 2, T)):
+    for tau in dict.fromkeys((1, (T + 1) // 2, T)):
+        for kind, change in kinds.items():
             new = change(f[tau - 1])
             if new != f[tau - 1]:
                 pair = point_replace_pairs(f, [(tau, new)])[0]

@@ -40,7 +40,7 @@ from dpstream.claims import Measure
 from dpstream.cli_args import one_blas_thread
 from dpstream.conformance.entry_sampler import EntrySampler
 from dpstream.conformance.statistical import (
-    FALSE_ALARM,
+    SEARCH_LEVEL,
     StatisticalPlan,
     budget_for,
     horizon_of,
@@ -53,9 +53,9 @@ from dpstream.noise import derived_seed
 
 __all__ = ["CALIBRATION_LEVEL", "calibrate", "fingerprint", "main", "power_statement"]
 
-CALIBRATION_LEVEL = FALSE_ALARM / 64
-"""The false-alarm level the power is measured at: a run of every check of every entry shares FALSE_ALARM among
-fewer than 64 checks, so its level is at least this and its power at least the measured one."""
+CALIBRATION_LEVEL = SEARCH_LEVEL
+"""The false-alarm level the power is measured at: every privacy search of a conform run gets at least this share of
+FALSE_ALARM (:func:`~dpstream.conformance.statistical.levels`), so its power is at least the measured one."""
 TABLE_FORMAT = "dpstream-power-table"
 SEARCH_MODULES = ("audit/search.py", "audit/proposals.py", "audit/events.py", "audit/stats.py")
 
@@ -206,6 +206,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     for anchor in anchors:
         row = calibrate(anchor, Profile(args.profile), args.reps, bulk=args.bulk, seed=args.seed,
                         workers=args.workers)
+        same = [k for k, r in doc["rows"].items()
+                if (r["anchor"], r["profile"], r["bulk"]) == (row["anchor"], row["profile"], row["bulk"])]
+        for key in same:  # an earlier row of this entry, profile and budget: stale once the configuration changed
+            del doc["rows"][key]
         doc["rows"][row["fingerprint"]] = row
         write_atomically(table, json.dumps(doc, indent=1, sort_keys=True) + "\n")
     print(f"wrote {table}")

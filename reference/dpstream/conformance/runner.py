@@ -149,13 +149,9 @@ def plan(config: ConformConfig, hello: Hello) -> tuple[list[Task], list[Outcome]
 
 def _statistical(config: ConformConfig, anchors: list[str], hello: Hello, skipped: list[Outcome]) -> list[Task]:
     """The statistical and transcript tasks; they share the false-alarm budget
-    :data:`~dpstream.conformance.statistical.FALSE_ALARM` equally (Bonferroni)."""
-    from dpstream.conformance.statistical import (
-        FALSE_ALARM,
-        statistical_checks,
-        statistical_checks_count,
-        statistical_tasks,
-    )
+    :data:`~dpstream.conformance.statistical.FALSE_ALARM` (Bonferroni; each privacy search at least the level its
+    power was measured at: :func:`~dpstream.conformance.statistical.levels`)."""
+    from dpstream.conformance.statistical import levels, statistical_checks, statistical_checks_count, statistical_tasks
     from dpstream.conformance.transcript import transcript_tasks
 
     plans: list[Any] = []
@@ -166,10 +162,11 @@ def _statistical(config: ConformConfig, anchors: list[str], hello: Hello, skippe
     if Mode.TRANSCRIPT in config.modes:
         transcripts, not_applicable = transcript_tasks(config, anchors, hello.modes, hello.ops, 1.0)
         skipped.extend(not_applicable)
-    level = FALSE_ALARM / max(1, statistical_checks_count(plans) + len(transcripts))
+    searches = len(plans)
+    search_level, level = levels(searches, statistical_checks_count(plans) - searches + len(transcripts))
     if transcripts:
         transcripts, _ = transcript_tasks(config, anchors, hello.modes, hello.ops, level)
-    return [*statistical_tasks(config, plans, "runs" in hello.ops, level), *transcripts]
+    return [*statistical_tasks(config, plans, "runs" in hello.ops, level, search_level), *transcripts]
 
 
 def _known(vector: KnownAnswerVector, replays: Replays, program: Program) -> Outcome:

@@ -38,7 +38,7 @@ import math
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -74,12 +74,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FALSE_ALARM",
+    "SEARCH_LEVEL",
     "ProgramRefusedError",
     "ProtocolSampler",
     "StatisticalPlan",
     "budget_for",
     "fit_to_time",
     "horizon_of",
+    "levels",
     "plan_for",
     "planned_runs",
     "privacy_check",
@@ -96,6 +98,10 @@ FloatArray = npt.NDArray[np.float64]
 
 FALSE_ALARM = 1e-3
 """Probability that the statistical checks of one conform run flag a correct program (violation or deviation)."""
+SEARCH_LEVEL = FALSE_ALARM / 64
+"""The false-alarm level every privacy witness search of a run gets at least (:func:`levels`), and the level the
+power table is measured at (:data:`dpstream.conformance.power.CALIBRATION_LEVEL`): a measured power then backs the
+search of every run, however many other checks share the budget."""
 LAW_RUNS = {Profile.QUICK: 4000, Profile.THOROUGH: 40_000}
 """Runs on one fixed input for the calibration and accuracy checks."""
 ACCURACY_BETA = 0.05
@@ -131,11 +137,29 @@ def _close_programs() -> None:
     _PROGRAMS.clear()
 
 
+@dataclass
+class SamplingTime:
+    """Where the sampling time of this process went (:class:`ProtocolSampler`): ``waited`` seconds of wall time not
+    spent by this process (the program computing, and the pipe), ``harness`` CPU seconds of this process (writing
+    requests, parsing replies, turning releases into features)."""
+
+    waited: float = 0.0
+    harness: float = 0.0
+
+    def since(self, earlier: SamplingTime) -> SamplingTime:
+        return SamplingTime(self.waited - earlier.waited, self.harness - earlier.harness)
+
+
+SAMPLING = SamplingTime()
+"""The running total of this process (samples made in worker processes are not counted)."""
+
+
 class ProtocolSampler:
     """:class:`~dpstream.audit.sampler.Sampler` over a program speaking the protocol (see the module docstring).
 
     Picklable: the live child process is not pickled; each process starts one copy of the program on first use
-    and keeps it for every later sample (each sample begins with its own ``init``).
+    and keeps it for every later sample (each sample begins with its own ``init``). Adds its time to
+    :data:`SAMPLING`.
     """
 
     chunk = 5000
@@ -162,6 +186,15 @@ class ProtocolSampler:
         return e.statistical.design.features(e.params.validate(self.params), length)
 
     def sample(self, inputs: Sequence[Any], runs: int, seed: int) -> FloatArray:
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            return self._sample(inputs, runs, seed)
+        finally:
+            harness = time.process_time() - cpu
+            SAMPLING.harness += harness
+            SAMPLING.waited += max(0.0, time.perf_counter() - wall - harness)
+
+    def _sample(self, inputs: Sequence[Any], runs: int, seed: int) -> FloatArray:
         codec = entry(self.algorithm).codec
         assert codec is not None
         features = self.features(len(inputs))
@@ -173,8 +206,11 @@ class ProtocolSampler:
         for releases in self._releases(program, list(inputs), runs):
             if not isinstance(releases, list) or len(releases) != len(inputs):
                 raise program.broken("bad-reply", f"a run of {len(inputs)} inputs gave {releases!r:.200}")
-            rows.append([x for r in releases for x in codec.features(r)] if features is None
-                        else _featurised(features, releases, program))
+            if features is None and all(type(r) is float or type(r) is int for r in releases):
+                rows.append(releases)  # plain numbers (a counter's releases): their features are themselves
+            else:
+                rows.append([x for r in releases for x in codec.features(r)] if features is None
+                            else _featurised(features, releases, program))
         width = {len(r) for r in rows}
         if len(width) > 1:
             raise program.broken("bad-reply", f"releases of different shapes across runs: {sorted(width)} numbers")
@@ -352,16 +388,33 @@ def statistical_checks_count(plans: Sequence[tuple[str, StatisticalPlan]]) -> in
     return sum(1 + (2 if plan.entry.model is not None else 0) for _, plan in plans)
 
 
+def levels(searches: int, others: int) -> tuple[float, float]:
+    """(level of each privacy witness search, level of each other check) for a run of ``searches`` searches and
+    ``others`` other statistical and transcript checks, summing to at most :data:`FALSE_ALARM` (Bonferroni).
+
+    Equal shares when each is at least :data:`SEARCH_LEVEL`; otherwise each search gets :data:`SEARCH_LEVEL` (so
+    that the power measured at that level backs its ``pass``) and the other checks share the rest equally, unless
+    the searches alone would need more than half the budget (then equal shares again)."""
+    if searches < 0 or others < 0:
+        raise ValueError("counts of checks cannot be negative")
+    total = max(1, searches + others)
+    equal = FALSE_ALARM / total
+    if equal >= SEARCH_LEVEL or searches == 0 or others == 0 or searches * SEARCH_LEVEL > FALSE_ALARM / 2:
+        return equal, equal
+    return SEARCH_LEVEL, (FALSE_ALARM - searches * SEARCH_LEVEL) / others
+
+
 def statistical_tasks(config: ConformConfig, plans: Sequence[tuple[str, StatisticalPlan]],
-                      bulk: bool, level: float) -> list[Task]:
-    """The statistical tasks, each check at false-alarm ``level`` (the run's share: :data:`FALSE_ALARM` split over
-    every statistical and transcript check)."""
+                      bulk: bool, level: float, search_level: float | None = None) -> list[Task]:
+    """The statistical tasks, each check at false-alarm ``level`` and each privacy search at ``search_level``
+    (default ``level``): the run's shares of :data:`FALSE_ALARM` (:func:`levels`)."""
     from dpstream.conformance.runner import Task
 
     tasks: list[Task] = []
     for anchor, plan in plans:
         tasks.append(Task(Mode.STATISTICAL, anchor, "privacy: witness search",
-                          partial(privacy_check, config, plan, level, bulk)))
+                          partial(privacy_check, config, plan,
+                                  level if search_level is None else search_level, bulk)))
         if plan.entry.model is not None:
             tasks.append(Task(Mode.STATISTICAL, anchor, "law: calibration and accuracy",
                               partial(_law, config, plan, level, bulk)))
@@ -423,31 +476,93 @@ def privacy_check(config: ConformConfig, plan: StatisticalPlan, level: float, bu
     budget = budget_for(plan, profile, bulk)
     power = power_statement(plan, profile, bulk, level, config.power_table)
     sampler = partial(_sampler, config, plan, bulk=bulk)
+    pair = _composed_pair(plan, profile)
+    limit, search_level = (TIME_LIMIT[profile], level) if pair is None else (
+        TIME_LIMIT[profile] * (1 - PAIR_SHARE), level / 2)
+    if pair is not None:
+        power = power_statement(plan, profile, bulk, search_level, config.power_table)
     try:
         with _executor(config) as executor:
             speed = probe_speed(plan, sampler, bulk, derived_seed(config.seed, e.anchor, "probe"), executor)
-            fitted, scale = fit_to_time(plan, budget, speed, TIME_LIMIT[profile])
+            fitted, scale = fit_to_time(plan, budget, speed, limit, grow=profile is Profile.THOROUGH)
             if scale < 1.0:
                 power = PowerStatement.none(f"the budget was scaled to {scale:.0%} to fit {TIME_LIMIT[profile]:g} s at "
                                             f"the program's {speed:.0f} runs/s (its power was measured at the full "
                                             "budget)")
-            searched = time.perf_counter()
-            result = run_search(plan, sampler, profile, bulk, level=level, seed=config.seed, executor=executor,
-                                power=power, budget=fitted)
-            rate = result.trials / max(time.perf_counter() - searched, 1e-9)
+            searched, before = time.perf_counter(), replace(SAMPLING)
+            result = run_search(plan, sampler, profile, bulk, level=search_level, seed=config.seed,
+                                executor=executor, power=power, budget=fitted)
+            took = time.perf_counter() - searched
+            rate = result.trials / max(took, 1e-9)
+            spent = _time_split(took, SAMPLING.since(before), executor is None)
+        tested = None
+        if pair is not None and result.verdict != "violation":
+            from dpstream.conformance.transcript import event_test
+
+            tested = event_test(config, plan, pair[0], pair[1], level / 2, bulk, profile,
+                                derived_seed(config.seed, e.anchor, "composed event"), speed,
+                                TIME_LIMIT[profile] * PAIR_SHARE)
     except (ProgramRefusedError, ProtocolError) as exc:
         return _refused(e.anchor, name, exc, started)
     verdict = {"violation": Verdict.VIOLATION, "pass": Verdict.PASS, "inconclusive": Verdict.INCONCLUSIVE}[
         result.verdict]
+    composed: dict[str, Any] = {}
+    if tested is not None:
+        composed = {"composed_event": tested.to_data()}
+        if tested.verdict == "violation":
+            return Outcome(Mode.STATISTICAL, e.anchor, name, None, Verdict.VIOLATION,
+                           message=f"certified by {tested.detail()}; the search: {result.detail()}",
+                           details={**result.to_data(), **composed, "verdict": "violation",
+                                    "eps_lower_bound": tested.eps_lower_bound, "claimed_eps": tested.claimed,
+                                    "false_alarm": level, "seconds": spent},
+                           seconds=time.perf_counter() - started)
     law = {} if e.model is not None else {"law": NO_LAW}
     budget_data = {"fit": fitted.fit, "select": fitted.select, "holdout": fitted.holdout,
                    "carried": fitted.carried, "tail": fitted.tail, "scale": scale, "time_limit": TIME_LIMIT[profile]}
-    scaled = f", budget scaled to {scale:.0%} to fit {TIME_LIMIT[profile]:g} s" if scale < 1.0 else ""
+    scaled = (f", budget scaled to {scale:.0%} to fit {TIME_LIMIT[profile]:g} s" if scale < 1.0 else
+              f", held-out split grown x{scale:.2g} to use {TIME_LIMIT[profile]:g} s" if scale > 1.0 else "")
     return Outcome(Mode.STATISTICAL, e.anchor, name, None, verdict,
-                   message=f"{result.detail()} ({rate:.0f} runs/s{scaled})",
-                   details={**result.to_data(), "false_alarm": level, "budget": budget_data, **law,
-                            "runs_per_second": round(rate, 1), "probe_runs_per_second": round(speed, 1)},
+                   message=f"{result.detail()} ({rate:.0f} runs/s{scaled}{_shown_split(spent)})",
+                   details={**result.to_data(), **composed, "false_alarm": level, "budget": budget_data, **law,
+                            "runs_per_second": round(rate, 1), "probe_runs_per_second": round(speed, 1),
+                            "seconds": spent},
                    seconds=time.perf_counter() - started)
+
+
+PAIR_SHARE = 0.4
+"""At thorough, where a design pair reaches at least half the claim through what it moves (:func:`_composed_pair`),
+the share of the time limit and of the false-alarm level given to that pair's pre-registered composed event
+(:func:`dpstream.conformance.transcript.event_test`); the search gets the rest of the time and half the level."""
+PAIR_REACH = 0.5
+"""The least share of the claim a design pair must reach for its composed event to be tested (a leak of factor
+above 1 / PAIR_REACH can show on it)."""
+
+
+def _composed_pair(plan: StatisticalPlan, profile: Profile) -> Any:
+    """The synthesizer design pair whose composed event the thorough profile tests besides the search, or None."""
+    if profile is not Profile.THOROUGH or plan.entry.statistical is None or plan.entry.statistical.design is None:
+        return None
+    from dpstream.conformance.transcript import reference_pairs
+
+    return reference_pairs(plan, PAIR_REACH)
+
+
+def _time_split(took: float, sampling: SamplingTime, measured: bool) -> dict[str, float] | None:
+    """Seconds of a search spent waiting on the program, in the harness (protocol and features) and in the search
+    itself (proposals, counting, bounds); None when samples ran in worker processes (not measured)."""
+    if not measured:
+        return None
+    search_seconds = max(0.0, took - sampling.waited - sampling.harness)
+    return {"total": round(took, 2), "program": round(sampling.waited, 2), "harness": round(sampling.harness, 2),
+            "search": round(search_seconds, 2)}
+
+
+def _shown_split(spent: Mapping[str, float] | None) -> str:
+    if spent is None or spent["total"] <= 0:
+        return ""
+    share = {k: spent[k] / spent["total"] for k in ("program", "harness", "search")}
+    return (f"; time: program {share['program']:.0%}, harness {share['harness']:.0%}, "
+            f"search {share['search']:.0%}")
 
 
 def probe_speed(plan: StatisticalPlan, sampler: Callable[[Mapping[str, Any]], Sampler], bulk: bool, seed: int,
@@ -466,24 +581,43 @@ def probe_speed(plan: StatisticalPlan, sampler: Callable[[Mapping[str, Any]], Sa
 def planned_runs(plan: StatisticalPlan, budget: SearchBudget) -> int:
     """The runs a search of ``plan`` with ``budget`` makes: fit and select runs on every input and neighbour, and
     held-out runs on the inputs of the carried events (at most two per event, at most the inputs there are)."""
+    split, held = _planned(plan, budget)
+    return split + held
+
+
+def _planned(plan: StatisticalPlan, budget: SearchBudget) -> tuple[int, int]:
+    """(fit and select runs, held-out runs) of :func:`planned_runs`."""
     inputs = 0
     for params, space in zip(plan.settings, plan.spaces, strict=True):
         T = horizon_of(plan.entry, params)
         inputs += sum(1 + len(space.neighbours(make(T))) for make in space.families.values())
-    return (budget.fit + budget.select) * inputs + budget.holdout * min(2 * (budget.carried + budget.tail), inputs)
+    return (budget.fit + budget.select) * inputs, budget.holdout * min(2 * (budget.carried + budget.tail), inputs)
 
 
-def fit_to_time(plan: StatisticalPlan, budget: SearchBudget, speed: float, limit: float
+def fit_to_time(plan: StatisticalPlan, budget: SearchBudget, speed: float, limit: float, *, grow: bool = False
                 ) -> tuple[SearchBudget, float]:
     """``budget`` scaled down so that its planned runs take at most 80 % of ``limit`` seconds at ``speed`` runs per
-    second (the rest for the search's own work), and the factor (1: unchanged)."""
+    second (the rest for the search's own work), and the factor (1: unchanged). With ``grow``, a program fast
+    enough gets a held-out split up to :data:`MAX_GROWTH` times larger instead, filling the same share of the limit
+    (the fit and select splits, hence the events tested, unchanged: the power measured at the profile's budget
+    still backs the search); the factor is then the held-out split's growth (> 1)."""
     seconds = planned_runs(plan, budget) / max(speed, 1e-9)
     scale = min(1.0, 0.8 * limit / seconds) if seconds > 0 else 1.0
     if scale >= 1.0:
-        return budget, 1.0
+        if not grow or seconds <= 0:
+            return budget, 1.0
+        split, held = _planned(plan, budget)
+        factor = min(MAX_GROWTH, (0.8 * limit * speed - split) / max(held, 1))
+        if factor <= 1.0:
+            return budget, 1.0
+        return replace(budget, holdout=int(budget.holdout * factor)), factor
     return SearchBudget(fit=max(MIN_SPLIT, int(budget.fit * scale)), select=max(MIN_SPLIT, int(budget.select * scale)),
                         holdout=max(MIN_HOLDOUT, int(budget.holdout * scale)), carried=budget.carried,
                         tail=budget.tail), scale
+
+
+MAX_GROWTH = 20.0
+"""Largest growth of the held-out split on the thorough profile (:func:`fit_to_time`)."""
 
 
 def setting_label(params: Mapping[str, Any]) -> str:

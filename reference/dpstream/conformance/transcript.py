@@ -50,11 +50,14 @@ from dpstream.audit.draw_laws import LawFinding, law_findings
 from dpstream.audit.events import Linear
 from dpstream.audit.profiles import profile_spec
 from dpstream.audit.registry import Profile
-from dpstream.audit.sampler import trial_executor
-from dpstream.audit.search import SearchBudget, SearchResult, SearchSpace, Setting, search
+from dpstream.audit.sampler import run_trials, trial_executor
+from dpstream.audit.search import SearchBudget, SearchResult, SearchSpace, Setting, detectable_excess, search
+from dpstream.audit.stats import eps_lower_bound
 from dpstream.catalog import Entry
 from dpstream.catalog.codecs import Tolerance, compare
 from dpstream.catalog.error_model import Bounds, ambiguous_decisions
+from dpstream.claims import Measure
+from dpstream.conformance.composed import Composed, compose_pair, influence
 from dpstream.conformance.entry_sampler import featurise
 from dpstream.conformance.implied import ImpliedLoss, implied_loss
 from dpstream.conformance.outcome import Mode, Outcome, Verdict
@@ -71,13 +74,14 @@ from dpstream.conformance.tape_mode import ANY_PARAMS, DrawIssue, TapeAnswerer
 from dpstream.conformance.wire import Program, ProtocolError
 from dpstream.errors import DPStreamInputError, StateError
 from dpstream.insecure import InsecureSeededNoise, TapeRecorder
-from dpstream.noise import ADDITIVE_KINDS, DrawKind, data_rng, derived_seed, validated_params
+from dpstream.noise import ADDITIVE_KINDS, DrawKind, data_rng, derived_seed, dispatch_add, validated_params
 from dpstream.tape import Draw, Tape, TapeError, params_equal, value_from_json, value_to_json
 
 if TYPE_CHECKING:
     from dpstream.conformance.runner import ConformConfig, Task
 
-__all__ = ["LAW_RUNS", "parse_draws", "replay", "transcript_tasks"]
+__all__ = ["LAW_RUNS", "EventTest", "composed_pairs", "event_test", "parse_draws", "reference_pairs", "replay",
+           "transcript_tasks"]
 
 LAW_RUNS = {Profile.QUICK: 300, Profile.THOROUGH: 3000}
 """Runs per setting whose reported draws the law tests pool."""
@@ -326,14 +330,19 @@ def _check(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: boo
         _exactness(program, plan, _cases(plan, EXACT_CASES[profile], seed), seed, found)
         law_level = level / 2 / len(plan.settings)
         tests = 0
+        law_seconds = 0.0
         for si, (params, space) in enumerate(zip(plan.settings, plan.spaces, strict=True)):
             f = next(iter(space.families.values()))(horizon_of(e, params))
+            began = time.perf_counter()
             runs = _law_runs(program, e.anchor, params, f, LAW_RUNS[profile], derived_seed(seed, "law", si), bulk)
+            law_seconds += time.perf_counter() - began
             law_runs[si] = runs
             failed, m = law_findings(runs, law_level, derived_seed(seed, "pit", si))
             tests += m
             found.law.extend((si, x) for x in failed)
         found.details["law_tests"] = tests
+        speed = LAW_RUNS[profile] * len(plan.settings) / max(law_seconds, 1e-6)
+        found.details["transcript_runs_per_second"] = round(speed, 1)
     except ProtocolError as exc:
         return Outcome(Mode.TRANSCRIPT, e.anchor, NAME, Verdict.PROTOCOL_ERROR, message=str(exc),
                        details={"kind": exc.kind, "stderr_tail": exc.stderr[-2000:]},
@@ -342,8 +351,16 @@ def _check(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: boo
     worst = max(implied.items(), key=lambda x: x[1].ratio, default=None)
     if worst is not None:
         found.details["implied_loss"] = {"setting": setting_label(plan.settings[worst[0]]), **worst[1].to_json()}
-    searches = _certify(config, plan, found, implied, law_runs, level / 2, bulk, profile, seed)
-    return _outcome(e.anchor, found, worst[1] if worst is not None else None, searches, started)
+    pairs = {si: composed_pairs(plan, si, law_runs[si][0]) for si, imp in implied.items() if imp.exceeds}
+    composed = max(((si, c[0]) for si, c in pairs.items() if c), key=lambda x: x[1].implied / x[1].claim,
+                   default=None)
+    if composed is not None:
+        found.details["composed_loss"] = {"setting": setting_label(plan.settings[composed[0]]),
+                                          **composed[1].to_json()}
+    searches = _certify(config, plan, found, implied, law_runs, level / 2, bulk, profile, seed,
+                        (composed[0], pairs[composed[0]]) if composed is not None else None, speed)
+    return _outcome(e.anchor, found, worst[1] if worst is not None else None, searches, started,
+                    composed[1] if composed is not None else None)
 
 
 def _implied_by_setting(plan: StatisticalPlan, law_runs: Mapping[int, list[list[Draw]]]) -> dict[int, ImpliedLoss]:
@@ -364,7 +381,7 @@ def _implied_by_setting(plan: StatisticalPlan, law_runs: Mapping[int, list[list[
 class _Searches:
     """The black-box searches run for a transcript's findings, and the one that certified (if any)."""
 
-    aimed: list[tuple[str, SearchResult]] = field(default_factory=list)
+    aimed: list[tuple[str, SearchResult | EventTest]] = field(default_factory=list)
     design: Outcome | None = None
     certificate: str | None = None
     errors: list[str] = field(default_factory=list)
@@ -397,19 +414,43 @@ def _targets(found: _Findings, implied: Mapping[int, ImpliedLoss]) -> list[tuple
 
 
 def _certify(config: ConformConfig, plan: StatisticalPlan, found: _Findings, implied: Mapping[int, ImpliedLoss],
-             law_runs: Mapping[int, list[list[Draw]]], level: float, bulk: bool, profile: Profile, seed: int
-             ) -> _Searches:
-    """The aimed searches at the targets (half of ``level``, split equally), then, when the transcript showed
-    anything and none certified, the statistical design's search (the other half): module docstring, 5-6."""
+             law_runs: Mapping[int, list[list[Draw]]], level: float, bulk: bool, profile: Profile, seed: int,
+             composed: tuple[int, list[Composed]] | None = None, speed: float = 0.0) -> _Searches:
+    """The aimed searches at the targets (half of ``level``, split equally; the pair whose composed loss exceeds
+    the claim most one more target, tried first), then, when the transcript showed anything and none certified, the
+    statistical design's search (the other half): module docstring, 5-6."""
     out = _Searches()
     exceeds = any(imp.exceeds for imp in implied.values())
     if not (found.exact or found.law or exceeds):
         return out
     targets = _targets(found, implied)
+    chosen = [c for c in composed[1] if c.exceeds and (c.ratio is not None or c.branch is not None)
+              ][:COMPOSED_PAIRS] if composed else []
+    share = level / 2 / max(1, len(targets) + (1 if chosen else 0))
+    if composed is not None and chosen:
+        try:
+            pair_result: SearchResult | EventTest | None = None
+            if _measure(plan) is Measure.PURE_DP:
+                pair_result = event_test(config, plan, composed[0], chosen[0], share, bulk, profile,
+                                          derived_seed(seed, "composed event"), speed)
+            if pair_result is None:
+                pair_result = _composed_search(config, plan, composed[0], chosen, share, bulk, profile,
+                                               derived_seed(seed, "composed"), speed)
+        except ProtocolError as exc:
+            out.errors.append(f"aimed at the composed pairs: {exc}")
+        else:
+            where = f"the pair {chosen[0].label!r} composed over {len(chosen[0].moves)} draw(s)"
+            found.details.setdefault("aimed_at", []).append(
+                {"setting": setting_label(plan.settings[composed[0]]), "pairs": [c.label for c in chosen],
+                 "test": "composed log-likelihood ratio"})
+            out.aimed.append((where, pair_result))
+            if pair_result.verdict == "violation":
+                out.certificate = f"black-box, aimed at {where}"
+                return out
     for si, candidates in targets:
         for target in candidates:
             try:
-                result = _aimed_search(config, plan, si, law_runs[si][0], target, level / 2 / len(targets), bulk,
+                result = _aimed_search(config, plan, si, law_runs[si][0], target, share, bulk,
                                        profile, derived_seed(seed, "target", target.sites[0]))
             except ProtocolError as exc:
                 out.errors.append(f"aimed at {target.sites[0]!r}: {exc}")
@@ -432,8 +473,13 @@ def _certify(config: ConformConfig, plan: StatisticalPlan, found: _Findings, imp
     return out
 
 
-def _outcome(anchor: str, found: _Findings, implied: ImpliedLoss | None, searches: _Searches, started: float
-             ) -> Outcome:
+def _measure(plan: StatisticalPlan) -> Measure:
+    """The measure of the plan's claims (the same for every setting of an entry)."""
+    return plan.entry.claim(plan.settings[0]).measure
+
+
+def _outcome(anchor: str, found: _Findings, implied: ImpliedLoss | None, searches: _Searches, started: float,
+             composed: Composed | None = None) -> Outcome:
     lines = list(found.exact)
     lines += [f"[{setting}] {x.what} ({x.test}, p = {x.p:.2g})" for setting, x in
               ((f"setting {si + 1}", x) for si, x in found.law)]
@@ -446,7 +492,8 @@ def _outcome(anchor: str, found: _Findings, implied: ImpliedLoss | None, searche
     message = "; ".join(lines[:4]) + (f"; and {len(lines) - 4} more" if len(lines) > 4 else "")
     if leak:
         assert implied is not None
-        message = f"{implied.describe()}; {message}" if message else implied.describe()
+        head = implied.describe() + (f"; {composed.describe()}" if composed is not None else "")
+        message = f"{head}; {message}" if message else head
     if searches.aimed:
         details["aimed_search"] = searches.aimed[-1][1].to_data()
         details["aimed_searches"] = [{"site": site, **r.to_data()} for site, r in searches.aimed]
@@ -462,8 +509,8 @@ def _outcome(anchor: str, found: _Findings, implied: ImpliedLoss | None, searche
                 searches.design.message if searches.design is not None else "")
         message = f"certified ({searches.certificate}): {best}; transcript: {message}"
     elif searches.aimed or searches.design is not None:
-        reach = [f"aimed at {site!r}: {r.verdict}, smallest excess it could have certified "
-                 f"{r.detectable_excess:.3g}" for site, r in searches.aimed]
+        reach = [f"aimed at {site if site.startswith('the pair') else repr(site)}: {r.verdict}, smallest excess it "
+                 f"could have certified {r.detectable_excess:.3g}" for site, r in searches.aimed]
         if searches.design is not None:
             excess = searches.design.details.get("detectable_excess")
             reach.append(f"the design's search: {searches.design.privacy.value if searches.design.privacy else '-'}"
@@ -618,6 +665,251 @@ def _aimed_search(config: ConformConfig, plan: StatisticalPlan, si: int, draws: 
     with trial_executor(config.jobs, config.scheduler) as executor:
         return search([setting], aimed, _aimed_budget(profile, e), level=level, seed=derived_seed(seed, "aimed"),
                       target_excess=profile_spec(profile).target_excess, executor=executor)
+
+
+def _reference_features(e: Entry, params: Mapping[str, Any]) -> Any:
+    """Features of the reference's run on an input with given draws (replayed exactly, or leniently where the draws
+    do not fit: :func:`_lenient_replay`); None if it cannot run."""
+    def features(inputs: Sequence[Any], draws: Sequence[Draw]) -> np.ndarray[Any, Any] | None:
+        ref = replay(e, params, inputs, draws)
+        releases = _lenient_replay(e, params, inputs, draws) if ref.failed else ref.releases
+        return None if releases is None else featurise(e.anchor, params, [releases])[0]
+
+    return features
+
+
+def composed_pairs(plan: StatisticalPlan, si: int, reported: Sequence[Draw]) -> list[Composed]:
+    """The design's pairs of setting ``si`` with their composed loss (:mod:`dpstream.conformance.composed`), the
+    largest implied loss first. The influences are taken at the program's reported draws on the setting's first
+    input (its decisions), or at a seeded run of the reference where the reference cannot run on them."""
+    e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
+    assert e.codec is not None
+    f = next(iter(space.families.values()))(horizon_of(e, params))
+    features = _reference_features(e, params)
+    tape = list(reported)
+    inf = influence(tape, f, features)
+    if inf is None or not inf.draws:
+        recorder = TapeRecorder(InsecureSeededNoise(0))
+        algorithm, valid = e.make(params, recorder), e.params.validate(params)
+        try:
+            for x in f:
+                algorithm.step(e.codec.decode_input(x, valid))
+        except (DPStreamInputError, StateError):
+            return []
+        tape = list(recorder.tape.draws)
+        inf = influence(tape, f, features)
+    if inf is None:
+        return []
+    reference = _reference_params(e, params, f, tape)
+    by_site = {d.site: d for d in reported}
+    out = []
+    thresholds: dict[int, float | None] = {}  # the decisions' thresholds on f, shared by the pairs
+    for label, g in space.neighbours(f):
+        c = compose_pair(e.claim(params), label, f, g, tape, inf, features, by_site, reference,
+                         partial(_completed, e, params), thresholds)
+        if c is not None:
+            out.append(c)
+    return sorted(out, key=lambda c: -c.implied)
+
+
+def _reference_params(e: Entry, params: Mapping[str, Any], f: Sequence[Any], draws: Sequence[Draw]
+                      ) -> dict[str, tuple[DrawKind, dict[str, Any]]]:
+    """The kind and parameters the reference asks for at each site when run on f with ``draws`` (lenient replay)."""
+    return {d.site: (d.kind, dict(d.params)) for d in _completed(e, params, f, draws)}
+
+
+def _completed(e: Entry, params: Mapping[str, Any], f: Sequence[Any], draws: Sequence[Draw]) -> list[Draw]:
+    """Every draw the reference asks for when run on f with ``draws``, in order, with its own kind and parameters:
+    the value of ``draws`` at that site where the kinds agree and the draw is additive, else a seeded value (the
+    tape of a run on a branch the draws did not take)."""
+    asked: list[Draw] = []
+    by_site = {d.site: d for d in draws}
+    fallback = InsecureSeededNoise(0)
+    assert e.codec is not None
+
+    def ask(request: dict[str, Any]) -> Any:
+        d = request["draw"]
+        kind = DrawKind(str(d["kind"]))
+        checked = validated_params(kind, d["params"])
+        recorded = by_site.get(str(d["site"]))
+        if recorded is not None and recorded.kind is kind and kind in ADDITIVE_KINDS:
+            value = recorded.value
+        elif kind in ADDITIVE_KINDS:  # the noise of a new additive site, seeded
+            value = dispatch_add(fallback, str(d["site"]), kind, checked, 0.0 if kind is DrawKind.LAPLACE else 0)[1]
+        else:
+            value = fallback.draw(str(d["site"]), kind, **checked)
+        asked.append(Draw(str(d["site"]), kind, dict(checked), value))
+        return {"value": value_to_json(kind, value)}
+
+    try:
+        algorithm = e.make(params, WireNoise(ask))
+        valid = e.params.validate(params)
+        for x in f:
+            algorithm.step(e.codec.decode_input(x, valid))
+    except (DPStreamInputError, StateError, WireError, TapeError):
+        pass
+    return asked
+
+
+def reference_pairs(plan: StatisticalPlan, share: float) -> tuple[int, Composed] | None:
+    """The design pair (and its setting) whose loss composed over the reference's own draws (a seeded run on the
+    setting's first input) is the largest share of the claim, if that share is at least ``share`` and the pair has a
+    composed statistic: where a leak of factor c > 1/share shows through what the pair moves (pure DP only)."""
+    e = plan.entry
+    assert e.codec is not None
+    best: tuple[int, Composed] | None = None
+    for si, (params, space) in enumerate(zip(plan.settings, plan.spaces, strict=True)):
+        if e.claim(params).measure is not Measure.PURE_DP:
+            continue
+        recorder = TapeRecorder(InsecureSeededNoise(0))
+        algorithm, valid = e.make(params, recorder), e.params.validate(params)
+        try:
+            for x in next(iter(space.families.values()))(horizon_of(e, params)):
+                algorithm.step(e.codec.decode_input(x, valid))
+        except (DPStreamInputError, StateError):
+            continue
+        for c in composed_pairs(plan, si, list(recorder.tape.draws)):
+            if (c.ratio is not None or c.branch is not None) and c.reached >= share * c.claim and (
+                    best is None or c.reached / c.claim > best[1].reached / best[1].claim):
+                best = (si, c)
+    return best
+
+
+def _composed_search(config: ConformConfig, plan: StatisticalPlan, si: int, chosen: Sequence[Composed], level: float,
+                     bulk: bool, profile: Profile, seed: int, speed: float) -> SearchResult:
+    """The witness search on the pairs whose composed loss exceeds the claim, with each pair's composed
+    log-likelihood ratio as the first features (module docstring, step 5), its budget :func:`composed_budget` at
+    the program's ``speed`` (runs per second of its transcript runs)."""
+    e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
+    T = horizon_of(e, params)
+    f = next(iter(space.families.values()))(T)
+    ratios = [r for c in chosen for r in (c.ratio, c.branch) if r is not None]
+    pairs = [(c.label, c.g) for c in chosen]
+    aimed = SearchSpace(families={"aimed": lambda T: f}, neighbours=lambda x: list(pairs),
+                        features=partial(_with_ratios, tuple(ratios), space.features),
+                        feature_names=lambda k: [name for c in chosen for name in (
+                            [f"composed log-likelihood ratio of {c.label!r}"] if c.ratio is not None else [])
+                            + ([f"{c.label!r} on the branch of {c.decisions[0].site!r}"] if c.branch is not None
+                               else [])] + list(space.feature_names(k)),
+                        threshold_columns=lambda k: len(ratios) + space.threshold_columns(k),
+                        statistics=space.statistics)
+    sampler = ProtocolSampler(config.command, e.anchor, params, timeout=config.timeout, bulk=bulk)
+    setting = Setting(setting_label(params), sampler, e.claim(params), T, aimed)
+    with trial_executor(config.jobs, config.scheduler) as executor:
+        return search([setting], aimed, composed_budget(profile, e, speed, 1 + len(pairs)), level=level, seed=seed,
+                      target_excess=profile_spec(profile).target_excess, executor=executor)
+
+
+@dataclass(frozen=True)
+class EventTest:
+    """The pre-registered test of one pair's composed event (:func:`_event_test`): the event, fixed before any run,
+    counted on fresh runs of the program on f and on f'."""
+
+    pair: str
+    event: str
+    favours_f: bool
+    favoured: int
+    other: int
+    runs: int
+    eps_lower_bound: float
+    claimed: float
+    level: float
+    detectable_excess: float
+
+    @property
+    def verdict(self) -> str:
+        return "violation" if self.eps_lower_bound > self.claimed else "inconclusive"
+
+    def detail(self) -> str:
+        side = "f" if self.favours_f else "f'"
+        return (f"the composed event of the pair {self.pair!r}, {self.event} ({side} favoured), fixed before the runs: "
+                f"{self.favoured}/{self.runs} vs {self.other}/{self.runs}, eps lower bound {self.eps_lower_bound:.4g} "
+                f"vs claimed {self.claimed:.4g} (level {self.level:.2g})")
+
+    def to_data(self) -> dict[str, Any]:
+        return {"verdict": self.verdict, "pair": self.pair, "event": self.event, "favours_f": self.favours_f,
+                "counts": {"favoured": self.favoured, "other": self.other, "runs": self.runs},
+                "eps_lower_bound": self.eps_lower_bound, "claimed_eps": self.claimed, "level": self.level,
+                "detectable_excess": self.detectable_excess, "trials": 2 * self.runs}
+
+
+def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Composed, level: float, bulk: bool,
+                profile: Profile, seed: int, speed: float, seconds: float | None = None) -> EventTest | None:
+    """The composed event of a pure-DP pair, tested on fresh runs: on the branch of its largest decision (when it
+    moves one) or everywhere, every moved draw on the favoured side's extreme, i.e. the pair's log-likelihood ratio
+    at its extreme (the event whose ratio is the pair's whole composed loss: e^(sum |d|/b) for Laplace draws, a
+    decision's tail ratio). Its probability is about 2^-(draws moved) times the branch's, so it needs many runs:
+    :func:`composed_budget`'s held-out split per input. Both sides are tested (Bonferroni over the two)."""
+    e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
+    f = next(iter(space.families.values()))(horizon_of(e, params))
+    statistic: Any = pair.branch if pair.branch is not None else pair.ratio
+    if statistic is None:
+        return None
+    inner = pair.branch.inner if pair.branch is not None else pair.ratio
+    extreme = inner.extreme if inner is not None else 0.0
+    if pair.branch is not None:
+        favours = [pair.branch.outcome < 0]  # the branch's outcome favours one side only
+        at = pair.branch.outcome + (-extreme if favours[0] else extreme)
+    else:
+        favours, at = [True, False], extreme
+    sampler = ProtocolSampler(config.command, e.anchor, params, timeout=config.timeout, bulk=bulk)
+    with trial_executor(config.jobs, config.scheduler) as executor:
+        began = time.perf_counter()  # the program's own-mode speed (transcript runs are slower)
+        run_trials(sampler, f, EVENT_PROBE, derived_seed(seed, "probe"), executor)
+        own = EVENT_PROBE / max(time.perf_counter() - began, 1e-6)
+        n = composed_budget(profile, e, max(speed, own), 2, seconds).holdout
+        on_f = run_trials(sampler, f, n, derived_seed(seed, "f"), executor)
+        on_g = run_trials(sampler, pair.g, n, derived_seed(seed, "g"), executor)
+    best: EventTest | None = None
+    a = level / len(favours)
+    claim = float(pair.claim)
+    for favours_f in favours:
+        threshold = -at if favours_f and pair.branch is None else at
+        def inside(R: np.ndarray[Any, Any], favours_f: bool = favours_f, threshold: float = threshold) -> int:
+            L = statistic(R)
+            return int(np.sum(threshold + 1e-9 >= L) if favours_f else np.sum(threshold - 1e-9 <= L))
+        k_f, k_g = inside(on_f), inside(on_g)
+        k1, k0 = (k_f, k_g) if favours_f else (k_g, k_f)
+        lb = eps_lower_bound(k1, n, k0, n, a)
+        event = (f"{{composed log-likelihood ratio {'<=' if favours_f else '>='} {threshold:.4g}}}"
+                 + (" on the branch of its largest decision" if pair.branch is not None else ""))
+        test = EventTest(pair.label, event, favours_f, k1, k0, n, lb, claim, a,
+                         detectable_excess(n, k0 / n, a, claim))
+        if best is None or test.eps_lower_bound > best.eps_lower_bound:
+            best = test
+    return best
+
+
+COMPOSED_HOLDOUT = {Profile.QUICK: 100_000, Profile.THOROUGH: 400_000}
+"""Held-out runs per input of the composed search (a leak of 1.1-2x the claim shows only in tails this deep), whatever
+the entry's cost; fewer only where the program is too slow for :data:`COMPOSED_SECONDS`."""
+COMPOSED_SECONDS = {Profile.QUICK: 45.0, Profile.THOROUGH: 240.0}
+"""Seconds of program runs the composed search may plan, at the speed of the program's transcript runs."""
+EVENT_PROBE = 1000
+"""Own-mode runs that time the program before the composed event's held-out runs are planned."""
+COMPOSED_PAIRS = 1
+"""Pairs the composed search tries: the one whose implied loss is the largest (its held-out split is the budget)."""
+
+
+def composed_budget(profile: Profile, e: Entry, speed: float, inputs: int, seconds: float | None = None
+                    ) -> SearchBudget:
+    """The composed search's budget: the aimed search's fit and select splits (:func:`_aimed_budget`) and
+    :data:`COMPOSED_HOLDOUT` held-out runs per input, scaled down (not below the aimed search's) only where
+    ``inputs`` inputs would take longer than ``seconds`` (default :data:`COMPOSED_SECONDS`) at ``speed`` runs per
+    second."""
+    base = _aimed_budget(profile, e)
+    holdout = COMPOSED_HOLDOUT[profile]
+    held = min(2 * (base.carried + base.tail), inputs)
+    allowed = speed * (COMPOSED_SECONDS[profile] if seconds is None else seconds) - (base.fit + base.select) * inputs
+    if holdout * held > allowed:
+        holdout = max(base.holdout, int(allowed / held) if allowed > 0 else 0)
+    return SearchBudget(fit=base.fit, select=base.select, holdout=holdout, carried=base.carried, tail=base.tail)
+
+
+def _with_ratios(ratios: Sequence[Any], features: Any, R: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """The composed log-likelihood ratios of the runs R, then the space's own features."""
+    extra = np.stack([np.round(r(R), 9) for r in ratios], axis=1)
+    return np.asarray(np.concatenate([extra, features(R)], axis=1), dtype=np.float64)
 
 
 def _aimed_budget(profile: Profile, e: Entry) -> SearchBudget:

@@ -22,6 +22,7 @@ might still write can never be read as the answer to a later request; the next c
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import queue
@@ -34,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 from dpstream.interrupts import at_stop
 from dpstream.noise import DrawKind
@@ -57,6 +58,8 @@ RUNS_PER_TIMEOUT = 1000
 """A ``runs`` message of N runs is given N / RUNS_PER_TIMEOUT times the answer timeout (at least one timeout)."""
 SPEED_MARGIN = 20.0
 """A ``runs`` message is also given this many times what its runs took the same program before (measured speed)."""
+WRITE_BATCH = 32
+"""Own-mode ``run`` messages written to the program in one write (:meth:`Program.run_many`)."""
 PATIENCE = 5.0
 """After the timeout, a still-running program gets this many times as long again before a timeout is declared."""
 
@@ -127,6 +130,22 @@ def _plain_draw_request(message: Mapping[str, Any]) -> bool:
     draw = message.get("draw")
     return (isinstance(draw, dict) and isinstance(draw.get("site"), str) and bool(draw["site"])
             and draw.get("kind") in _KINDS and isinstance(draw.get("params"), dict))
+def _plain_releases(message: Mapping[str, Any]) -> bool:
+    """Whether ``message`` meets the schema's ``releases`` with no draws (the own-mode reply to ``run``: the fast
+    path of :func:`_plain_draw_request`, for the statistical mode's hundreds of thousands of runs)."""
+    return "draws" not in message and isinstance(message.get("releases"), list)
+
+
+def _plain_runs(message: Mapping[str, Any]) -> bool:
+    """Whether ``message`` meets the schema's ``runs_reply`` with no draws (see :func:`_plain_releases`)."""
+    runs = message.get("runs")
+    return "draws" not in message and isinstance(runs, list) and all(isinstance(r, list) for r in runs)
+
+
+_PLAIN: dict[str, Callable[[Mapping[str, Any]], bool]] = {
+    "draw_request": _plain_draw_request, "releases": _plain_releases, "runs_reply": _plain_runs}
+"""Messages whose schema rules are checked directly when they hold (the validator only explains a failure)."""
+
 _RUNNING: weakref.WeakSet[Program] = weakref.WeakSet()
 
 
@@ -152,6 +171,9 @@ class Program:
         self.env = dict(env) if env is not None else None
         self._process: subprocess.Popen[bytes] | None = None
         self._lines: queue.Queue[object] = queue.Queue()
+        """Lists of lines of stdout, as the reader thread found them in one read (then _EOF)."""
+        self._pending: deque[object] = deque()
+        """Lines taken from the queue and not yet received."""
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
         self.messages = 0
         """Messages written to the program."""
@@ -177,9 +199,25 @@ class Program:
         return self
 
     def _drain_stdout(self) -> None:
+        """Hands stdout to :meth:`receive` a block at a time (every complete line a read brought, in one list: one
+        queue operation per block, not per line, which a fast program answering thousands of runs per second
+        would otherwise spend most of the harness's time on)."""
         assert self._process is not None and self._process.stdout is not None
-        for line in self._process.stdout:
-            self._lines.put(line)
+        stream = cast(io.BufferedReader, self._process.stdout)  # the file object, never its bare descriptor: a
+        rest = b""  # descriptor closed with a killed program can be reused by the next program's pipe
+        while True:
+            try:
+                block = stream.read1(1 << 16)
+            except (OSError, ValueError):  # closed under us (the program killed)
+                break
+            if not block:
+                break
+            lines = (rest + block).split(b"\n")
+            rest = lines.pop()
+            if lines:
+                self._lines.put(lines)
+        if rest:
+            self._lines.put([rest])
         self._lines.put(_EOF)
 
     def _drain_stderr(self) -> None:
@@ -231,15 +269,19 @@ class Program:
         self.send_raw(json.dumps(message, allow_nan=False, separators=(",", ":")) + "\n")
 
     def send_raw(self, text: str) -> None:
+        self.send_bytes(text.encode("utf-8"), 1)
+
+    def send_bytes(self, data: bytes, messages: int) -> None:
+        """Write ``data`` (``messages`` whole lines) to the program's input and flush it."""
         process = self._process
         if process is None or process.stdin is None:
             raise ProtocolError("crash", "the program is not running")
         try:
-            process.stdin.write(text.encode("utf-8"))
+            process.stdin.write(data)
             process.stdin.flush()
         except (BrokenPipeError, OSError) as exc:
             raise ProtocolError("crash", f"the program closed its input ({self._status()})", self.stderr) from exc
-        self.messages += 1
+        self.messages += messages
 
     def _status(self) -> str:
         process = self._process
@@ -255,19 +297,8 @@ class Program:
 
     def receive(self, timeout: float | None = None) -> dict[str, Any]:
         """The next line of stdout as a JSON object (see the module docstring for the timeout and the patience)."""
-        wait = self.timeout if timeout is None else timeout
-        started = time.monotonic()
-        try:
-            line = self._lines.get(timeout=wait)
-        except queue.Empty:
-            line = None
-            if self.alive:  # slow is not broken: wait once more, longer, before declaring a timeout
-                with contextlib.suppress(queue.Empty):
-                    line = self._lines.get(timeout=wait * PATIENCE)
-                    self.late.append(time.monotonic() - started)
-            if line is None:
-                raise self.broken("timeout", f"no answer within {wait * (1 + PATIENCE):g} s (the timeout {wait:g} s, "
-                                             f"then {PATIENCE:g} times as long again)") from None
+        line = self._pending.popleft() if self._pending else self._next_block(
+            self.timeout if timeout is None else timeout)
         if line is _EOF:
             if self._process is not None:
                 with contextlib.suppress(subprocess.TimeoutExpired):
@@ -283,14 +314,37 @@ class Program:
         self.replies += 1
         return message
 
+    def _next_block(self, wait: float) -> object:
+        """The first line of the next block from the reader thread (the rest kept for :meth:`receive`), or _EOF."""
+        started = time.monotonic()
+        try:
+            block = self._lines.get(timeout=wait)
+        except queue.Empty:
+            block = None
+            if self.alive:  # slow is not broken: wait once more, longer, before declaring a timeout
+                with contextlib.suppress(queue.Empty):
+                    block = self._lines.get(timeout=wait * PATIENCE)
+                    self.late.append(time.monotonic() - started)
+            if block is None:
+                raise self.broken("timeout", f"no answer within {wait * (1 + PATIENCE):g} s (the timeout {wait:g} s, "
+                                             f"then {PATIENCE:g} times as long again)") from None
+        if block is _EOF:
+            self._pending.append(_EOF)  # every later receive sees the end too
+            return _EOF
+        assert isinstance(block, list)
+        self._pending.extend(block[1:])
+        first: object = block[0]
+        return first
+
     def _expect(self, message: dict[str, Any], *definitions: str) -> str:
         """The first of ``definitions`` whose top-level key is in ``message`` and whose schema it meets."""
         keys = {"hello_reply": "protocol", "ok": "ok", "error": "error", "draw_request": "draw",
                 "release": "release", "releases": "releases", "runs_reply": "runs"}
         for definition in definitions:
             if keys[definition] in message:
-                if definition == "draw_request" and _plain_draw_request(message):
-                    return definition  # the schema's rules, checked directly (thousands per vector)
+                plain = _PLAIN.get(definition)
+                if plain is not None and plain(message):
+                    return definition  # the schema's rules, checked directly (thousands per vector or search)
                 problems = validator(definition)(message)
                 if problems:
                     raise self.broken("bad-reply", f"{definition}: {'; '.join(problems)}: {message!r}"[:500])
@@ -358,26 +412,37 @@ class Program:
 
     def run_many(self, inputs: Sequence[Any], count: int, window: int = 256) -> Iterable[Reply]:
         """``count`` own-mode ``run`` messages on the same inputs, written ahead by a thread (at most
-        ``window`` unanswered), yielding the replies in order."""
+        ``window`` unanswered, :data:`WRITE_BATCH` messages per write), yielding the replies in order."""
         line = json.dumps({"op": "run", "inputs": list(inputs)}, allow_nan=False, separators=(",", ":")) + "\n"
-        room = threading.Semaphore(window)
+        data = line.encode("utf-8")
+        batch = max(1, min(WRITE_BATCH, window // 2))
+        answered = [0]
+        room = threading.Condition()
         failure: list[BaseException] = []
 
         def write() -> None:
+            sent = 0
             try:
-                for _ in range(count):
-                    room.acquire()
-                    self.send_raw(line)
+                while sent < count:
+                    with room:
+                        while sent - answered[0] > window - batch and not failure:
+                            room.wait(timeout=0.05)
+                    k = min(batch, count - sent)
+                    self.send_bytes(data * k, k)
+                    sent += k
             except BaseException as exc:  # reported by the reader below
                 failure.append(exc)
 
         writer = threading.Thread(target=write, daemon=True)
         writer.start()
         for _ in range(count):
-            if failure and self._lines.empty():
+            if failure and self._lines.empty() and not self._pending:
                 raise failure[0]
             message = self.receive()
-            room.release()
+            answered[0] += 1
+            if answered[0] % batch == 0:
+                with room:
+                    room.notify()
             kind = self._expect(message, "releases", "error", "draw_request")
             if kind == "draw_request":
                 raise self.broken("bad-reply", "draw request in own mode")

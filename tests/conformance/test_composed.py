@@ -1,0 +1,163 @@
+"""A neighbouring pair's loss composed over the additive draws it moves (dpstream.conformance.composed), and the
+transcript mode's use of it (docs/conformance.md, "Transcript mode").
+
+Expected values come from the papers' accounting, not from the code: a counter's pair moves every node of its
+path by 1 at scale (levels)/eps, so it reaches the whole claim (001-alg10); 002-alg1's substitution moves two bins
+by 1 with variance 1 at rho = 1 (rho = 2 x 1/2); PHDStream's counts carry eps/2 (001-alg1, the other half is
+PrivTree's split decisions the other half)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpstream.audit.registry import Profile
+from dpstream.claims import Measure, Neighbour, PrivacyClaim
+from dpstream.conformance.composed import ComposedRatio, Influence, Move, compose, influence
+from dpstream.conformance.statistical import horizon_of, plan_for
+from dpstream.conformance.transcript import composed_pairs
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
+from dpstream.noise import DrawKind
+from dpstream.tape import Draw
+
+
+def _tape(anchor: str, si: int, seed: int = 1) -> tuple[Any, list[Draw]]:
+    plan = plan_for(anchor, Profile.QUICK)
+    assert not isinstance(plan, str)
+    e, params = plan.entry, plan.settings[si]
+    f = next(iter(plan.spaces[si].families.values()))(horizon_of(e, params))
+    recorder = TapeRecorder(InsecureSeededNoise(seed))
+    algorithm, valid = e.make(params, recorder), e.params.validate(params)
+    assert e.codec is not None
+    for x in f:
+        algorithm.step(e.codec.decode_input(x, valid))
+    return plan, list(recorder.tape.draws)
+
+
+def _weakened(draws: list[Draw], c: float) -> list[Draw]:
+    """The draws as a program with every scale divided by c (every variance by c^2) reports them."""
+    out = []
+    for d in draws:
+        if d.kind in (DrawKind.LAPLACE, DrawKind.DISCRETE_LAPLACE):
+            out.append(Draw(d.site, d.kind, {"scale": float(d.params["scale"]) / c}, d.value))
+        elif d.kind is DrawKind.DISCRETE_GAUSSIAN:
+            out.append(Draw(d.site, d.kind, {**d.params, "sigma2": float(d.params["sigma2"]) / c / c}, d.value))
+        else:
+            out.append(d)
+    return out
+
+
+def test_a_counters_pairs_reach_the_whole_claim_and_a_weaker_scale_composes_above_it() -> None:
+    plan, draws = _tape("001-alg10", 0)
+    pairs = composed_pairs(plan, 0, _weakened(draws, 1.5))
+    assert pairs and all(c.ratio is not None and c.residual <= 0.05 for c in pairs)
+    # a change at t moves the completed dyadic nodes containing t, each by 1 at scale (floor(log2 T) + 1)/eps:
+    # t = 1 lies in four nodes completed by T = 13, so that pair reaches eps; later times fewer
+    assert max(c.reached for c in pairs) == pytest.approx(pairs[0].claim, rel=1e-9)
+    for c in pairs:
+        assert c.reached <= c.claim * (1 + 1e-9) and c.implied == pytest.approx(1.5 * c.reached, rel=1e-9)
+        assert all(abs(m.delta) == pytest.approx(1.0, abs=1e-9) for m in c.moves)
+        assert c.reached == pytest.approx(len(c.moves) * c.claim / 4, rel=1e-9)
+    assert pairs[0].exceeds
+
+
+def test_zcdp_substitution_moves_two_bins_and_reaches_rho() -> None:
+    plan, draws = _tape("002-alg1", 1)
+    pairs = composed_pairs(plan, 1, _weakened(draws, 1.5))
+    assert pairs and pairs[0].measure is Measure.ZCDP
+    for c in pairs:
+        assert len(c.moves) == 2 and c.reached == pytest.approx(1.0, rel=1e-9) == c.claim
+        assert c.implied == pytest.approx(2.25, rel=1e-9)
+
+
+def test_phdstream_pairs_reach_the_claim_through_a_count_and_a_split_decision() -> None:
+    """PHDStream's eps is half the leaf counts' (scale 2/eps), half PrivTree's (lambda = 2D/eps): a point inserted at
+    t = 1 moves one count by 1 and the root's split threshold by 1, the later steps' decisions only through the
+    released counts (held equal); so each pair reaches exactly the claim, and never more."""
+    plan, draws = _tape("001-alg1", 0)
+    pairs = composed_pairs(plan, 0, _weakened(draws, 1.5))
+    assert pairs and all(c.reached == pytest.approx(c.claim, rel=1e-6) for c in pairs)
+    for c in pairs:
+        assert len(c.moves) == 1 and len(c.decisions) == 1 and abs(c.decisions[0].shift) == pytest.approx(1.0)
+        assert c.decisions[0].site.endswith("v=root") and c.branch is not None
+        assert c.implied == pytest.approx(1.5 * c.claim, rel=1e-6) and c.exceeds
+    plan1, draws1 = _tape("001-alg1", 1)
+    labels = {c.label for c in composed_pairs(plan1, 1, draws1)}
+    every = {label for label, _ in plan1.spaces[1].neighbours(
+        next(iter(plan1.spaces[1].families.values()))(horizon_of(plan1.entry, plan1.settings[1])))}
+    assert labels < every  # the pair whose shift no additive draw explains (it flips a split) is not composed
+
+
+def test_a_missing_draw_composes_to_an_unbounded_loss() -> None:
+    move = Move("s", DrawKind.LAPLACE, 1.0, {"scale": 2.0}, None)
+    assert move.loss(Measure.PURE_DP, move.reference) == 0.5 and math.isinf(move.loss(Measure.PURE_DP, None))
+    gauss = Move("s", DrawKind.DISCRETE_GAUSSIAN, 2.0, {"sigma2": 4.0}, {"sigma2": 4.0})
+    assert gauss.loss(Measure.ZCDP, gauss.reference) == 0.5 and math.isinf(gauss.loss(Measure.PURE_DP, {"sigma2": 4.0}))
+
+
+@settings(max_examples=40, deadline=None)
+@given(scale=st.floats(0.1, 10.0), delta=st.floats(-3.0, 3.0).filter(lambda x: abs(x) > 1e-3),
+       z=st.lists(st.floats(-50.0, 50.0), min_size=1, max_size=20))
+def test_a_laplace_ratio_is_bounded_by_the_pairs_loss(scale: float, delta: float, z: list[float]) -> None:
+    """For one Laplace draw the composed log-likelihood ratio lies in [-|d|/b, |d|/b], and reaches the bound
+    beyond the two means (the event where the pair's loss is exact)."""
+    ratio = ComposedRatio(((1.0,),), (0.0,), (0.0,), (delta,), (False,), (scale,))
+    L = ratio(np.asarray(z, dtype=np.float64).reshape(-1, 1))
+    assert np.all(np.abs(L) <= abs(delta) / scale * (1 + 1e-12))
+    far = np.asarray([[delta + math.copysign(1.0, delta)], [-math.copysign(1.0, delta)]])
+    assert ratio(far) == pytest.approx([abs(delta) / scale, -abs(delta) / scale])
+
+
+def test_influence_separates_linear_draws_from_decisions() -> None:
+    """A release that is the draw plus a count is linear; one that thresholds the draw is a decision."""
+    draws = [Draw("a", DrawKind.LAPLACE, {"scale": 1.0}, 0.3), Draw("b", DrawKind.LAPLACE, {"scale": 1.0}, 0.05),
+             Draw("c", DrawKind.COIN, {}, True)]
+
+    def features(x: Any, ds: Any) -> Any:
+        a, b = ds[0].value, ds[1].value
+        return np.asarray([x[0] + a, 1.0 if x[0] + b > 0.5 else 0.0])
+
+    inf = influence(draws, [0.5], features)
+    assert isinstance(inf, Influence) and [d.site for d in inf.draws] == ["a"] and inf.decisions == 1
+    claim = PrivacyClaim.pure(1.0, Neighbour.EVENT, "test")
+    moved = compose(claim, "x-0.1", [0.4], features([0.4], draws) - inf.base, inf, {}, {})
+    assert moved is None  # the shift flips the decision: no additive draw explains it
+    kept = compose(claim, "x+0.01", [0.51], np.asarray([0.01, 0.0]), inf, {d.site: d for d in draws}, {})
+    assert kept is not None and kept.reached == pytest.approx(0.01) and kept.ratio is not None
+
+
+@pytest.mark.parametrize(("leak", "certified"), [(None, False), (1.5, True)])
+def test_the_composed_event_certifies_a_scale_leak_and_never_a_correct_program(monkeypatch: pytest.MonkeyPatch,
+                                                                              leak: float | None,
+                                                                              certified: bool) -> None:
+    """The pre-registered composed event of a counter's pair (001-alg10, t = 1: four tree nodes, the whole claim):
+    on the reference it is not a violation; with every scale / 1.5 (loss 1.5 eps, no single node over its share) it
+    is, with the event's exact ratio e^(1.5 eps) = e^0.75 (its probability 2^-4 on the favoured side). Runs of the
+    reference in process (EntrySampler, vectorised), the program's reported scales those of the run's law."""
+    from dpstream.conformance import transcript
+    from dpstream.conformance.entry_sampler import EntrySampler
+    from dpstream.conformance.runner import ConformConfig
+    from dpstream.insecure.planted import PlantedLeak
+
+    plan, draws = _tape("001-alg10", 0)
+    reported = draws if leak is None else _weakened(draws, leak)
+    pair = max(composed_pairs(plan, 0, reported), key=lambda c: c.reached)
+    assert pair.reached == pytest.approx(pair.claim) and pair.label.startswith("t=1 ")
+    planted = None if leak is None else PlantedLeak("scale", leak)
+    monkeypatch.setattr(transcript, "ProtocolSampler",
+                        lambda command, anchor, params, **kw: EntrySampler(anchor, params, planted))
+    monkeypatch.setitem(transcript.COMPOSED_HOLDOUT, Profile.QUICK, 60_000)
+    test = transcript.event_test(ConformConfig(command=("reference",)), plan, 0, pair, 1e-4, True, Profile.QUICK,
+                                 seed=7, speed=1e9)
+    assert test is not None and test.runs == 60_000
+    assert (test.verdict == "violation") is certified, test.detail()
+    if certified:
+        assert test.favoured / test.other == pytest.approx(math.exp(0.75), rel=0.2)
+        assert test.eps_lower_bound > pair.claim
+    else:
+        assert test.eps_lower_bound <= pair.claim

@@ -1,0 +1,48 @@
+"""How much of its claim each design pair can show through its additive draws (docs/conformance.md, "Transcript
+mode": the loss a pair composes).
+
+For every streaming entry with a statistical plan and every setting of the profile's sweep, the reference runs once
+on the setting's first input (seeded), and each design pair's loss is composed over the additive draws it moves
+(:func:`dpstream.conformance.transcript.composed_pairs`, the reference's parameters reported as the program's). The
+table gives, per setting, the pairs composed (the others flip a decision), and the best pair's share of the claim:
+a leak of factor c shows on that pair through additive draws only where c x share > 1.
+
+    .venv/bin/python tools/composed_reach.py [--profile quick|thorough]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from dpstream.audit.registry import Profile
+from dpstream.catalog import entries
+from dpstream.conformance.statistical import horizon_of, plan_for
+from dpstream.conformance.transcript import composed_pairs
+from dpstream.insecure import InsecureSeededNoise, TapeRecorder
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", choices=["quick", "thorough"], default="quick")
+    args = parser.parse_args()
+    print("| entry | setting | pairs composed | best pair's share of the claim | best pair |")
+    print("|---|---|---|---|---|")
+    for e in entries(streaming=True):
+        plan = plan_for(e.anchor, Profile(args.profile))
+        if isinstance(plan, str) or e.codec is None:
+            continue
+        for si, (params, space) in enumerate(zip(plan.settings, plan.spaces, strict=True)):
+            f = next(iter(space.families.values()))(horizon_of(e, params))
+            recorder = TapeRecorder(InsecureSeededNoise(1))
+            algorithm, valid = e.make(params, recorder), e.params.validate(params)
+            for x in f:
+                algorithm.step(e.codec.decode_input(x, valid))
+            pairs = composed_pairs(plan, si, list(recorder.tape.draws))
+            best = max(pairs, key=lambda c: c.reached, default=None)
+            share = f"{best.reached / best.claim:.0%}" if best is not None else "-"
+            print(f"| {e.anchor} | {si + 1} | {len(pairs)}/{len(space.neighbours(f))} | {share} | "
+                  f"{best.label if best is not None else ''} |")
+
+
+if __name__ == "__main__":
+    main()
