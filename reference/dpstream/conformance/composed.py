@@ -244,9 +244,9 @@ def _set(draws: Sequence[Draw], i: int, value: float) -> list[Draw]:
 
 @dataclass(frozen=True)
 class BranchRatio:
-    """The pair's log-likelihood ratio on the runs whose structural features (those no linear draw moves) are the
-    branch's: the linear ratio of that branch plus the decision's outcome term; outside, :data:`BRANCH_OUTSIDE` on
-    the side no threshold event favouring the branch's party includes (picklable)."""
+    """The pair's log-likelihood ratio on the runs whose structural features (those no linear draw moves and the
+    decision flips) are the branch's: the linear ratio of that branch plus the decision's outcome term; outside,
+    :data:`BRANCH_OUTSIDE` on the side no threshold event favouring the branch's party includes (picklable)."""
 
     columns: tuple[int, ...]
     values: tuple[float, ...]
@@ -259,6 +259,18 @@ class BranchRatio:
         L = (self.inner(F) if self.inner is not None else np.zeros(F.shape[0])) + self.outcome
         outside = BRANCH_OUTSIDE if self.outcome < 0 else -BRANCH_OUTSIDE
         return np.asarray(np.where(inside, L, outside), dtype=np.float64)
+
+
+def _nudged(draws: Sequence[Draw], sign: float) -> list[Draw]:
+    """Every Laplace draw moved by 1 % of its scale, alternately up and down (``sign`` first)."""
+    out = []
+    for i, d in enumerate(draws):
+        if d.kind is DrawKind.LAPLACE:
+            step = sign * (1 if i % 2 == 0 else -1) * 0.01 * float(d.params["scale"])
+            out.append(Draw(d.site, d.kind, d.params, float(d.value) + step))
+        else:
+            out.append(d)
+    return out
 
 
 def _laplace_log_cdf(x: float, scale: float, upper: bool) -> float:
@@ -274,7 +286,9 @@ def branch_ratio(claim: PrivacyClaim, label: str, f: Sequence[Any], g: list[Any]
     """The ratio of the pair on the branch of ``decision`` whose outcome lies in the tail of both thresholds (the
     outcome whose log-ratio is the decision's whole loss): the draw set beyond both thresholds by one scale there,
     the branch's linear draws and the pair's moves of them found as in :func:`compose`, and the branch recognised
-    by the features no linear draw moves."""
+    by its indicator features (0 or 1: a node in the tree or not) that no draw moves a little and that differ from
+    the other outcome's (the structure the decision sets; the rest, a later step's structure, rounded counts, is left
+    free)."""
     scale = float((decision.reported or decision.reference)["scale"])
     below = decision.threshold_f < 0  # the lower tail: the outcome "z below the threshold"
     edge = min(decision.threshold_f, decision.threshold_g) - scale if below else \
@@ -286,7 +300,16 @@ def branch_ratio(claim: PrivacyClaim, label: str, f: Sequence[Any], g: list[Any]
         return None
     linear = compose(claim, label, g, moved - inf.base, inf, reported, reference) if inf.draws else None
     static = np.all(np.abs(inf.matrix) <= 1e-12, axis=1) if inf.draws else np.ones(inf.base.size, dtype=bool)
-    columns = tuple(int(c) for c in np.flatnonzero(static))
+    for sign in (1.0, -1.0):  # and unmoved when every additive draw moves a little (non-linear ones included)
+        nudged = features(f, _nudged(forced, sign))
+        if nudged is None or nudged.shape != inf.base.shape:
+            return None
+        static &= np.abs(nudged - inf.base) <= 1e-12
+    before = features(f, draws)  # the other outcome: the branch shows in the structural features the decision flips
+    if before is None or before.shape != inf.base.shape:
+        return None
+    flags = np.isin(inf.base, (0.0, 1.0)) & np.isin(before, (0.0, 1.0))  # indicators: a node in the tree or not
+    columns = tuple(int(c) for c in np.flatnonzero(static & flags & (np.abs(inf.base - before) > 1e-9)))
     if not columns:
         return None
     outcome = (_laplace_log_cdf(decision.threshold_g, scale, not below)
@@ -353,6 +376,17 @@ class Composed:
     @property
     def exceeds(self) -> bool:
         return self.implied > self.claim * (1 + 1e-9)
+
+    @property
+    def event_probability(self) -> float:
+        """About how often the pair's composed event occurs on its favoured side: 1/2 per moved draw, times the tail
+        probability of its largest decision's outcome at the program's scale (the event needs many runs when small)."""
+        p = 0.5 ** len(self.moves)
+        if self.decisions:
+            d = max(self.decisions, key=lambda x: abs(x.shift))
+            scale = float((d.reported or d.reference)["scale"])
+            p *= 0.5 * math.exp(-min(abs(d.threshold_f), abs(d.threshold_g)) / scale)
+        return p
 
     def describe(self) -> str:
         symbol = "rho" if self.measure is Measure.ZCDP else "eps"

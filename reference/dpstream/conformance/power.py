@@ -32,6 +32,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from dpstream.audit.power_statement import PowerRow, PowerStatement
 from dpstream.audit.registry import Profile
 from dpstream.audit.sampler import trial_executor
@@ -189,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cal.add_argument("--table", type=Path, default=None, help="the table to update (default: the shipped one)")
     show = sub.add_parser("show", help="print the table as Markdown")
     show.add_argument("--table", type=Path, default=None)
-    plot = sub.add_parser("plot", help="draw the power curves (certified share per planted leak) as a PNG")
+    plot = sub.add_parser("plot", help="draw the power table as a grid (certified share per planted leak) in a PNG")
     plot.add_argument("--table", type=Path, default=None)
     plot.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
@@ -232,37 +234,35 @@ def markdown(doc: Mapping[str, Any]) -> str:
 
 
 def draw(doc: Mapping[str, Any], path: Path) -> None:
-    """Power curves: for every row (entry and profile), the share of searches that certified each planted leak, the
-    leaks ordered from the largest excess to the smallest, with 95% Clopper-Pearson intervals."""
+    """The power table as a grid: for every row (entry and profile), the searches that certified each planted leak
+    (the cell's shade: the share), with the 95% Clopper-Pearson lower bound of that share, the leaks ordered from the
+    largest excess to the smallest."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from dpstream.audit.stats import clopper_pearson_lower, clopper_pearson_upper
+    from dpstream.audit.stats import clopper_pearson_lower
 
     order = ["noiseless", "shared", "scale/4", "scale/3", "scale/2", "scale/1.5"]
     rows = sorted(doc["rows"].values(), key=lambda r: (r["profile"], r["anchor"], r["bulk"]))
-    fig, ax = plt.subplots(figsize=(10, 4.5))
+    share = np.full((len(rows), len(order)), np.nan)
+    fig, ax = plt.subplots(figsize=(7.5, 0.32 * len(rows) + 1.6))
     for i, row in enumerate(rows):
         by = {r["leak"]: r for r in row["leaks"]}
-        xs = [k for k, leak in enumerate(order) if leak in by]
-        share = [by[order[k]]["certified"] / by[order[k]]["reps"] for k in xs]
-        lo = [clopper_pearson_lower(by[order[k]]["certified"], by[order[k]]["reps"], 0.025) for k in xs]
-        hi = [clopper_pearson_upper(by[order[k]]["certified"], by[order[k]]["reps"], 0.025) for k in xs]
-        offset = (i - len(rows) / 2) * 0.04
-        x = [k + offset for k in xs]
-        style = "-" if row["profile"] == "quick" else "--"
-        label = f"{row['anchor']} {row['profile']}{' (runs)' if row['bulk'] else ''}, {row['leaks'][0]['reps']} reps"
-        ax.errorbar(x, share, yerr=[[s - a for s, a in zip(share, lo, strict=True)],
-                                    [b - s for s, b in zip(share, hi, strict=True)]],
-                    marker="o", linestyle=style, capsize=2, label=label)
-    ax.set_xticks(range(len(order)), order)
+        for k, leak in enumerate(order):
+            if leak in by:
+                c, n = by[leak]["certified"], by[leak]["reps"]
+                share[i, k] = c / n
+                lower = clopper_pearson_lower(c, n, 0.025)
+                ax.text(k, i, f"{c}/{n}\n>={lower:.2f}", ha="center", va="center", fontsize=6,
+                        color="white" if c / n > 0.6 else "black")
+    ax.imshow(share, cmap="Greens", vmin=0.0, vmax=1.0, aspect="auto")
+    ax.set_xticks(range(len(order)), order, fontsize=8)
+    ax.set_yticks(range(len(rows)), [f"{r['anchor']} {r['profile']}{' (runs)' if r['bulk'] else ''}" for r in rows],
+                  fontsize=7)
     ax.set_xlabel("planted leak (largest excess first)")
-    ax.set_ylabel("P(violation certified)")
-    ax.set_ylim(-0.05, 1.05)
-    ax.set_title("Power of the statistical mode's search against planted leaks (95% CI)", fontsize=9)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    ax.set_title("Power of the statistical mode's search: certified / repetitions, 95% lower bound", fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     write_figure(fig, path)

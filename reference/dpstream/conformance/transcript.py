@@ -15,13 +15,17 @@ with every release, the draws it made for it (docs/conformance.md, "Transcript m
 4. **the implied loss**: where a reported privacy-relevant draw is stronger than the reference's at its site (a
    smaller scale or variance, a larger epsilon of an exponential mechanism) or missing, the loss the program's own
    transcript implies, composed as the reference's accountant composes its sites (:mod:`dpstream.conformance.implied`);
-5. **aimed search**: where the law tests point at a site (a constant or reused draw, a law that does not fit) or the
-   implied loss exceeds the claim at a site of a design setting, the black-box witness search is aimed there, in
-   own mode: the input where it was seen, the neighbours that move the statistic the site's noise protects (found by
-   replaying the reference with that draw perturbed; from the reference's own draws where the program's cannot be
-   replayed) and that statistic as a declared contrast, whose thresholds are the likelihood-ratio events of an
-   additive mechanism with the wrong scale; a leak seen in the transcript is then certified as a ``violation`` with
-   its witness when it is one;
+   and the loss each design pair composes over the draws and decisions it moves (:mod:`dpstream.conformance.
+   composed`): what the reference's draws reach there, what the program's compose to;
+5. **aimed search**: first, where a pair's composed loss exceeds the claim, that pair: its pre-registered composed
+   event on fresh own-mode runs (:func:`event_test`; pure DP) or the witness search with its composed log-likelihood
+   ratio as a feature (zCDP); then, where the law tests point at a site (a constant or reused draw, a law that does
+   not fit) or the implied loss exceeds the claim at a site of a design setting, the black-box witness search is
+   aimed there, in own mode: the input where it was seen, the neighbours that move the statistic the site's noise
+   protects (found by replaying the reference with that draw perturbed; from the reference's own draws where the
+   program's cannot be replayed) and that statistic as a declared contrast, whose thresholds are the likelihood-ratio
+   events of an additive mechanism with the wrong scale; a leak seen in the transcript is then certified as a
+   ``violation`` with its witness when it is one;
 6. **never weaker than the statistical mode**: when the transcript shows anything (1-4) and no aimed search
    certified it, the statistical mode's own witness search (its design, :func:`~dpstream.conformance.statistical.
    privacy_check`) runs on the program too. The outcome says which certified the leak (``certificate``): black-box
@@ -352,7 +356,8 @@ def _check(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: boo
     if worst is not None:
         found.details["implied_loss"] = {"setting": setting_label(plan.settings[worst[0]]), **worst[1].to_json()}
     pairs = {si: composed_pairs(plan, si, law_runs[si][0]) for si, imp in implied.items() if imp.exceeds}
-    composed = max(((si, c[0]) for si, c in pairs.items() if c), key=lambda x: x[1].implied / x[1].claim,
+    composed = max(((si, c[0]) for si, c in pairs.items() if c),
+                   key=lambda x: (round(x[1].implied / x[1].claim, 6), -_earliest(x[1]), x[1].event_probability),
                    default=None)
     if composed is not None:
         found.details["composed_loss"] = {"setting": setting_label(plan.settings[composed[0]]),
@@ -709,7 +714,14 @@ def composed_pairs(plan: StatisticalPlan, si: int, reported: Sequence[Draw]) -> 
                          partial(_completed, e, params), thresholds)
         if c is not None:
             out.append(c)
-    return sorted(out, key=lambda c: -c.implied)
+    return sorted(out, key=lambda c: (-round(c.implied / c.claim, 6), _earliest(c), -c.event_probability))
+
+
+def _earliest(c: Composed) -> int:
+    """The tape position of the pair's first decision (none: 0). Among pairs of equal loss the one whose decisions
+    come first is tested: a later decision's threshold depends on the releases before it, which vary from run to
+    run, so its outcome's ratio is the decision's whole share only on some runs."""
+    return min((d.index for d in c.decisions), default=0)
 
 
 def _reference_params(e: Entry, params: Mapping[str, Any], f: Sequence[Any], draws: Sequence[Draw]
@@ -770,9 +782,15 @@ def reference_pairs(plan: StatisticalPlan, share: float) -> tuple[int, Composed]
             continue
         for c in composed_pairs(plan, si, list(recorder.tape.draws)):
             if (c.ratio is not None or c.branch is not None) and c.reached >= share * c.claim and (
-                    best is None or c.reached / c.claim > best[1].reached / best[1].claim):
+                    best is None or _rank(c) < _rank(best[1])):
                 best = (si, c)
     return best
+
+
+def _rank(c: Composed) -> tuple[float, int, float]:
+    """Larger share of the claim first, then the earlier first decision (:func:`_earliest`), then the more frequent
+    composed event."""
+    return -round(c.reached / c.claim, 6), _earliest(c), -c.event_probability
 
 
 def _composed_search(config: ConformConfig, plan: StatisticalPlan, si: int, chosen: Sequence[Composed], level: float,
@@ -796,8 +814,17 @@ def _composed_search(config: ConformConfig, plan: StatisticalPlan, si: int, chos
     sampler = ProtocolSampler(config.command, e.anchor, params, timeout=config.timeout, bulk=bulk)
     setting = Setting(setting_label(params), sampler, e.claim(params), T, aimed)
     with trial_executor(config.jobs, config.scheduler) as executor:
-        return search([setting], aimed, composed_budget(profile, e, speed, 1 + len(pairs)), level=level, seed=seed,
-                      target_excess=profile_spec(profile).target_excess, executor=executor)
+        own = _own_speed(sampler, f, seed, executor)
+        return search([setting], aimed, composed_budget(profile, e, max(speed, own), 1 + len(pairs)), level=level,
+                      seed=seed, target_excess=profile_spec(profile).target_excess, executor=executor)
+
+
+def _own_speed(sampler: ProtocolSampler, f: Sequence[Any], seed: int, executor: Any) -> float:
+    """Runs per second of the program in own mode (:data:`EVENT_PROBE` runs on f; its transcript runs, which also
+    report every draw, are slower): what the composed tests plan their held-out runs with."""
+    began = time.perf_counter()
+    run_trials(sampler, f, EVENT_PROBE, derived_seed(seed, "probe"), executor)
+    return EVENT_PROBE / max(time.perf_counter() - began, 1e-6)
 
 
 @dataclass(frozen=True)
@@ -854,9 +881,7 @@ def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Comp
         favours, at = [True, False], extreme
     sampler = ProtocolSampler(config.command, e.anchor, params, timeout=config.timeout, bulk=bulk)
     with trial_executor(config.jobs, config.scheduler) as executor:
-        began = time.perf_counter()  # the program's own-mode speed (transcript runs are slower)
-        run_trials(sampler, f, EVENT_PROBE, derived_seed(seed, "probe"), executor)
-        own = EVENT_PROBE / max(time.perf_counter() - began, 1e-6)
+        own = _own_speed(sampler, f, seed, executor)
         n = composed_budget(profile, e, max(speed, own), 2, seconds).holdout
         on_f = run_trials(sampler, f, n, derived_seed(seed, "f"), executor)
         on_g = run_trials(sampler, pair.g, n, derived_seed(seed, "g"), executor)
