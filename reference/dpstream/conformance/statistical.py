@@ -499,9 +499,10 @@ def privacy_check(config: ConformConfig, plan: StatisticalPlan, level: float, bu
         if pair is not None and result.verdict != "violation":
             from dpstream.conformance.transcript import event_test
 
+            left = 0.9 * TIME_LIMIT[profile] - (time.perf_counter() - started)  # what the search left, or its share
             tested = event_test(config, plan, pair[0], pair[1], level / 2, bulk, profile,
                                 derived_seed(config.seed, e.anchor, "composed event"), speed,
-                                TIME_LIMIT[profile] * PAIR_SHARE)
+                                max(TIME_LIMIT[profile] * PAIR_SHARE, left))
     except (ProgramRefusedError, ProtocolError) as exc:
         return _refused(e.anchor, name, exc, started)
     verdict = {"violation": Verdict.VIOLATION, "pass": Verdict.PASS, "inconclusive": Verdict.INCONCLUSIVE}[
@@ -531,8 +532,9 @@ def privacy_check(config: ConformConfig, plan: StatisticalPlan, level: float, bu
 
 PAIR_SHARE = 0.4
 """At thorough, where a design pair reaches at least half the claim through what it moves (:func:`_composed_pair`),
-the share of the time limit and of the false-alarm level given to that pair's pre-registered composed event
-(:func:`dpstream.conformance.transcript.event_test`); the search gets the rest of the time and half the level."""
+the share of the time limit (at least; the time the search left unused too, up to 90 % of the limit in all) and of
+the false-alarm level given to that pair's pre-registered composed event (:func:`dpstream.conformance.transcript.
+event_test`); the search gets the rest of the time and half the level."""
 PAIR_REACH = 0.5
 """The least share of the claim a design pair must reach for its composed event to be tested (a leak of factor
 above 1 / PAIR_REACH can show on it)."""
