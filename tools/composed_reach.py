@@ -17,8 +17,7 @@ import argparse
 from dpstream.audit.registry import Profile
 from dpstream.catalog import entries
 from dpstream.conformance.statistical import horizon_of, plan_for
-from dpstream.conformance.transcript import composed_pairs
-from dpstream.insecure import InsecureSeededNoise, TapeRecorder
+from dpstream.conformance.transcript import composed_pairs, seeded_tape
 
 
 def main() -> None:
@@ -33,11 +32,8 @@ def main() -> None:
             continue
         for si, (params, space) in enumerate(zip(plan.settings, plan.spaces, strict=True)):
             f = next(iter(space.families.values()))(horizon_of(e, params))
-            recorder = TapeRecorder(InsecureSeededNoise(1))
-            algorithm, valid = e.make(params, recorder), e.params.validate(params)
-            for x in f:
-                algorithm.step(e.codec.decode_input(x, valid))
-            pairs = composed_pairs(plan, si, list(recorder.tape.draws))
+            tape = seeded_tape(e, params, f, seed=1)
+            pairs = composed_pairs(plan, si, tape) if tape is not None else []
             best = max(pairs, key=lambda c: c.reached, default=None)
             share = f"{best.reached / best.claim:.0%}" if best is not None else "-"
             print(f"| {e.anchor} | {si + 1} | {len(pairs)}/{len(space.neighbours(f))} | {share} | "

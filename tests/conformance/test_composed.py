@@ -20,8 +20,7 @@ from dpstream.audit.registry import Profile
 from dpstream.claims import Measure, Neighbour, PrivacyClaim
 from dpstream.conformance.composed import ComposedRatio, Influence, Move, compose, influence
 from dpstream.conformance.statistical import horizon_of, plan_for
-from dpstream.conformance.transcript import composed_pairs
-from dpstream.insecure import InsecureSeededNoise, TapeRecorder
+from dpstream.conformance.transcript import composed_pairs, seeded_tape
 from dpstream.noise import DrawKind
 from dpstream.tape import Draw
 
@@ -30,13 +29,9 @@ def _tape(anchor: str, si: int, seed: int = 1) -> tuple[Any, list[Draw]]:
     plan = plan_for(anchor, Profile.QUICK)
     assert not isinstance(plan, str)
     e, params = plan.entry, plan.settings[si]
-    f = next(iter(plan.spaces[si].families.values()))(horizon_of(e, params))
-    recorder = TapeRecorder(InsecureSeededNoise(seed))
-    algorithm, valid = e.make(params, recorder), e.params.validate(params)
-    assert e.codec is not None
-    for x in f:
-        algorithm.step(e.codec.decode_input(x, valid))
-    return plan, list(recorder.tape.draws)
+    tape = seeded_tape(e, params, next(iter(plan.spaces[si].families.values()))(horizon_of(e, params)), seed)
+    assert tape is not None
+    return plan, tape
 
 
 def _weakened(draws: list[Draw], c: float) -> list[Draw]:

@@ -113,11 +113,9 @@ def influence(draws: Sequence[Draw], f: Sequence[Any], features: Releases) -> In
 
 
 def _moved(draws: Sequence[Draw], i: int, by: float) -> list[Draw]:
-    out = list(draws)
-    d = out[i]
-    value = d.value + (by if d.kind is DrawKind.LAPLACE else int(by))
-    out[i] = Draw(d.site, d.kind, d.params, value)
-    return out
+    """The draws with draw i moved by ``by`` (a whole number of units for the discrete kinds)."""
+    d = draws[i]
+    return _set(draws, i, d.value + (by if d.kind is DrawKind.LAPLACE else int(by)))
 
 
 @dataclass(frozen=True)

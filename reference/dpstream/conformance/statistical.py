@@ -474,13 +474,11 @@ def privacy_check(config: ConformConfig, plan: StatisticalPlan, level: float, bu
     assert e.statistical is not None
     profile = Profile(config.profile)
     budget = budget_for(plan, profile, bulk)
-    power = power_statement(plan, profile, bulk, level, config.power_table)
     sampler = partial(_sampler, config, plan, bulk=bulk)
     pair = _composed_pair(plan, profile)
     limit, search_level = (TIME_LIMIT[profile], level) if pair is None else (
         TIME_LIMIT[profile] * (1 - PAIR_SHARE), level / 2)
-    if pair is not None:
-        power = power_statement(plan, profile, bulk, search_level, config.power_table)
+    power = power_statement(plan, profile, bulk, search_level, config.power_table)
     try:
         with _executor(config) as executor:
             speed = probe_speed(plan, sampler, bulk, derived_seed(config.seed, e.anchor, "probe"), executor)

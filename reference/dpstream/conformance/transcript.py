@@ -85,7 +85,7 @@ if TYPE_CHECKING:
     from dpstream.conformance.runner import ConformConfig, Task
 
 __all__ = ["LAW_RUNS", "EventTest", "composed_pairs", "event_test", "parse_draws", "reference_pairs", "replay",
-           "transcript_tasks"]
+           "seeded_tape", "transcript_tasks"]
 
 LAW_RUNS = {Profile.QUICK: 300, Profile.THOROUGH: 3000}
 """Runs per setting whose reported draws the law tests pool."""
@@ -564,30 +564,58 @@ def _lenient_replay(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], 
     agree (an additive draw whatever its parameters: the program's noise held fixed), and from a seeded source where
     they do not (a moved draw can change a later draw's parameters: the k of a ``choice`` in 002-alg1; an additive
     draw not reported is 0); None if the reference cannot run. For the aimed search's features only."""
+    return _answered(e, params, inputs, draws, seeded_noise=False, keep_choices=True)[0]
+
+
+def _answered(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], draws: Sequence[Draw], *,
+              seeded_noise: bool, keep_choices: bool) -> tuple[list[Any] | None, list[Draw]]:
+    """(the reference's releases on ``inputs``, None if it cannot run; every draw it asked for, in order, with its own
+    kind and parameters and the value it got). A draw is answered by site from ``draws``: an additive one where the
+    kinds agree, whatever its reported parameters; another one (with ``keep_choices``) where the parameters agree
+    too. The rest from a seeded source: an additive draw not in ``draws`` gets seeded noise (``seeded_noise``) or
+    none."""
     assert e.codec is not None
     by_site = {d.site: d for d in draws}
     fallback = InsecureSeededNoise(0)
+    asked: list[Draw] = []
 
     def ask(request: dict[str, Any]) -> Any:
         d = request["draw"]
-        kind = DrawKind(str(d["kind"]))
+        site, kind = str(d["site"]), DrawKind(str(d["kind"]))
         checked = validated_params(kind, d["params"])
-        recorded = by_site.get(str(d["site"]))
-        if recorded is not None and recorded.kind is kind and (kind in ADDITIVE_KINDS or (
+        recorded = by_site.get(site)
+        if recorded is not None and recorded.kind is kind and (kind in ADDITIVE_KINDS or (keep_choices and (
                 set(recorded.params) == set(checked)
                 and all(params_equal(checked[k], recorded.params[k], LENIENT.relative, LENIENT.absolute)
-                        for k in checked))):  # an additive draw is held fixed whatever its reported parameters
-            return {"value": value_to_json(kind, recorded.value)}
-        if kind in ADDITIVE_KINDS:  # not reported: the program added nothing there
-            return {"value": value_to_json(kind, 0.0 if kind is DrawKind.LAPLACE else 0)}
-        return {"value": value_to_json(kind, fallback.draw(str(d["site"]), kind, **checked))}
+                        for k in checked)))):
+            value = recorded.value
+        elif kind in ADDITIVE_KINDS:
+            zero: Any = 0.0 if kind is DrawKind.LAPLACE else 0
+            value = dispatch_add(fallback, site, kind, checked, zero)[1] if seeded_noise else zero
+        else:
+            value = fallback.draw(site, kind, **checked)
+        asked.append(Draw(site, kind, dict(checked), value))
+        return {"value": value_to_json(kind, value)}
 
-    valid = e.params.validate(params)
     try:
+        valid = e.params.validate(params)
         algorithm = e.make(params, WireNoise(ask))
-        return [e.codec.encode_release(algorithm.step(e.codec.decode_input(x, valid))) for x in inputs]
+        return [e.codec.encode_release(algorithm.step(e.codec.decode_input(x, valid))) for x in inputs], asked
     except (DPStreamInputError, StateError, WireError, TapeError):
+        return None, asked
+
+
+def seeded_tape(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], seed: int = 0) -> list[Draw] | None:
+    """The draws of a seeded run of the reference on ``inputs`` (None if it refuses them)."""
+    assert e.codec is not None
+    recorder = TapeRecorder(InsecureSeededNoise(seed))
+    try:
+        algorithm, valid = e.make(params, recorder), e.params.validate(params)
+        for x in inputs:
+            algorithm.step(e.codec.decode_input(x, valid))
+    except (DPStreamInputError, StateError):
         return None
+    return list(recorder.tape.draws)
 
 
 def _influence(e: Entry, params: Mapping[str, Any], f: Sequence[Any], draws: Sequence[Draw], site: str
@@ -595,13 +623,10 @@ def _influence(e: Entry, params: Mapping[str, Any], f: Sequence[Any], draws: Seq
     """(features of the replay on f, change of the features when the draw at ``site`` moves, the draws used): the
     statistic the site's noise protects. A site the program did not report is taken from a seeded reference run."""
     if not any(d.site == site for d in draws):
-        recorder = TapeRecorder(InsecureSeededNoise(0))
-        assert e.codec is not None
-        algorithm = e.make(params, recorder)
-        valid = e.params.validate(params)
-        for x in f:
-            algorithm.step(e.codec.decode_input(x, valid))
-        draws = list(recorder.tape.draws)
+        seeded = seeded_tape(e, params, f)
+        if seeded is None:
+            return None
+        draws = seeded
     moved = _perturbed(draws, site)
     if moved is None:
         return None
@@ -694,14 +719,10 @@ def composed_pairs(plan: StatisticalPlan, si: int, reported: Sequence[Draw]) -> 
     tape = list(reported)
     inf = influence(tape, f, features)
     if inf is None or not inf.draws:
-        recorder = TapeRecorder(InsecureSeededNoise(0))
-        algorithm, valid = e.make(params, recorder), e.params.validate(params)
-        try:
-            for x in f:
-                algorithm.step(e.codec.decode_input(x, valid))
-        except (DPStreamInputError, StateError):
+        seeded = seeded_tape(e, params, f)
+        if seeded is None:
             return []
-        tape = list(recorder.tape.draws)
+        tape = seeded
         inf = influence(tape, f, features)
     if inf is None:
         return []
@@ -734,33 +755,7 @@ def _completed(e: Entry, params: Mapping[str, Any], f: Sequence[Any], draws: Seq
     """Every draw the reference asks for when run on f with ``draws``, in order, with its own kind and parameters:
     the value of ``draws`` at that site where the kinds agree and the draw is additive, else a seeded value (the
     tape of a run on a branch the draws did not take)."""
-    asked: list[Draw] = []
-    by_site = {d.site: d for d in draws}
-    fallback = InsecureSeededNoise(0)
-    assert e.codec is not None
-
-    def ask(request: dict[str, Any]) -> Any:
-        d = request["draw"]
-        kind = DrawKind(str(d["kind"]))
-        checked = validated_params(kind, d["params"])
-        recorded = by_site.get(str(d["site"]))
-        if recorded is not None and recorded.kind is kind and kind in ADDITIVE_KINDS:
-            value = recorded.value
-        elif kind in ADDITIVE_KINDS:  # the noise of a new additive site, seeded
-            value = dispatch_add(fallback, str(d["site"]), kind, checked, 0.0 if kind is DrawKind.LAPLACE else 0)[1]
-        else:
-            value = fallback.draw(str(d["site"]), kind, **checked)
-        asked.append(Draw(str(d["site"]), kind, dict(checked), value))
-        return {"value": value_to_json(kind, value)}
-
-    try:
-        algorithm = e.make(params, WireNoise(ask))
-        valid = e.params.validate(params)
-        for x in f:
-            algorithm.step(e.codec.decode_input(x, valid))
-    except (DPStreamInputError, StateError, WireError, TapeError):
-        pass
-    return asked
+    return _answered(e, params, f, draws, seeded_noise=True, keep_choices=False)[1]
 
 
 def reference_pairs(plan: StatisticalPlan, share: float) -> tuple[int, Composed] | None:
@@ -773,14 +768,10 @@ def reference_pairs(plan: StatisticalPlan, share: float) -> tuple[int, Composed]
     for si, (params, space) in enumerate(zip(plan.settings, plan.spaces, strict=True)):
         if e.claim(params).measure is not Measure.PURE_DP:
             continue
-        recorder = TapeRecorder(InsecureSeededNoise(0))
-        algorithm, valid = e.make(params, recorder), e.params.validate(params)
-        try:
-            for x in next(iter(space.families.values()))(horizon_of(e, params)):
-                algorithm.step(e.codec.decode_input(x, valid))
-        except (DPStreamInputError, StateError):
+        tape = seeded_tape(e, params, next(iter(space.families.values()))(horizon_of(e, params)))
+        if tape is None:
             continue
-        for c in composed_pairs(plan, si, list(recorder.tape.draws)):
+        for c in composed_pairs(plan, si, tape):
             if (c.ratio is not None or c.branch is not None) and c.reached >= share * c.claim and (
                     best is None or _rank(c) < _rank(best[1])):
                 best = (si, c)
@@ -874,31 +865,27 @@ def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Comp
         return None
     inner = pair.branch.inner if pair.branch is not None else pair.ratio
     extreme = inner.extreme if inner is not None else 0.0
-    if pair.branch is not None:
-        favours = [pair.branch.outcome < 0]  # the branch's outcome favours one side only
-        at = pair.branch.outcome + (-extreme if favours[0] else extreme)
+    if pair.branch is not None:  # the branch's outcome favours one side only; its term, then the linear extreme
+        favoured = pair.branch.outcome < 0
+        sides = [(favoured, pair.branch.outcome + (-extreme if favoured else extreme))]
     else:
-        favours, at = [True, False], extreme
+        sides = [(True, -extreme), (False, extreme)]
     sampler = ProtocolSampler(config.command, e.anchor, params, timeout=config.timeout, bulk=bulk)
     with trial_executor(config.jobs, config.scheduler) as executor:
         own = _own_speed(sampler, f, seed, executor)
         n = composed_budget(profile, e, max(speed, own), 2, seconds).holdout
-        on_f = run_trials(sampler, f, n, derived_seed(seed, "f"), executor)
-        on_g = run_trials(sampler, pair.g, n, derived_seed(seed, "g"), executor)
+        on_f = statistic(run_trials(sampler, f, n, derived_seed(seed, "f"), executor))
+        on_g = statistic(run_trials(sampler, pair.g, n, derived_seed(seed, "g"), executor))
     best: EventTest | None = None
-    a = level / len(favours)
+    a = level / len(sides)
     claim = float(pair.claim)
-    for favours_f in favours:
-        threshold = -at if favours_f and pair.branch is None else at
-        def inside(R: np.ndarray[Any, Any], favours_f: bool = favours_f, threshold: float = threshold) -> int:
-            L = statistic(R)
+    for favours_f, threshold in sides:
+        def count(L: np.ndarray[Any, Any], favours_f: bool = favours_f, threshold: float = threshold) -> int:
             return int(np.sum(threshold + 1e-9 >= L) if favours_f else np.sum(threshold - 1e-9 <= L))
-        k_f, k_g = inside(on_f), inside(on_g)
-        k1, k0 = (k_f, k_g) if favours_f else (k_g, k_f)
-        lb = eps_lower_bound(k1, n, k0, n, a)
+        k1, k0 = (count(on_f), count(on_g)) if favours_f else (count(on_g), count(on_f))
         event = (f"{{composed log-likelihood ratio {'<=' if favours_f else '>='} {threshold:.4g}}}"
                  + (" on the branch of its largest decision" if pair.branch is not None else ""))
-        test = EventTest(pair.label, event, favours_f, k1, k0, n, lb, claim, a,
+        test = EventTest(pair.label, event, favours_f, k1, k0, n, eps_lower_bound(k1, n, k0, n, a), claim, a,
                          detectable_excess(n, k0 / n, a, claim))
         if best is None or test.eps_lower_bound > best.eps_lower_bound:
             best = test
