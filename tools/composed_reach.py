@@ -5,7 +5,10 @@ For every streaming entry with a statistical plan and every setting of the profi
 on the setting's first input (seeded), and each design pair's loss is composed over the additive draws it moves
 (:func:`dpstream.conformance.transcript.composed_pairs`, the reference's parameters reported as the program's). The
 table gives, per setting, the pairs composed (the others flip a decision), and the best pair's share of the claim:
-a leak of factor c shows on that pair through additive draws only where c x share > 1.
+a leak of factor c shows on that pair through additive draws only where c x share > 1. The last column is the
+same share composed at the noise door (:func:`dpstream.conformance.held_equal.door_pairs`: selections and draws
+shown through any release too, decisions left out) along seeded runs 1-4 on that input: where only this column
+reaches the claim, a leak is reported with its composed size but no composed event exists to certify it.
 
     .venv/bin/python tools/composed_reach.py [--profile quick|thorough]
 """
@@ -16,6 +19,7 @@ import argparse
 
 from dpstream.audit.registry import Profile
 from dpstream.catalog import entries
+from dpstream.conformance.held_equal import door_pairs
 from dpstream.conformance.statistical import horizon_of, plan_for
 from dpstream.conformance.transcript import composed_pairs, seeded_tape
 
@@ -24,8 +28,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", choices=["quick", "thorough"], default="quick")
     args = parser.parse_args()
-    print("| entry | setting | pairs composed | best pair's share of the claim | best pair |")
-    print("|---|---|---|---|---|")
+    print("| entry | setting | pairs composed | best pair's share of the claim | best pair | at the noise door |")
+    print("|---|---|---|---|---|---|")
     for e in entries(streaming=True):
         plan = plan_for(e.anchor, Profile(args.profile))
         if isinstance(plan, str) or e.codec is None:
@@ -36,8 +40,11 @@ def main() -> None:
             pairs = composed_pairs(plan, si, tape) if tape is not None else []
             best = max(pairs, key=lambda c: c.reached, default=None)
             share = f"{best.reached / best.claim:.0%}" if best is not None else "-"
+            tapes = [t for t in (seeded_tape(e, params, f, seed) for seed in range(1, 5)) if t is not None]
+            door = [h for h in door_pairs(plan, si, tapes) if h.diverged is None]
+            at_door = f"{max(h.reached for h in door) / door[0].claim.parameter:.0%}" if door else "-"
             print(f"| {e.anchor} | {si + 1} | {len(pairs)}/{len(space.neighbours(f))} | {share} | "
-                  f"{best.label if best is not None else ''} |")
+                  f"{best.label if best is not None else ''} | {at_door} |")
 
 
 if __name__ == "__main__":

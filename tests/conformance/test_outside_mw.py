@@ -6,17 +6,21 @@ alone (docs/tabular.md "The boxes exactly", docs/conformance.md; its author's qu
 log-sum-exp, every sum from the last element to the first, averages as sum / k, N q(p) as the sum of N p(x). Before
 the error model (issue 27) such a program was a deviation over a score of 2.2e-16 against the reference's 0.0. Its
 `--mistake` flag plants a real mistake (`scale`: the measurement scale times 1.5; `score`: the first candidate's
-score off by 1; `release`: every released cell times 1 + 1e-6), which the kit must still convict. Deterministic
+score off by 1; `release`: every released cell times 1 + 1e-6), which the kit must still convict; two more are
+privacy leaks (`leak-scale`: measurements at half scale; `leak-selection`: selections at twice their epsilon),
+which transcript mode must report with the loss the noise door composes. Deterministic
 (tape mode; the differential cases are seeded): no false-alarm probability. Skipped without node 18+.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -52,3 +56,40 @@ def test_a_planted_mistake_is_a_deviation(mistake: str) -> None:
 def test_the_correct_program_passes_fresh_cases(tmp_path: Path) -> None:
     done = conform("differential", extra=("--differential-out", str(tmp_path / "diff")))
     assert done.returncode == 0, done.stdout[-3000:]
+
+
+def _transcript(tmp_path: Path, *program: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    node = str(PROGRAMS.node_or_skip("the outside multiplicative-weights program"))
+    report = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-m", "dpstream.cli", "conform", "--no-progress", "--algorithm",
+                           "003-alg2", "--mode", "transcript", "--json", str(report), "--", node, str(MW), *program],
+                          capture_output=True, text=True, timeout=600, env={**os.environ, "CI": "1"})
+    return done, json.loads(report.read_text())["outcomes"][0]
+
+
+def test_transcript_mode_passes_the_correct_program(tmp_path: Path) -> None:
+    """Its own generator, its own evaluation order, every draw reported: no deviation, no privacy finding."""
+    done, outcome = _transcript(tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert outcome["verdict"] == "pass" and "door_loss" not in outcome["details"]
+
+
+@pytest.mark.parametrize(("mistake", "site"), [("leak-scale", "L16"), ("leak-selection", "L11")])
+def test_transcript_mode_composes_a_planted_leak_at_the_noise_door(tmp_path: Path, mistake: str, site: str) -> None:
+    """Measurements at half scale, or selections at twice their epsilon: the program's transcript says so, and the
+    pair the door composes carries it. At every share the program reports twice the reference's: a measurement
+    doubles its share 1 / b (003-alg2 L16), a selection its log-ratio grows (003-def3.8 at 2 eps). Never a
+    certified violation here: the statistical evidence is not there (docs/conformance.md, "Transcript mode")."""
+    done, outcome = _transcript(tmp_path, "--mistake", mistake)
+    assert done.returncode == 1, done.stdout[-3000:]
+    assert outcome["conformance"] == "deviation" and outcome["privacy"] != "violation"
+    door = outcome["details"]["door_loss"]
+    assert door["implied"] > door["reached"]
+    moved = [s for s in door["shares"] if site in s["site"]]
+    assert moved
+    for share in moved:
+        if share["kind"] == "laplace":
+            assert share["implied"] == pytest.approx(2 * share["reached"])
+        else:
+            assert abs(share["implied"]) > abs(share["reached"])
+    assert "at the noise door" in outcome["message"]

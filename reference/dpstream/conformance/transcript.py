@@ -63,6 +63,7 @@ from dpstream.catalog.error_model import Bounds, ambiguous_decisions
 from dpstream.claims import Measure
 from dpstream.conformance.composed import Composed, compose_pair, influence
 from dpstream.conformance.entry_sampler import featurise
+from dpstream.conformance.held_equal import HeldEqual, door_pairs
 from dpstream.conformance.implied import ImpliedLoss, implied_loss
 from dpstream.conformance.outcome import Mode, Outcome, Verdict
 from dpstream.conformance.serve import WireError, WireNoise
@@ -362,10 +363,23 @@ def _check(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: boo
     if composed is not None:
         found.details["composed_loss"] = {"setting": setting_label(plan.settings[composed[0]]),
                                           **composed[1].to_json()}
+    door = _door(plan, law_runs, implied)
+    if door is not None:
+        found.details["door_loss"] = {"setting": setting_label(door[0]), **door[1].to_json()}
     searches = _certify(config, plan, found, implied, law_runs, level / 2, bulk, profile, seed,
                         (composed[0], pairs[composed[0]]) if composed is not None else None, speed)
     return _outcome(e.anchor, found, worst[1] if worst is not None else None, searches, started,
-                    composed[1] if composed is not None else None)
+                    composed[1] if composed is not None else None, door[1] if door is not None else None)
+
+
+def _door(plan: StatisticalPlan, law_runs: Mapping[int, list[list[Draw]]], implied: Mapping[int, ImpliedLoss]
+          ) -> tuple[Mapping[str, Any], HeldEqual] | None:
+    """Where the transcript implies more than the claim: the design pair (and its setting) whose loss composed at
+    the noise door (:mod:`dpstream.conformance.held_equal`) with the program's parameters is the largest."""
+    found = [(plan.settings[si], h) for si, imp in implied.items() if imp.exceeds
+             for h in door_pairs(plan, si, law_runs[si])[:1]]
+    composed = [x for x in found if x[1].diverged is None]
+    return max(composed, key=lambda x: x[1].implied / x[1].claim.parameter, default=found[0] if found else None)
 
 
 def _implied_by_setting(plan: StatisticalPlan, law_runs: Mapping[int, list[list[Draw]]]) -> dict[int, ImpliedLoss]:
@@ -484,7 +498,7 @@ def _measure(plan: StatisticalPlan) -> Measure:
 
 
 def _outcome(anchor: str, found: _Findings, implied: ImpliedLoss | None, searches: _Searches, started: float,
-             composed: Composed | None = None) -> Outcome:
+             composed: Composed | None = None, door: HeldEqual | None = None) -> Outcome:
     lines = list(found.exact)
     lines += [f"[{setting}] {x.what} ({x.test}, p = {x.p:.2g})" for setting, x in
               ((f"setting {si + 1}", x) for si, x in found.law)]
@@ -497,7 +511,8 @@ def _outcome(anchor: str, found: _Findings, implied: ImpliedLoss | None, searche
     message = "; ".join(lines[:4]) + (f"; and {len(lines) - 4} more" if len(lines) > 4 else "")
     if leak:
         assert implied is not None
-        head = implied.describe() + (f"; {composed.describe()}" if composed is not None else "")
+        head = implied.describe() + (f"; {composed.describe()}" if composed is not None else
+                                     f"; at the noise door, {door.describe()}" if door is not None else "")
         message = f"{head}; {message}" if message else head
     if searches.aimed:
         details["aimed_search"] = searches.aimed[-1][1].to_data()
@@ -521,6 +536,11 @@ def _outcome(anchor: str, found: _Findings, implied: ImpliedLoss | None, searche
             reach.append(f"the design's search: {searches.design.privacy.value if searches.design.privacy else '-'}"
                          + (f", smallest excess it could have certified {excess:.3g}"
                             if isinstance(excess, float) else ""))
+        if door is not None and door.diverged is None and door.implied <= door.claim.parameter:
+            reach.append(f"along the program's reported runs no pair of the design composes more than the claim "
+                         f"with the program's parameters "
+                         f"(at most {door.implied:.4g} of {door.claim.parameter:.4g}): its pairs cannot show "
+                         f"this leak")
         why = "; ".join(reach)
         message += (f"; not certified black-box ({why})" if not leak else
                     f"; implied by the program's own transcript only, not certified black-box: the budget did not "

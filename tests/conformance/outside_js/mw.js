@@ -8,8 +8,9 @@
 //   003-alg3  the main algorithm, Simple counters (g_0 = 1, h_{t,0} = g_{t-1}, counters eps/(2k))
 //
 // speaking the dpstream conformance protocol v1: JSON lines on stdin, one answer per line on stdout.
-// Noise modes: "tape" (every draw asked of the harness) and "own" (a seeded xoshiro128** generator,
-// Laplace by inversion, the exponential mechanism by the Gumbel-max trick; NOT a secure sampler).
+// Noise modes: "tape" (every draw asked of the harness), "own" (a seeded xoshiro128** generator,
+// Laplace by inversion, the exponential mechanism by the Gumbel-max trick; NOT a secure sampler) and
+// "transcript" (own, every draw reported with the parameters and value actually used).
 //
 // Floating-point evaluation order: deliberately NOT the straightforward one, to exercise the kit's
 // error model ("The error model" of docs/conformance.md):
@@ -23,13 +24,15 @@
 //   node mw.js --mistake scale     every measurement noise scale 2k/eps multiplied by 1.5
 //   node mw.js --mistake score     the exponential mechanism's first candidate scores +1
 //   node mw.js --mistake release   every released cell multiplied by 1 + 1e-6
+//   node mw.js --mistake leak-scale      every measurement noise scale 2k/eps divided by 2 (a privacy leak)
+//   node mw.js --mistake leak-selection  the exponential mechanism run with twice its epsilon (a privacy leak)
 'use strict';
 
 const fs = require('fs');
 
 // ---- command line ----------------------------------------------------------------------------
 
-const MISTAKES = ['scale', 'score', 'release'];
+const MISTAKES = ['scale', 'score', 'release', 'leak-scale', 'leak-selection'];
 let MISTAKE = null;
 {
     const args = process.argv.slice(2);
@@ -192,8 +195,14 @@ function askTape(site, kind, params) {
     return answer.value;
 }
 
+// transcript mode: every draw reported with the parameters and value actually used
+function record(noise, site, kind, params, value) {
+    if (noise.mode === 'transcript') noise.draws.push({site, kind, params, value});
+    return value;
+}
+
 function drawLaplace(noise, site, scale) {
-    if (noise.mode === 'own') return noise.generator.laplace(scale);
+    if (noise.mode !== 'tape') return record(noise, site, 'laplace', {scale}, noise.generator.laplace(scale));
     const v = askTape(site, 'laplace', {scale});
     if (!isFiniteNumber(v)) refuse(`draw ${site}: a laplace value must be a finite number (got ${show(v)})`);
     return v;
@@ -201,7 +210,10 @@ function drawLaplace(noise, site, scale) {
 
 function drawExponential(noise, site, scores, epsilon, sensitivity) {
     if (MISTAKE === 'score') scores = [scores[0] + 1, ...scores.slice(1)];
-    if (noise.mode === 'own') return noise.generator.exponential(scores, epsilon, sensitivity);
+    if (noise.mode !== 'tape') {
+        const v = noise.generator.exponential(scores, epsilon, sensitivity);
+        return record(noise, site, 'exponential_mechanism', {scores, epsilon, sensitivity}, v);
+    }
     const v = askTape(site, 'exponential_mechanism', {scores, epsilon, sensitivity});
     if (!isInteger(v) || v < 0 || v >= scores.length) refuse(`draw ${site}: index out of range (got ${show(v)})`);
     return v;
@@ -310,9 +322,10 @@ function parseParams(algorithm, params) {
     const horizon = algorithm === '003-alg1' ? 1 : sizes === null ? Infinity : sizes.length;
     return {
         algorithm, dom, queries, workloads, k, eps, total, fitter, sizes, horizon,
-        scale: MISTAKE === 'scale' ? scale * 1.5 : scale,  // the planted mistake `scale`
+        // the planted mistakes `scale` (more noise: no leak) and `leak-scale` (less: a leak)
+        scale: MISTAKE === 'scale' ? scale * 1.5 : MISTAKE === 'leak-scale' ? scale / 2 : scale,
         weightScale: scale,                                // b of the measured total's weights
-        emEpsilon,
+        emEpsilon: MISTAKE === 'leak-selection' ? 2 * emEpsilon : emEpsilon,  // the planted leak `leak-selection`
         sensitivity: workloads ? 1 / minWidth : 1,
     };
 }
@@ -579,7 +592,7 @@ const OPS = {
             protocol: 1,
             implementation: `mw.js outside implementation (log-space MW, reversed sums)${MISTAKE ? `, mistake ${MISTAKE}` : ''}`,
             algorithms: Object.keys(ALGORITHMS),
-            modes: ['tape', 'own'],
+            modes: ['tape', 'own', 'transcript'],
         };
     },
 
@@ -588,11 +601,11 @@ const OPS = {
         if (typeof msg.algorithm !== 'string' || !Object.hasOwn(ALGORITHMS, msg.algorithm)) {
             refuse(`algorithm: one of ${Object.keys(ALGORITHMS).join(', ')} (got ${show(msg.algorithm)})`);
         }
-        if (msg.noise !== 'tape' && msg.noise !== 'own') refuse(`noise: "tape" or "own" (got ${show(msg.noise)})`);
+        if (!['tape', 'own', 'transcript'].includes(msg.noise)) refuse(`noise: "tape", "own" or "transcript" (got ${show(msg.noise)})`);
         if (!isInteger(msg.seed) || msg.seed < 0 || msg.seed >= 2 ** 32) refuse(`seed: an integer in [0, 2^32) (got ${show(msg.seed)})`);
         const cfg = parseParams(msg.algorithm, msg.params);
         const algorithm = ALGORITHMS[msg.algorithm];
-        const noise = msg.noise === 'own' ? {mode: 'own', generator: new Generator(msg.seed)} : {mode: 'tape'};
+        const noise = msg.noise === 'tape' ? {mode: 'tape'} : {mode: msg.noise, generator: new Generator(msg.seed), draws: []};
         session = {algorithm, cfg, state: algorithm.fresh(cfg), noise};
         return {ok: true};
     },
@@ -601,9 +614,10 @@ const OPS = {
         onlyKeys(msg, ['op', 'input'], 'step');
         const s = ready('step');
         if (!('input' in msg)) refuse('step needs the key input');
+        s.noise.draws = [];
         const out = advance(s, s.state, msg.input, 'input');
         s.state = out.state;
-        return {release: out.release};
+        return s.noise.mode === 'transcript' ? {release: out.release, draws: s.noise.draws} : {release: out.release};
     },
 
     run(msg) {  // a fresh run over a whole stream; the step-by-step run is untouched
@@ -611,13 +625,14 @@ const OPS = {
         const s = ready('run');
         if (!Array.isArray(msg.inputs)) refuse('inputs: must be an array');
         let state = s.algorithm.fresh(s.cfg);
+        s.noise.draws = [];
         const releases = [];
         msg.inputs.forEach((x, i) => {
             const out = advance(s, state, x, `inputs[${i}]`);
             state = out.state;
             releases.push(out.release);
         });
-        return {releases};
+        return s.noise.mode === 'transcript' ? {releases, draws: s.noise.draws} : {releases};
     },
 };
 
