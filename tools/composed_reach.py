@@ -3,7 +3,7 @@ mode": the loss a pair composes).
 
 For every streaming entry with a statistical plan and every setting of the profile's sweep, the reference runs once
 on the setting's first input (seeded), and each design pair's loss is composed over the additive draws it moves
-(:func:`dpstream.conformance.transcript.composed_pairs`, the reference's parameters reported as the program's). The
+(:func:`dpstream.conformance.composed_tests.composed_pairs`, the reference's parameters reported as the program's). The
 table gives, per setting, the pairs composed (the others flip a decision), and the best pair's share of the claim:
 a leak of factor c shows on that pair through additive draws only where c x share > 1. The last column is the
 same share composed at the noise door (:func:`dpstream.conformance.held_equal.door_pairs`: selections and draws
@@ -19,9 +19,10 @@ import argparse
 
 from dpstream.audit.registry import Profile
 from dpstream.catalog import entries
+from dpstream.conformance.composed_tests import composed_pairs
 from dpstream.conformance.held_equal import door_pairs
+from dpstream.conformance.replays import seeded_tape
 from dpstream.conformance.statistical import horizon_of, plan_for
-from dpstream.conformance.transcript import composed_pairs, seeded_tape
 
 
 def main() -> None:

@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 from dpstream.audit.registry import Profile
 from dpstream.claims import Measure, Neighbour, PrivacyClaim
 from dpstream.conformance.composed import ComposedRatio, Influence, Move, compose, influence
+from dpstream.conformance.composed_tests import composed_pairs
+from dpstream.conformance.replays import seeded_tape
 from dpstream.conformance.statistical import horizon_of, plan_for
-from dpstream.conformance.transcript import composed_pairs, seeded_tape
 from dpstream.noise import DrawKind
 from dpstream.tape import Draw
 
@@ -134,7 +135,7 @@ def test_the_composed_event_certifies_a_scale_leak_and_never_a_correct_program(m
     on the reference it is not a violation; with every scale / 1.5 (loss 1.5 eps, no single node over its share) it
     is, with the event's exact ratio e^(1.5 eps) = e^0.75 (its probability 2^-4 on the favoured side). Runs of the
     reference in process (EntrySampler, vectorised), the program's reported scales those of the run's law."""
-    from dpstream.conformance import transcript
+    from dpstream.conformance import composed_tests
     from dpstream.conformance.entry_sampler import EntrySampler
     from dpstream.conformance.runner import ConformConfig
     from dpstream.insecure.planted import PlantedLeak
@@ -144,10 +145,10 @@ def test_the_composed_event_certifies_a_scale_leak_and_never_a_correct_program(m
     pair = max(composed_pairs(plan, 0, reported), key=lambda c: c.reached)
     assert pair.reached == pytest.approx(pair.claim) and pair.label.startswith("t=1 ")
     planted = None if leak is None else PlantedLeak("scale", leak)
-    monkeypatch.setattr(transcript, "ProtocolSampler",
+    monkeypatch.setattr(composed_tests, "ProtocolSampler",
                         lambda command, anchor, params, **kw: EntrySampler(anchor, params, planted))
-    monkeypatch.setitem(transcript.COMPOSED_HOLDOUT, Profile.QUICK, 60_000)
-    test = transcript.event_test(ConformConfig(command=("reference",)), plan, 0, pair, 1e-4, True, Profile.QUICK,
+    monkeypatch.setitem(composed_tests.COMPOSED_HOLDOUT, Profile.QUICK, 60_000)
+    test = composed_tests.event_test(ConformConfig(command=("reference",)), plan, 0, pair, 1e-4, True, Profile.QUICK,
                                  seed=7, speed=1e9)
     assert test is not None and test.runs == 60_000
     assert (test.verdict == "violation") is certified, test.detail()

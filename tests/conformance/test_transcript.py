@@ -17,9 +17,10 @@ import pytest
 from dpstream.catalog import entry
 from dpstream.conformance import transcript
 from dpstream.conformance.outcome import Mode, Outcome, Verdict
+from dpstream.conformance.replays import replay
 from dpstream.conformance.runner import ConformConfig, conform
 from dpstream.conformance.serve import Server
-from dpstream.conformance.transcript import TranscriptError, parse_draws, replay
+from dpstream.conformance.transcript import TranscriptError, parse_draws
 from dpstream.conformance.wire import validator
 
 PROGRAM = Path(__file__).resolve().parent / "transcript_program.py"

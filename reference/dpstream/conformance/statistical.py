@@ -495,7 +495,7 @@ def privacy_check(config: ConformConfig, plan: StatisticalPlan, level: float, bu
             spent = _time_split(took, SAMPLING.since(before), executor is None)
         tested = None
         if pair is not None and result.verdict != "violation":
-            from dpstream.conformance.transcript import event_test
+            from dpstream.conformance.composed_tests import event_test
 
             left = 0.9 * TIME_LIMIT[profile] - (time.perf_counter() - started)  # what the search left, or its share
             tested = event_test(config, plan, pair[0], pair[1], level / 2, bulk, profile,
@@ -542,7 +542,7 @@ def _composed_pair(plan: StatisticalPlan, profile: Profile) -> Any:
     """The synthesizer design pair whose composed event the thorough profile tests besides the search, or None."""
     if profile is not Profile.THOROUGH or plan.entry.statistical is None or plan.entry.statistical.design is None:
         return None
-    from dpstream.conformance.transcript import reference_pairs
+    from dpstream.conformance.composed_tests import reference_pairs
 
     return reference_pairs(plan, PAIR_REACH)
 

@@ -18,14 +18,14 @@ with every release, the draws it made for it (docs/conformance.md, "Transcript m
    and the loss each design pair composes over the draws and decisions it moves (:mod:`dpstream.conformance.
    composed`): what the reference's draws reach there, what the program's compose to;
 5. **aimed search**: first, where a pair's composed loss exceeds the claim, that pair: its pre-registered composed
-   event on fresh own-mode runs (:func:`event_test`; pure DP) or the witness search with its composed log-likelihood
-   ratio as a feature (zCDP); then, where the law tests point at a site (a constant or reused draw, a law that does
-   not fit) or the implied loss exceeds the claim at a site of a design setting, the black-box witness search is
-   aimed there, in own mode: the input where it was seen, the neighbours that move the statistic the site's noise
-   protects (found by replaying the reference with that draw perturbed; from the reference's own draws where the
-   program's cannot be replayed) and that statistic as a declared contrast, whose thresholds are the likelihood-ratio
-   events of an additive mechanism with the wrong scale; a leak seen in the transcript is then certified as a
-   ``violation`` with its witness when it is one;
+   event on fresh own-mode runs (:func:`dpstream.conformance.composed_tests.event_test`; pure DP) or the witness
+   search with its composed log-likelihood ratio as a feature (zCDP); then, where the law tests point at a site (a
+   constant or reused draw, a law that does not fit) or the implied loss exceeds the claim at a site of a design
+   setting, the black-box witness search is aimed there, in own mode: the input where it was seen, the neighbours
+   that move the statistic the site's noise protects (found by replaying the reference with that draw perturbed;
+   from the reference's own draws where the program's cannot be replayed) and that statistic as a declared
+   contrast, whose thresholds are the likelihood-ratio events of an additive mechanism with the wrong scale; a leak
+   seen in the transcript is then certified as a ``violation`` with its witness when it is one;
 6. **never weaker than the statistical mode**: when the transcript shows anything (1-4) and no aimed search
    certified it, the statistical mode's own witness search (its design, :func:`~dpstream.conformance.statistical.
    privacy_check`) runs on the program too. The outcome says which certified the leak (``certificate``): black-box
@@ -49,24 +49,30 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpstream.arithmetic import recording
 from dpstream.audit.draw_laws import LawFinding, law_findings
 from dpstream.audit.events import Linear
 from dpstream.audit.profiles import profile_spec
 from dpstream.audit.registry import Profile
-from dpstream.audit.sampler import run_trials, trial_executor
-from dpstream.audit.search import SearchBudget, SearchResult, SearchSpace, Setting, detectable_excess, search
-from dpstream.audit.stats import eps_lower_bound
+from dpstream.audit.sampler import trial_executor
+from dpstream.audit.search import SearchResult, SearchSpace, Setting, search
 from dpstream.catalog import Entry
-from dpstream.catalog.codecs import Tolerance, compare
-from dpstream.catalog.error_model import Bounds, ambiguous_decisions
+from dpstream.catalog.codecs import compare
 from dpstream.claims import Measure
-from dpstream.conformance.composed import Composed, compose_pair, influence
+from dpstream.conformance.composed import Composed
+from dpstream.conformance.composed_tests import (
+    COMPOSED_PAIRS,
+    EventTest,
+    aimed_budget,
+    composed_pairs,
+    composed_search,
+    earliest,
+    event_test,
+)
 from dpstream.conformance.entry_sampler import featurise
 from dpstream.conformance.held_equal import HeldEqual, door_pairs
 from dpstream.conformance.implied import ImpliedLoss, implied_loss
 from dpstream.conformance.outcome import Mode, Outcome, Verdict
-from dpstream.conformance.serve import WireError, WireNoise
+from dpstream.conformance.replays import lenient_replay, replay, seeded_tape
 from dpstream.conformance.statistical import (
     ProtocolSampler,
     StatisticalPlan,
@@ -75,28 +81,21 @@ from dpstream.conformance.statistical import (
     setting_label,
     statistical_checks,
 )
-from dpstream.conformance.tape_mode import ANY_PARAMS, DrawIssue, TapeAnswerer
 from dpstream.conformance.wire import Program, ProtocolError
 from dpstream.errors import DPStreamInputError, StateError
-from dpstream.insecure import InsecureSeededNoise, TapeRecorder
-from dpstream.noise import ADDITIVE_KINDS, DrawKind, data_rng, derived_seed, dispatch_add, validated_params
-from dpstream.tape import Draw, Tape, TapeError, params_equal, value_from_json, value_to_json
+from dpstream.insecure import InsecureSeededNoise
+from dpstream.noise import ADDITIVE_KINDS, DrawKind, data_rng, derived_seed, validated_params
+from dpstream.tape import Draw, TapeError, value_from_json
 
 if TYPE_CHECKING:
     from dpstream.conformance.runner import ConformConfig, Task
 
-__all__ = ["LAW_RUNS", "EventTest", "composed_pairs", "event_test", "parse_draws", "reference_pairs", "replay",
-           "seeded_tape", "transcript_tasks"]
+__all__ = ["LAW_RUNS", "TranscriptError", "parse_draws", "transcript_tasks"]
 
 LAW_RUNS = {Profile.QUICK: 300, Profile.THOROUGH: 3000}
 """Runs per setting whose reported draws the law tests pool."""
 EXACT_CASES = {Profile.QUICK: 6, Profile.THOROUGH: 40}
 """Fresh inputs per algorithm whose transcripts are replayed on the reference."""
-AIMED_BUDGET = {Profile.QUICK: SearchBudget(fit=1000, select=1000, holdout=20_000, carried=4, tail=4),
-                Profile.THOROUGH: SearchBudget(fit=5000, select=5000, holdout=200_000, carried=8, tail=4)}
-"""The aimed search's budget (runs of the program in own mode) for an entry of cost 1; an entry of cost c gets it
-divided by c (floors :data:`AIMED_FLOOR`), as the statistical mode does."""
-AIMED_FLOOR = SearchBudget(fit=300, select=300, holdout=4000, carried=4, tail=4)
 AIMED_PAIRS = 3
 NAME = "transcript: draws and releases"
 
@@ -126,56 +125,6 @@ def parse_draws(raw: Any) -> list[Draw]:
         seen.add(site)
         out.append(Draw(site, kind, params, value))
     return out
-
-
-@dataclass(frozen=True)
-class Replay:
-    """The reference replayed on a transcript: its releases, the draw issues (sites, kinds, parameters that differ
-    from what the reference asks), the reported sites it never asked for, or why it could not run."""
-
-    releases: list[Any]
-    issues: list[DrawIssue]
-    unused: list[str]
-    failed: str | None = None
-    bounds: Bounds | None = None
-    """The entry's error model on this case (the tolerances of the comparisons)."""
-    ambiguous: int = 0
-    """Decisions taken within rounding of their threshold: the case is no ground truth (skipped)."""
-
-
-def replay(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], draws: Sequence[Draw]) -> Replay:
-    """The reference for ``e`` run on ``inputs`` with every draw answered from ``draws`` by site (a site not
-    reported is answered with a neutral value and noted, as in tape mode); parameters compared within the entry's
-    error model on this case (a first pass, accepting any parameter, notes what the model needs)."""
-    assert e.error_model is not None
-    tape = Tape(tuple(draws))
-    with recording() as notes:
-        first = _replay_within(e, params, inputs, tape, ANY_PARAMS)
-    bounds = e.error_model.bounds(params, inputs, tape, notes)
-    checked = _replay_within(e, params, inputs, tape, bounds.draws)
-    return Replay(checked.releases, checked.issues, checked.unused, checked.failed, bounds,
-                  len(ambiguous_decisions(notes.decisions, bounds)) if first.failed is None else 0)
-
-
-def _replay_within(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], tape: Tape, tolerance: Tolerance
-                   ) -> Replay:
-    assert e.codec is not None
-    answerer = TapeAnswerer(tape, tolerance)
-
-    def ask(request: dict[str, Any]) -> Any:
-        return {"value": answerer.answer(request["draw"])}
-
-    codec = e.codec
-    valid = e.params.validate(params)
-    releases: list[Any] = []
-    try:
-        algorithm = e.make(params, WireNoise(ask))
-        for t, x in enumerate(inputs, start=1):
-            answerer.begin_step(t)
-            releases.append(codec.encode_release(algorithm.step(codec.decode_input(x, valid))))
-    except (DPStreamInputError, StateError, WireError, TapeError) as exc:
-        return Replay(releases, answerer.issues, answerer.missing(), f"{type(exc).__name__}: {exc}")
-    return Replay(releases, answerer.issues, answerer.missing())
 
 
 # --------------------------------------------------------------------------------------------- cases
@@ -358,7 +307,7 @@ def _check(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: boo
         found.details["implied_loss"] = {"setting": setting_label(plan.settings[worst[0]]), **worst[1].to_json()}
     pairs = {si: composed_pairs(plan, si, law_runs[si][0]) for si, imp in implied.items() if imp.exceeds}
     composed = max(((si, c[0]) for si, c in pairs.items() if c),
-                   key=lambda x: (round(x[1].implied / x[1].claim, 6), -_earliest(x[1]), x[1].event_probability),
+                   key=lambda x: (round(x[1].implied / x[1].claim, 6), -earliest(x[1]), x[1].event_probability),
                    default=None)
     if composed is not None:
         found.details["composed_loss"] = {"setting": setting_label(plan.settings[composed[0]]),
@@ -453,7 +402,7 @@ def _certify(config: ConformConfig, plan: StatisticalPlan, found: _Findings, imp
                 pair_result = event_test(config, plan, composed[0], chosen[0], share, bulk, profile,
                                           derived_seed(seed, "composed event"), speed)
             if pair_result is None:
-                pair_result = _composed_search(config, plan, composed[0], chosen, share, bulk, profile,
+                pair_result = composed_search(config, plan, composed[0], chosen, share, bulk, profile,
                                                derived_seed(seed, "composed"), speed)
         except ProtocolError as exc:
             out.errors.append(f"aimed at the composed pairs: {exc}")
@@ -573,71 +522,6 @@ def _perturbed(draws: Sequence[Draw], site: str) -> list[Draw] | None:
     return out if moved else None
 
 
-LENIENT = Tolerance(0.0, 1e-9)
-"""The aimed search's replays keep a reported draw whose parameters are the reference's within this (it only chooses
-neighbours and statistics; exactness is judged elsewhere)."""
-
-
-def _lenient_replay(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], draws: Sequence[Draw]
-                    ) -> list[Any] | None:
-    """The reference's releases on ``inputs``, each draw answered by site from ``draws`` where its kind and parameters
-    agree (an additive draw whatever its parameters: the program's noise held fixed), and from a seeded source where
-    they do not (a moved draw can change a later draw's parameters: the k of a ``choice`` in 002-alg1; an additive
-    draw not reported is 0); None if the reference cannot run. For the aimed search's features only."""
-    return _answered(e, params, inputs, draws, seeded_noise=False, keep_choices=True)[0]
-
-
-def _answered(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], draws: Sequence[Draw], *,
-              seeded_noise: bool, keep_choices: bool) -> tuple[list[Any] | None, list[Draw]]:
-    """(the reference's releases on ``inputs``, None if it cannot run; every draw it asked for, in order, with its own
-    kind and parameters and the value it got). A draw is answered by site from ``draws``: an additive one where the
-    kinds agree, whatever its reported parameters; another one (with ``keep_choices``) where the parameters agree
-    too. The rest from a seeded source: an additive draw not in ``draws`` gets seeded noise (``seeded_noise``) or
-    none."""
-    assert e.codec is not None
-    by_site = {d.site: d for d in draws}
-    fallback = InsecureSeededNoise(0)
-    asked: list[Draw] = []
-
-    def ask(request: dict[str, Any]) -> Any:
-        d = request["draw"]
-        site, kind = str(d["site"]), DrawKind(str(d["kind"]))
-        checked = validated_params(kind, d["params"])
-        recorded = by_site.get(site)
-        if recorded is not None and recorded.kind is kind and (kind in ADDITIVE_KINDS or (keep_choices and (
-                set(recorded.params) == set(checked)
-                and all(params_equal(checked[k], recorded.params[k], LENIENT.relative, LENIENT.absolute)
-                        for k in checked)))):
-            value = recorded.value
-        elif kind in ADDITIVE_KINDS:
-            zero: Any = 0.0 if kind is DrawKind.LAPLACE else 0
-            value = dispatch_add(fallback, site, kind, checked, zero)[1] if seeded_noise else zero
-        else:
-            value = fallback.draw(site, kind, **checked)
-        asked.append(Draw(site, kind, dict(checked), value))
-        return {"value": value_to_json(kind, value)}
-
-    try:
-        valid = e.params.validate(params)
-        algorithm = e.make(params, WireNoise(ask))
-        return [e.codec.encode_release(algorithm.step(e.codec.decode_input(x, valid))) for x in inputs], asked
-    except (DPStreamInputError, StateError, WireError, TapeError):
-        return None, asked
-
-
-def seeded_tape(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], seed: int = 0) -> list[Draw] | None:
-    """The draws of a seeded run of the reference on ``inputs`` (None if it refuses them)."""
-    assert e.codec is not None
-    recorder = TapeRecorder(InsecureSeededNoise(seed))
-    try:
-        algorithm, valid = e.make(params, recorder), e.params.validate(params)
-        for x in inputs:
-            algorithm.step(e.codec.decode_input(x, valid))
-    except (DPStreamInputError, StateError):
-        return None
-    return list(recorder.tape.draws)
-
-
 def _influence(e: Entry, params: Mapping[str, Any], f: Sequence[Any], draws: Sequence[Draw], site: str
                ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], list[Draw]] | None:
     """(features of the replay on f, change of the features when the draw at ``site`` moves, the draws used): the
@@ -650,7 +534,7 @@ def _influence(e: Entry, params: Mapping[str, Any], f: Sequence[Any], draws: Seq
     moved = _perturbed(draws, site)
     if moved is None:
         return None
-    base, shifted = replay(e, params, f, draws), _lenient_replay(e, params, f, moved)
+    base, shifted = replay(e, params, f, draws), lenient_replay(e, params, f, moved)
     if base.failed or shifted is None:
         return None
     F0 = featurise(e.anchor, params, [base.releases])[0]
@@ -683,7 +567,7 @@ def _aimed_search(config: ConformConfig, plan: StatisticalPlan, si: int, draws: 
     effects = []
     for label, g in space.neighbours(f):
         replayed = replay(e, params, g, used)
-        releases = _lenient_replay(e, params, g, used) if replayed.failed else replayed.releases
+        releases = lenient_replay(e, params, g, used) if replayed.failed else replayed.releases
         if releases is None:
             continue
         shift = featurise(e.anchor, params, [releases])[0] - F0
@@ -713,238 +597,6 @@ def _aimed_search(config: ConformConfig, plan: StatisticalPlan, si: int, draws: 
     sampler = ProtocolSampler(config.command, e.anchor, params, timeout=config.timeout, bulk=bulk)
     setting = Setting(setting_label(params), sampler, e.claim(params), T, aimed)
     with trial_executor(config.jobs, config.scheduler) as executor:
-        return search([setting], aimed, _aimed_budget(profile, e), level=level, seed=derived_seed(seed, "aimed"),
+        return search([setting], aimed, aimed_budget(profile, e), level=level, seed=derived_seed(seed, "aimed"),
                       target_excess=profile_spec(profile).target_excess, executor=executor)
 
-
-def _reference_features(e: Entry, params: Mapping[str, Any]) -> Any:
-    """Features of the reference's run on an input with given draws (replayed exactly, or leniently where the draws
-    do not fit: :func:`_lenient_replay`); None if it cannot run."""
-    def features(inputs: Sequence[Any], draws: Sequence[Draw]) -> np.ndarray[Any, Any] | None:
-        ref = replay(e, params, inputs, draws)
-        releases = _lenient_replay(e, params, inputs, draws) if ref.failed else ref.releases
-        return None if releases is None else featurise(e.anchor, params, [releases])[0]
-
-    return features
-
-
-def composed_pairs(plan: StatisticalPlan, si: int, reported: Sequence[Draw]) -> list[Composed]:
-    """The design's pairs of setting ``si`` with their composed loss (:mod:`dpstream.conformance.composed`), the
-    largest implied loss first. The influences are taken at the program's reported draws on the setting's first
-    input (its decisions), or at a seeded run of the reference where the reference cannot run on them."""
-    e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
-    assert e.codec is not None
-    f = next(iter(space.families.values()))(horizon_of(e, params))
-    features = _reference_features(e, params)
-    tape = list(reported)
-    inf = influence(tape, f, features)
-    if inf is None or not inf.draws:
-        seeded = seeded_tape(e, params, f)
-        if seeded is None:
-            return []
-        tape = seeded
-        inf = influence(tape, f, features)
-    if inf is None:
-        return []
-    reference = _reference_params(e, params, f, tape)
-    by_site = {d.site: d for d in reported}
-    out = []
-    thresholds: dict[int, float | None] = {}  # the decisions' thresholds on f, shared by the pairs
-    for label, g in space.neighbours(f):
-        c = compose_pair(e.claim(params), label, f, g, tape, inf, features, by_site, reference,
-                         partial(_completed, e, params), thresholds)
-        if c is not None:
-            out.append(c)
-    return sorted(out, key=lambda c: (-round(c.implied / c.claim, 6), _earliest(c), -c.event_probability))
-
-
-def _earliest(c: Composed) -> int:
-    """The tape position of the pair's first decision (none: 0). Among pairs of equal loss the one whose decisions
-    come first is tested: a later decision's threshold depends on the releases before it, which vary from run to
-    run, so its outcome's ratio is the decision's whole share only on some runs."""
-    return min((d.index for d in c.decisions), default=0)
-
-
-def _reference_params(e: Entry, params: Mapping[str, Any], f: Sequence[Any], draws: Sequence[Draw]
-                      ) -> dict[str, tuple[DrawKind, dict[str, Any]]]:
-    """The kind and parameters the reference asks for at each site when run on f with ``draws`` (lenient replay)."""
-    return {d.site: (d.kind, dict(d.params)) for d in _completed(e, params, f, draws)}
-
-
-def _completed(e: Entry, params: Mapping[str, Any], f: Sequence[Any], draws: Sequence[Draw]) -> list[Draw]:
-    """Every draw the reference asks for when run on f with ``draws``, in order, with its own kind and parameters:
-    the value of ``draws`` at that site where the kinds agree and the draw is additive, else a seeded value (the
-    tape of a run on a branch the draws did not take)."""
-    return _answered(e, params, f, draws, seeded_noise=True, keep_choices=False)[1]
-
-
-def reference_pairs(plan: StatisticalPlan, share: float) -> tuple[int, Composed] | None:
-    """The design pair (and its setting) whose loss composed over the reference's own draws (a seeded run on the
-    setting's first input) is the largest share of the claim, if that share is at least ``share`` and the pair has a
-    composed statistic: where a leak of factor c > 1/share shows through what the pair moves (pure DP only)."""
-    e = plan.entry
-    assert e.codec is not None
-    best: tuple[int, Composed] | None = None
-    for si, (params, space) in enumerate(zip(plan.settings, plan.spaces, strict=True)):
-        if e.claim(params).measure is not Measure.PURE_DP:
-            continue
-        tape = seeded_tape(e, params, next(iter(space.families.values()))(horizon_of(e, params)))
-        if tape is None:
-            continue
-        for c in composed_pairs(plan, si, tape):
-            if (c.ratio is not None or c.branch is not None) and c.reached >= share * c.claim and (
-                    best is None or _rank(c) < _rank(best[1])):
-                best = (si, c)
-    return best
-
-
-def _rank(c: Composed) -> tuple[float, int, float]:
-    """Larger share of the claim first, then the earlier first decision (:func:`_earliest`), then the more frequent
-    composed event."""
-    return -round(c.reached / c.claim, 6), _earliest(c), -c.event_probability
-
-
-def _composed_search(config: ConformConfig, plan: StatisticalPlan, si: int, chosen: Sequence[Composed], level: float,
-                     bulk: bool, profile: Profile, seed: int, speed: float) -> SearchResult:
-    """The witness search on the pairs whose composed loss exceeds the claim, with each pair's composed
-    log-likelihood ratio as the first features (module docstring, step 5), its budget :func:`composed_budget` at
-    the program's ``speed`` (runs per second of its transcript runs)."""
-    e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
-    T = horizon_of(e, params)
-    f = next(iter(space.families.values()))(T)
-    ratios = [r for c in chosen for r in (c.ratio, c.branch) if r is not None]
-    pairs = [(c.label, c.g) for c in chosen]
-    aimed = SearchSpace(families={"aimed": lambda T: f}, neighbours=lambda x: list(pairs),
-                        features=partial(_with_ratios, tuple(ratios), space.features),
-                        feature_names=lambda k: [name for c in chosen for name in (
-                            [f"composed log-likelihood ratio of {c.label!r}"] if c.ratio is not None else [])
-                            + ([f"{c.label!r} on the branch of {c.decisions[0].site!r}"] if c.branch is not None
-                               else [])] + list(space.feature_names(k)),
-                        threshold_columns=lambda k: len(ratios) + space.threshold_columns(k),
-                        statistics=space.statistics)
-    sampler = ProtocolSampler(config.command, e.anchor, params, timeout=config.timeout, bulk=bulk)
-    setting = Setting(setting_label(params), sampler, e.claim(params), T, aimed)
-    with trial_executor(config.jobs, config.scheduler) as executor:
-        own = _own_speed(sampler, f, seed, executor)
-        return search([setting], aimed, composed_budget(profile, e, max(speed, own), 1 + len(pairs)), level=level,
-                      seed=seed, target_excess=profile_spec(profile).target_excess, executor=executor)
-
-
-def _own_speed(sampler: ProtocolSampler, f: Sequence[Any], seed: int, executor: Any) -> float:
-    """Runs per second of the program in own mode (:data:`EVENT_PROBE` runs on f; its transcript runs, which also
-    report every draw, are slower): what the composed tests plan their held-out runs with."""
-    began = time.perf_counter()
-    run_trials(sampler, f, EVENT_PROBE, derived_seed(seed, "probe"), executor)
-    return EVENT_PROBE / max(time.perf_counter() - began, 1e-6)
-
-
-@dataclass(frozen=True)
-class EventTest:
-    """The pre-registered test of one pair's composed event (:func:`_event_test`): the event, fixed before any run,
-    counted on fresh runs of the program on f and on f'."""
-
-    pair: str
-    event: str
-    favours_f: bool
-    favoured: int
-    other: int
-    runs: int
-    eps_lower_bound: float
-    claimed: float
-    level: float
-    detectable_excess: float
-
-    @property
-    def verdict(self) -> str:
-        return "violation" if self.eps_lower_bound > self.claimed else "inconclusive"
-
-    def detail(self) -> str:
-        side = "f" if self.favours_f else "f'"
-        return (f"the composed event of the pair {self.pair!r}, {self.event} ({side} favoured), fixed before the runs: "
-                f"{self.favoured}/{self.runs} vs {self.other}/{self.runs}, eps lower bound {self.eps_lower_bound:.4g} "
-                f"vs claimed {self.claimed:.4g} (level {self.level:.2g})")
-
-    def to_data(self) -> dict[str, Any]:
-        return {"verdict": self.verdict, "pair": self.pair, "event": self.event, "favours_f": self.favours_f,
-                "counts": {"favoured": self.favoured, "other": self.other, "runs": self.runs},
-                "eps_lower_bound": self.eps_lower_bound, "claimed_eps": self.claimed, "level": self.level,
-                "detectable_excess": self.detectable_excess, "trials": 2 * self.runs}
-
-
-def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Composed, level: float, bulk: bool,
-                profile: Profile, seed: int, speed: float, seconds: float | None = None) -> EventTest | None:
-    """The composed event of a pure-DP pair, tested on fresh runs: on the branch of its largest decision (when it
-    moves one) or everywhere, every moved draw on the favoured side's extreme, i.e. the pair's log-likelihood ratio
-    at its extreme (the event whose ratio is the pair's whole composed loss: e^(sum |d|/b) for Laplace draws, a
-    decision's tail ratio). Its probability is about 2^-(draws moved) times the branch's, so it needs many runs:
-    :func:`composed_budget`'s held-out split per input. Both sides are tested (Bonferroni over the two)."""
-    e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
-    f = next(iter(space.families.values()))(horizon_of(e, params))
-    statistic: Any = pair.branch if pair.branch is not None else pair.ratio
-    if statistic is None:
-        return None
-    inner = pair.branch.inner if pair.branch is not None else pair.ratio
-    extreme = inner.extreme if inner is not None else 0.0
-    if pair.branch is not None:  # the branch's outcome favours one side only; its term, then the linear extreme
-        favoured = pair.branch.outcome < 0
-        sides = [(favoured, pair.branch.outcome + (-extreme if favoured else extreme))]
-    else:
-        sides = [(True, -extreme), (False, extreme)]
-    sampler = ProtocolSampler(config.command, e.anchor, params, timeout=config.timeout, bulk=bulk)
-    with trial_executor(config.jobs, config.scheduler) as executor:
-        own = _own_speed(sampler, f, seed, executor)
-        n = composed_budget(profile, e, max(speed, own), 2, seconds).holdout
-        on_f = statistic(run_trials(sampler, f, n, derived_seed(seed, "f"), executor))
-        on_g = statistic(run_trials(sampler, pair.g, n, derived_seed(seed, "g"), executor))
-    best: EventTest | None = None
-    a = level / len(sides)
-    claim = float(pair.claim)
-    for favours_f, threshold in sides:
-        def count(L: np.ndarray[Any, Any], favours_f: bool = favours_f, threshold: float = threshold) -> int:
-            return int(np.sum(threshold + 1e-9 >= L) if favours_f else np.sum(threshold - 1e-9 <= L))
-        k1, k0 = (count(on_f), count(on_g)) if favours_f else (count(on_g), count(on_f))
-        event = (f"{{composed log-likelihood ratio {'<=' if favours_f else '>='} {threshold:.4g}}}"
-                 + (" on the branch of its largest decision" if pair.branch is not None else ""))
-        test = EventTest(pair.label, event, favours_f, k1, k0, n, eps_lower_bound(k1, n, k0, n, a), claim, a,
-                         detectable_excess(n, k0 / n, a, claim))
-        if best is None or test.eps_lower_bound > best.eps_lower_bound:
-            best = test
-    return best
-
-
-COMPOSED_HOLDOUT = {Profile.QUICK: 100_000, Profile.THOROUGH: 400_000}
-"""Held-out runs per input of the composed search (a leak of 1.1-2x the claim shows only in tails this deep), whatever
-the entry's cost; fewer only where the program is too slow for :data:`COMPOSED_SECONDS`."""
-COMPOSED_SECONDS = {Profile.QUICK: 45.0, Profile.THOROUGH: 240.0}
-"""Seconds of program runs the composed search may plan, at the speed of the program's transcript runs."""
-EVENT_PROBE = 1000
-"""Own-mode runs that time the program before the composed event's held-out runs are planned."""
-COMPOSED_PAIRS = 1
-"""Pairs the composed search tries: the one whose implied loss is the largest (its held-out split is the budget)."""
-
-
-def composed_budget(profile: Profile, e: Entry, speed: float, inputs: int, seconds: float | None = None
-                    ) -> SearchBudget:
-    """The composed search's budget: the aimed search's fit and select splits (:func:`_aimed_budget`) and
-    :data:`COMPOSED_HOLDOUT` held-out runs per input, scaled down (not below the aimed search's) only where
-    ``inputs`` inputs would take longer than ``seconds`` (default :data:`COMPOSED_SECONDS`) at ``speed`` runs per
-    second."""
-    base = _aimed_budget(profile, e)
-    holdout = COMPOSED_HOLDOUT[profile]
-    held = min(2 * (base.carried + base.tail), inputs)
-    allowed = speed * (COMPOSED_SECONDS[profile] if seconds is None else seconds) - (base.fit + base.select) * inputs
-    if holdout * held > allowed:
-        holdout = max(base.holdout, int(allowed / held) if allowed > 0 else 0)
-    return SearchBudget(fit=base.fit, select=base.select, holdout=holdout, carried=base.carried, tail=base.tail)
-
-
-def _with_ratios(ratios: Sequence[Any], features: Any, R: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """The composed log-likelihood ratios of the runs R, then the space's own features."""
-    extra = np.stack([np.round(r(R), 9) for r in ratios], axis=1)
-    return np.asarray(np.concatenate([extra, features(R)], axis=1), dtype=np.float64)
-
-
-def _aimed_budget(profile: Profile, e: Entry) -> SearchBudget:
-    base, cost = AIMED_BUDGET[profile], e.statistical.cost if e.statistical is not None else 1
-    return SearchBudget(fit=max(AIMED_FLOOR.fit, base.fit // cost), select=max(AIMED_FLOOR.select, base.select // cost),
-                        holdout=max(AIMED_FLOOR.holdout, base.holdout // cost), carried=base.carried, tail=base.tail)

@@ -1,0 +1,275 @@
+"""The composed tests: a neighbouring pair whose composed loss exceeds the claim, tested on the program's runs.
+
+:mod:`dpstream.conformance.composed` composes one pair's loss over the draws it moves and builds its statistic;
+this module picks the pairs (:func:`composed_pairs` on a program's reported draws, :func:`reference_pairs` on the
+reference's own) and tests them: pure DP, the pair's pre-registered composed event counted on fresh own-mode runs
+(:func:`event_test`); zCDP, the witness search with the pair's composed ratio as a feature (:func:`composed_search`),
+each sized by the program's own speed (:func:`composed_budget`). Transcript mode runs them where the program's
+transcript implies more than the claim; the statistical mode at thorough beside its search (docs/conformance.md,
+"Transcript mode", step 5).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from dpstream.audit.profiles import profile_spec
+from dpstream.audit.registry import Profile
+from dpstream.audit.sampler import run_trials, trial_executor
+from dpstream.audit.search import SearchBudget, SearchResult, SearchSpace, Setting, detectable_excess, search
+from dpstream.audit.stats import eps_lower_bound
+from dpstream.catalog import Entry
+from dpstream.claims import Measure
+from dpstream.conformance.composed import Composed, compose_pair, influence
+from dpstream.conformance.replays import completed, reference_features, seeded_tape
+from dpstream.conformance.statistical import (
+    ProtocolSampler,
+    StatisticalPlan,
+    horizon_of,
+    setting_label,
+)
+from dpstream.noise import DrawKind, derived_seed
+from dpstream.tape import Draw
+
+if TYPE_CHECKING:
+    from dpstream.conformance.runner import ConformConfig
+
+__all__ = ["AIMED_BUDGET", "AIMED_FLOOR", "COMPOSED_HOLDOUT", "COMPOSED_PAIRS", "COMPOSED_SECONDS", "EVENT_PROBE",
+           "EventTest", "aimed_budget", "composed_budget", "composed_pairs", "composed_search", "earliest",
+           "event_test", "own_speed", "reference_pairs"]
+
+
+AIMED_BUDGET = {Profile.QUICK: SearchBudget(fit=1000, select=1000, holdout=20_000, carried=4, tail=4),
+                Profile.THOROUGH: SearchBudget(fit=5000, select=5000, holdout=200_000, carried=8, tail=4)}
+"""The aimed search's budget (runs of the program in own mode) for an entry of cost 1; an entry of cost c gets it
+divided by c (floors :data:`AIMED_FLOOR`), as the statistical mode does."""
+
+
+AIMED_FLOOR = SearchBudget(fit=300, select=300, holdout=4000, carried=4, tail=4)
+
+
+def composed_pairs(plan: StatisticalPlan, si: int, reported: Sequence[Draw]) -> list[Composed]:
+    """The design's pairs of setting ``si`` with their composed loss (:mod:`dpstream.conformance.composed`), the
+    largest implied loss first. The influences are taken at the program's reported draws on the setting's first
+    input (its decisions), or at a seeded run of the reference where the reference cannot run on them."""
+    e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
+    assert e.codec is not None
+    f = next(iter(space.families.values()))(horizon_of(e, params))
+    features = reference_features(e, params)
+    tape = list(reported)
+    inf = influence(tape, f, features)
+    if inf is None or not inf.draws:
+        seeded = seeded_tape(e, params, f)
+        if seeded is None:
+            return []
+        tape = seeded
+        inf = influence(tape, f, features)
+    if inf is None:
+        return []
+    reference = _reference_params(e, params, f, tape)
+    by_site = {d.site: d for d in reported}
+    out = []
+    thresholds: dict[int, float | None] = {}  # the decisions' thresholds on f, shared by the pairs
+    for label, g in space.neighbours(f):
+        c = compose_pair(e.claim(params), label, f, g, tape, inf, features, by_site, reference,
+                         partial(completed, e, params), thresholds)
+        if c is not None:
+            out.append(c)
+    return sorted(out, key=lambda c: (-round(c.implied / c.claim, 6), earliest(c), -c.event_probability))
+
+
+def earliest(c: Composed) -> int:
+    """The tape position of the pair's first decision (none: 0). Among pairs of equal loss the one whose decisions
+    come first is tested: a later decision's threshold depends on the releases before it, which vary from run to
+    run, so its outcome's ratio is the decision's whole share only on some runs."""
+    return min((d.index for d in c.decisions), default=0)
+
+
+def _reference_params(e: Entry, params: Mapping[str, Any], f: Sequence[Any], draws: Sequence[Draw]
+                      ) -> dict[str, tuple[DrawKind, dict[str, Any]]]:
+    """The kind and parameters the reference asks for at each site when run on f with ``draws`` (lenient replay)."""
+    return {d.site: (d.kind, dict(d.params)) for d in completed(e, params, f, draws)}
+
+
+def reference_pairs(plan: StatisticalPlan, share: float) -> tuple[int, Composed] | None:
+    """The design pair (and its setting) whose loss composed over the reference's own draws (a seeded run on the
+    setting's first input) is the largest share of the claim, if that share is at least ``share`` and the pair has a
+    composed statistic: where a leak of factor c > 1/share shows through what the pair moves (pure DP only)."""
+    e = plan.entry
+    assert e.codec is not None
+    best: tuple[int, Composed] | None = None
+    for si, (params, space) in enumerate(zip(plan.settings, plan.spaces, strict=True)):
+        if e.claim(params).measure is not Measure.PURE_DP:
+            continue
+        tape = seeded_tape(e, params, next(iter(space.families.values()))(horizon_of(e, params)))
+        if tape is None:
+            continue
+        for c in composed_pairs(plan, si, tape):
+            if (c.ratio is not None or c.branch is not None) and c.reached >= share * c.claim and (
+                    best is None or _rank(c) < _rank(best[1])):
+                best = (si, c)
+    return best
+
+
+def _rank(c: Composed) -> tuple[float, int, float]:
+    """Larger share of the claim first, then the earlier first decision (:func:`earliest`), then the more frequent
+    composed event."""
+    return -round(c.reached / c.claim, 6), earliest(c), -c.event_probability
+
+
+def composed_search(config: ConformConfig, plan: StatisticalPlan, si: int, chosen: Sequence[Composed], level: float,
+                     bulk: bool, profile: Profile, seed: int, speed: float) -> SearchResult:
+    """The witness search on the pairs whose composed loss exceeds the claim, with each pair's composed
+    log-likelihood ratio as the first features (module docstring, step 5), its budget :func:`composed_budget` at
+    the program's ``speed`` (runs per second of its transcript runs)."""
+    e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
+    T = horizon_of(e, params)
+    f = next(iter(space.families.values()))(T)
+    ratios = [r for c in chosen for r in (c.ratio, c.branch) if r is not None]
+    pairs = [(c.label, c.g) for c in chosen]
+    aimed = SearchSpace(families={"aimed": lambda T: f}, neighbours=lambda x: list(pairs),
+                        features=partial(_with_ratios, tuple(ratios), space.features),
+                        feature_names=lambda k: [name for c in chosen for name in (
+                            [f"composed log-likelihood ratio of {c.label!r}"] if c.ratio is not None else [])
+                            + ([f"{c.label!r} on the branch of {c.decisions[0].site!r}"] if c.branch is not None
+                               else [])] + list(space.feature_names(k)),
+                        threshold_columns=lambda k: len(ratios) + space.threshold_columns(k),
+                        statistics=space.statistics)
+    sampler = ProtocolSampler(config.command, e.anchor, params, timeout=config.timeout, bulk=bulk)
+    setting = Setting(setting_label(params), sampler, e.claim(params), T, aimed)
+    with trial_executor(config.jobs, config.scheduler) as executor:
+        own = own_speed(sampler, f, seed, executor)
+        return search([setting], aimed, composed_budget(profile, e, max(speed, own), 1 + len(pairs)), level=level,
+                      seed=seed, target_excess=profile_spec(profile).target_excess, executor=executor)
+
+
+def own_speed(sampler: ProtocolSampler, f: Sequence[Any], seed: int, executor: Any) -> float:
+    """Runs per second of the program in own mode (:data:`EVENT_PROBE` runs on f; its transcript runs, which also
+    report every draw, are slower): what the composed tests plan their held-out runs with."""
+    began = time.perf_counter()
+    run_trials(sampler, f, EVENT_PROBE, derived_seed(seed, "probe"), executor)
+    return EVENT_PROBE / max(time.perf_counter() - began, 1e-6)
+
+
+@dataclass(frozen=True)
+class EventTest:
+    """The pre-registered test of one pair's composed event (:func:`_event_test`): the event, fixed before any run,
+    counted on fresh runs of the program on f and on f'."""
+
+    pair: str
+    event: str
+    favours_f: bool
+    favoured: int
+    other: int
+    runs: int
+    eps_lower_bound: float
+    claimed: float
+    level: float
+    detectable_excess: float
+
+    @property
+    def verdict(self) -> str:
+        return "violation" if self.eps_lower_bound > self.claimed else "inconclusive"
+
+    def detail(self) -> str:
+        side = "f" if self.favours_f else "f'"
+        return (f"the composed event of the pair {self.pair!r}, {self.event} ({side} favoured), fixed before the runs: "
+                f"{self.favoured}/{self.runs} vs {self.other}/{self.runs}, eps lower bound {self.eps_lower_bound:.4g} "
+                f"vs claimed {self.claimed:.4g} (level {self.level:.2g})")
+
+    def to_data(self) -> dict[str, Any]:
+        return {"verdict": self.verdict, "pair": self.pair, "event": self.event, "favours_f": self.favours_f,
+                "counts": {"favoured": self.favoured, "other": self.other, "runs": self.runs},
+                "eps_lower_bound": self.eps_lower_bound, "claimed_eps": self.claimed, "level": self.level,
+                "detectable_excess": self.detectable_excess, "trials": 2 * self.runs}
+
+
+def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Composed, level: float, bulk: bool,
+                profile: Profile, seed: int, speed: float, seconds: float | None = None) -> EventTest | None:
+    """The composed event of a pure-DP pair, tested on fresh runs: on the branch of its largest decision (when it
+    moves one) or everywhere, every moved draw on the favoured side's extreme, i.e. the pair's log-likelihood ratio
+    at its extreme (the event whose ratio is the pair's whole composed loss: e^(sum |d|/b) for Laplace draws, a
+    decision's tail ratio). Its probability is about 2^-(draws moved) times the branch's, so it needs many runs:
+    :func:`composed_budget`'s held-out split per input. Both sides are tested (Bonferroni over the two)."""
+    e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
+    f = next(iter(space.families.values()))(horizon_of(e, params))
+    statistic: Any = pair.branch if pair.branch is not None else pair.ratio
+    if statistic is None:
+        return None
+    inner = pair.branch.inner if pair.branch is not None else pair.ratio
+    extreme = inner.extreme if inner is not None else 0.0
+    if pair.branch is not None:  # the branch's outcome favours one side only; its term, then the linear extreme
+        favoured = pair.branch.outcome < 0
+        sides = [(favoured, pair.branch.outcome + (-extreme if favoured else extreme))]
+    else:
+        sides = [(True, -extreme), (False, extreme)]
+    sampler = ProtocolSampler(config.command, e.anchor, params, timeout=config.timeout, bulk=bulk)
+    with trial_executor(config.jobs, config.scheduler) as executor:
+        own = own_speed(sampler, f, seed, executor)
+        n = composed_budget(profile, e, max(speed, own), 2, seconds).holdout
+        on_f = statistic(run_trials(sampler, f, n, derived_seed(seed, "f"), executor))
+        on_g = statistic(run_trials(sampler, pair.g, n, derived_seed(seed, "g"), executor))
+    best: EventTest | None = None
+    a = level / len(sides)
+    claim = float(pair.claim)
+    for favours_f, threshold in sides:
+        def count(L: np.ndarray[Any, Any], favours_f: bool = favours_f, threshold: float = threshold) -> int:
+            return int(np.sum(threshold + 1e-9 >= L) if favours_f else np.sum(threshold - 1e-9 <= L))
+        k1, k0 = (count(on_f), count(on_g)) if favours_f else (count(on_g), count(on_f))
+        event = (f"{{composed log-likelihood ratio {'<=' if favours_f else '>='} {threshold:.4g}}}"
+                 + (" on the branch of its largest decision" if pair.branch is not None else ""))
+        test = EventTest(pair.label, event, favours_f, k1, k0, n, eps_lower_bound(k1, n, k0, n, a), claim, a,
+                         detectable_excess(n, k0 / n, a, claim))
+        if best is None or test.eps_lower_bound > best.eps_lower_bound:
+            best = test
+    return best
+
+
+COMPOSED_HOLDOUT = {Profile.QUICK: 100_000, Profile.THOROUGH: 400_000}
+"""Held-out runs per input of the composed search (a leak of 1.1-2x the claim shows only in tails this deep), whatever
+the entry's cost; fewer only where the program is too slow for :data:`COMPOSED_SECONDS`."""
+
+
+COMPOSED_SECONDS = {Profile.QUICK: 45.0, Profile.THOROUGH: 240.0}
+"""Seconds of program runs the composed search may plan, at the speed of the program's transcript runs."""
+
+
+EVENT_PROBE = 1000
+"""Own-mode runs that time the program before the composed event's held-out runs are planned."""
+
+
+COMPOSED_PAIRS = 1
+"""Pairs the composed search tries: the one whose implied loss is the largest (its held-out split is the budget)."""
+
+
+def composed_budget(profile: Profile, e: Entry, speed: float, inputs: int, seconds: float | None = None
+                    ) -> SearchBudget:
+    """The composed search's budget: the aimed search's fit and select splits (:func:`aimed_budget`) and
+    :data:`COMPOSED_HOLDOUT` held-out runs per input, scaled down (not below the aimed search's) only where
+    ``inputs`` inputs would take longer than ``seconds`` (default :data:`COMPOSED_SECONDS`) at ``speed`` runs per
+    second."""
+    base = aimed_budget(profile, e)
+    holdout = COMPOSED_HOLDOUT[profile]
+    held = min(2 * (base.carried + base.tail), inputs)
+    allowed = speed * (COMPOSED_SECONDS[profile] if seconds is None else seconds) - (base.fit + base.select) * inputs
+    if holdout * held > allowed:
+        holdout = max(base.holdout, int(allowed / held) if allowed > 0 else 0)
+    return SearchBudget(fit=base.fit, select=base.select, holdout=holdout, carried=base.carried, tail=base.tail)
+
+
+def _with_ratios(ratios: Sequence[Any], features: Any, R: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """The composed log-likelihood ratios of the runs R, then the space's own features."""
+    extra = np.stack([np.round(r(R), 9) for r in ratios], axis=1)
+    return np.asarray(np.concatenate([extra, features(R)], axis=1), dtype=np.float64)
+
+
+def aimed_budget(profile: Profile, e: Entry) -> SearchBudget:
+    base, cost = AIMED_BUDGET[profile], e.statistical.cost if e.statistical is not None else 1
+    return SearchBudget(fit=max(AIMED_FLOOR.fit, base.fit // cost), select=max(AIMED_FLOOR.select, base.select // cost),
+                        holdout=max(AIMED_FLOOR.holdout, base.holdout // cost), carried=base.carried, tail=base.tail)
