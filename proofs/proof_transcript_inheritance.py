@@ -7,7 +7,7 @@ one after the other, for draws D_1, D_2, ...: the i-th draw's site, kind and par
 s_i(x, D_1..D_{i-1}) of the input and of the draws before it (PrivTree visits a vertex only if its parent split;
 the exponential mechanism's scores depend on earlier measurements), its value has the law K_{s_i} of that kind with
 those parameters (docs/tape-format.md), drawn afresh, and the release is R(x) = G(x, D) with G deterministic
-(``dpstream.conformance.transcript.replay`` computes G from a list of draws). The reference's privacy proof is a
+(``dpstream.conformance.replays.replay`` computes G from a list of draws). The reference's privacy proof is a
 statement about the law of R(x) for every x; nothing else.
 
 A program in transcript mode (docs/conformance.md, "Transcript mode") releases Y and reports draws D^ with every
@@ -86,8 +86,8 @@ from dpstream.audit.draw_laws import pit, randomisers
 from dpstream.audit.registry import Profile
 from dpstream.catalog import entry
 from dpstream.conformance.power import leak_excess
+from dpstream.conformance.replays import replay
 from dpstream.conformance.statistical import StatisticalPlan, horizon_of, plan_for
-from dpstream.conformance.transcript import replay
 from dpstream.insecure import InsecureSeededNoise, TapeRecorder
 from dpstream.insecure.planted import PlantedLeak
 from dpstream.noise import data_rng

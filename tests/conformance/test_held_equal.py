@@ -163,3 +163,14 @@ def test_a_planted_scale_leak_shows_as_a_pair_above_the_claim() -> None:
     assert base is not None
     worst = max(held_equal(planted, e.claim(params), label, base, g, {}).reached for label, g in space.neighbours(f))
     assert worst >= 1.0 > e.claim(params).parameter
+
+
+def test_a_decision_at_its_threshold_is_still_a_decision() -> None:
+    """A discrete count compared with a threshold it sits on: one unit up crosses it, one unit down does not (a
+    sparse-vector test, 004-alg2's segments): a decision, although one of the two probes changes the release."""
+    def run(source: NoiseSource, inputs: Sequence[Any]) -> list[Any]:
+        return [bool(source.add_discrete_laplace(f"c t={t}", int(x), 2.0) > 3) for t, x in enumerate(inputs)]
+    base = door_run(run, [3], [Draw("c t=0", DrawKind.DISCRETE_LAPLACE, {"scale": 2.0}, 0)])
+    assert base is not None and base.decisions == {"c t=0"}
+    h = held_equal(run, CLAIM, "pair", base, [2], {})
+    assert not h.shares and len(h.decisions) == 1

@@ -254,21 +254,28 @@ def door_run(run: Run, f: Sequence[Any], draws: Sequence[Draw]) -> DoorRun | Non
     decisions: set[str] = set()
     for i, d in enumerate(on_f.seen):
         if d.kind in ADDITIVE_KINDS and d.sensitive is not None:
-            moved = list(on_f.seen)
             step: Any = DECISION_PROBE * float(d.params.get("scale", 1.0)) if d.kind is DrawKind.LAPLACE else 1
-            moved[i] = DoorDraw(d.site, d.kind, d.params, d.value + step, d.sensitive)
-            try:
-                again = run(_Door({x.site: x for x in moved}, hold=True), f)
-            except REFUSALS:
-                continue
-            if _equal(released, again):
+            if not all(_shows(run, f, on_f.seen, i, sign * step, released) for sign in (1, -1)):
                 decisions.add(d.site)
     return DoorRun(tuple(f), tuple(on_f.seen), tuple(released), frozenset(decisions))
 
 
 DECISION_PROBE = 1e-3
-"""How far (in scales; one unit for the discrete kinds) a draw's noisy value is moved to see whether a release shows
-it."""
+"""How far (in scales; one unit for the discrete kinds) a draw's noisy value is moved, each way, to see whether a
+release shows it: a released value changes the releases both ways; a decision's draw (compared with a threshold)
+changes them one way at most, where the move crosses its threshold."""
+
+
+def _shows(run: Run, f: Sequence[Any], seen: Sequence[DoorDraw], i: int, by: Any, released: Sequence[Any]) -> bool:
+    """Whether the releases on f change when draw i's noisy value moves by ``by`` (everything else held)."""
+    moved = list(seen)
+    d = seen[i]
+    moved[i] = DoorDraw(d.site, d.kind, d.params, d.value + by, d.sensitive)
+    try:
+        again = run(_Door({x.site: x for x in moved}, hold=True), f)
+    except REFUSALS:
+        return True
+    return not _equal(released, again)
 
 
 def held_equal(run: Run, claim: PrivacyClaim, label: str, base: DoorRun, g: Sequence[Any],
@@ -333,13 +340,15 @@ DOOR_RUNS = 8
 """Reported runs along which the design's pairs are composed (each pair keeps its largest implied loss)."""
 
 
-def door_pairs(plan: StatisticalPlan, si: int, runs: Sequence[Sequence[Draw]], f: Sequence[Any] | None = None
-               ) -> list[HeldEqual]:
+def door_pairs(plan: StatisticalPlan, si: int, runs: Sequence[Sequence[Draw]], f: Sequence[Any] | None = None,
+               run: Run | None = None) -> list[HeldEqual]:
     """The design pairs of setting ``si`` composed at the door along the program's reported runs on f (default: the
     setting's first input; the first :data:`DOOR_RUNS` runs; a pair keeps the run of its largest implied loss), the
-    largest implied loss first, then those not composed."""
+    largest implied loss first, then those not composed. ``run``: the reference (default) or a variant of it."""
     e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
-    run, claim = entry_run(e, params), e.claim(params)
+    claim = e.claim(params)
+    if run is None:
+        run = entry_run(e, params)
     if f is None:
         f = next(iter(space.families.values()))(horizon_of(e, params))
     best: dict[str, HeldEqual] = {}
