@@ -27,15 +27,18 @@ hypothesis H1 of proofs/proof_transcript_inheritance.py; a lying program could r
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from dpstream.claims import Measure, PrivacyClaim
 from dpstream.conformance.tape_mode import DrawIssue
 from dpstream.noise import DrawKind
+from dpstream.tape import Draw
 
-__all__ = ["ImpliedLoss", "SiteRatio", "implied_loss", "strength_ratio"]
+__all__ = ["EffectiveScale", "ImpliedLoss", "SiteRatio", "effective_draws", "implied_loss", "strength_ratio"]
 
 
 @dataclass(frozen=True)
@@ -164,3 +167,86 @@ def _plain(params: Mapping[str, Any] | None) -> Any:
 
 def _finite(x: float) -> float | str:
     return x if math.isfinite(x) else "inf"
+
+
+@dataclass(frozen=True)
+class EffectiveScale:
+    """A group of reported additive draws (one kind and one stated parameter) whose values do not follow the stated
+    law and are less spread than it says: the parameter their values show, which transcript mode takes as the
+    program's (:func:`effective_draws`)."""
+
+    kind: str
+    stated: Mapping[str, Any]
+    estimated: Mapping[str, Any]
+    draws: int
+
+    def describe(self) -> str:
+        (name, value), = ((k, v) for k, v in self.estimated.items())
+        return (f"the reported values of the {self.kind} draws stated {_shown(self.stated)} have {name} "
+                f"{value:.4g} (estimated from {self.draws} values): taken as the program's parameter")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "stated": dict(self.stated), "estimated": dict(self.estimated), "draws": self.draws}
+
+
+SPREAD_ERRORS = 3.0
+"""An estimated scale (variance) counts only where it is below the stated one by this many standard errors."""
+
+
+def effective_draws(runs: Sequence[Sequence[Draw]], flagged: Iterable[str]
+                    ) -> tuple[list[list[Draw]], list[EffectiveScale]]:
+    """``runs`` with the parameters of each group of additive draws (a kind and one stated parameter) that contains
+    a ``flagged`` site (a law test failed there) replaced by the ones its values show, where those are below the
+    stated ones by :data:`SPREAD_ERRORS` standard errors (the values less noisy than reported: a sampler that
+    divides its scale, a variance mistaken for a standard deviation). Maximum likelihood with location 0: Laplace
+    scale = mean |z|; discrete Laplace: the t with E|z| = 2q / (1 - q^2), q = e^(-1/t); discrete Gaussian
+    sigma^2 = mean z^2. The values are still the program's; only the parameters it stated are corrected, so the
+    implied loss and the composed pairs are those of the noise it used. Never a certificate."""
+    flagged = set(flagged)
+    groups: dict[tuple[DrawKind, tuple[tuple[str, float], ...]], list[Draw]] = {}
+    for draws in runs:
+        for d in draws:
+            if d.kind in (DrawKind.LAPLACE, DrawKind.DISCRETE_LAPLACE, DrawKind.DISCRETE_GAUSSIAN):
+                groups.setdefault(_key(d), []).append(d)
+    replaced: dict[tuple[DrawKind, tuple[tuple[str, float], ...]], dict[str, Any]] = {}
+    found: list[EffectiveScale] = []
+    for (kind, stated), draws in groups.items():
+        if not flagged & {d.site for d in draws}:
+            continue
+        z = np.asarray([float(d.value) for d in draws], dtype=np.float64)
+        estimate = _estimate(kind, z, dict(stated))
+        if estimate is not None:
+            replaced[(kind, stated)] = estimate
+            found.append(EffectiveScale(kind.value, dict(stated), estimate, int(z.size)))
+    if not replaced:
+        return [list(r) for r in runs], []
+    out = [[Draw(d.site, d.kind, {**d.params, **replaced[key]}, d.value) if (key := _key(d)) in replaced else d
+            for d in draws] for draws in runs]
+    return out, found
+
+
+def _key(d: Draw) -> tuple[DrawKind, tuple[tuple[str, float], ...]]:
+    try:
+        return d.kind, tuple(sorted((k, float(v)) for k, v in d.params.items()))
+    except (TypeError, ValueError):
+        return d.kind, ()
+
+
+def _estimate(kind: DrawKind, z: np.ndarray[Any, Any], stated: Mapping[str, float]) -> dict[str, Any] | None:
+    """The parameter the values z show, if below the stated one by :data:`SPREAD_ERRORS` standard errors."""
+    n = z.size
+    if n < 30:
+        return None
+    if kind is DrawKind.DISCRETE_GAUSSIAN:
+        sigma2 = float(np.mean(z * z))
+        s = stated["sigma2"]
+        return {"sigma2": sigma2} if sigma2 < s * (1 - SPREAD_ERRORS * math.sqrt(2 / n)) else None
+    m = float(np.mean(np.abs(z)))
+    s = stated["scale"]
+    if kind is DrawKind.LAPLACE:
+        return {"scale": m} if m < s * (1 - SPREAD_ERRORS / math.sqrt(n)) else None
+    if m <= 0:
+        return None
+    q = (math.sqrt(1 + m * m) - 1) / m
+    t = -1 / math.log(q) if 0 < q < 1 else math.inf
+    return {"scale": t} if t < s * (1 - SPREAD_ERRORS / math.sqrt(n)) else None

@@ -61,6 +61,7 @@ from dpstream.claims import Measure
 from dpstream.conformance.composed import Composed
 from dpstream.conformance.composed_tests import (
     COMPOSED_PAIRS,
+    COMPOSED_SECONDS,
     EventTest,
     aimed_budget,
     composed_pairs,
@@ -70,7 +71,7 @@ from dpstream.conformance.composed_tests import (
 )
 from dpstream.conformance.entry_sampler import featurise
 from dpstream.conformance.held_equal import HeldEqual, door_pairs
-from dpstream.conformance.implied import ImpliedLoss, implied_loss
+from dpstream.conformance.implied import ImpliedLoss, effective_draws, implied_loss
 from dpstream.conformance.outcome import Mode, Outcome, Verdict
 from dpstream.conformance.replays import lenient_replay, replay, seeded_tape
 from dpstream.conformance.statistical import (
@@ -98,6 +99,18 @@ EXACT_CASES = {Profile.QUICK: 6, Profile.THOROUGH: 40}
 """Fresh inputs per algorithm whose transcripts are replayed on the reference."""
 AIMED_PAIRS = 3
 NAME = "transcript: draws and releases"
+COMPOSED_SETTINGS = 2
+"""Design settings whose best composed pair is tested, best first, until one certifies (they share one target's
+level: an estimated or rounded ratio can rank a setting whose event is rarer first)."""
+LATER_SETTINGS_TIME = 1 / 3
+"""The share of the composed tests' time (``COMPOSED_SECONDS``) a setting after the first gets, within
+:data:`CHECK_SECONDS` of the check's start less :data:`RESERVED_SECONDS` (for the searches after it)."""
+CHECK_SECONDS = {Profile.QUICK: 60.0, Profile.THOROUGH: 300.0}
+"""What a transcript check aims to take (docs/conformance.md, "Transcript mode")."""
+RESERVED_SECONDS = 10.0
+MIN_TEST_SECONDS = 5.0
+LAW_TESTS = ("law", "tails", "site law")
+"""The law tests whose failure lets the values' own spread stand for the stated parameter (implied.effective_draws)."""
 
 
 class TranscriptError(RuntimeError):
@@ -185,6 +198,8 @@ class _Findings:
     exact: list[str]
     law: list[tuple[int, LawFinding]]
     details: dict[str, Any]
+    effective: list[str] = field(default_factory=list)
+    """Groups of reported draws whose values show a smaller scale than stated (implied.effective_draws)."""
 
 
 def _run(program: Program, anchor: str, params: Mapping[str, Any], inputs: Sequence[Any], seed: int
@@ -301,22 +316,31 @@ def _check(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: boo
         return Outcome(Mode.TRANSCRIPT, e.anchor, NAME, Verdict.PROTOCOL_ERROR, message=str(exc),
                        details={"kind": exc.kind, "stderr_tail": exc.stderr[-2000:]},
                        seconds=time.perf_counter() - started)
-    implied = _implied_by_setting(plan, law_runs)
+    effective: dict[int, list[list[Draw]]] = {}
+    for si, runs in law_runs.items():
+        flagged = {site for sj, x in found.law if sj == si and x.test in LAW_TESTS for site in x.sites}
+        effective[si], scales = effective_draws(runs, flagged)
+        for scale in scales:
+            found.details.setdefault("effective_params", []).append(
+                {"setting": setting_label(plan.settings[si]), **scale.to_json()})
+            found.effective.append(scale.describe())
+    implied = _implied_by_setting(plan, effective)
     worst = max(implied.items(), key=lambda x: x[1].ratio, default=None)
     if worst is not None:
         found.details["implied_loss"] = {"setting": setting_label(plan.settings[worst[0]]), **worst[1].to_json()}
-    pairs = {si: composed_pairs(plan, si, law_runs[si][0]) for si, imp in implied.items() if imp.exceeds}
-    composed = max(((si, c[0]) for si, c in pairs.items() if c),
-                   key=lambda x: (round(x[1].implied / x[1].claim, 6), -earliest(x[1]), x[1].event_probability),
-                   default=None)
+    pairs = {si: composed_pairs(plan, si, effective[si][0]) for si, imp in implied.items() if imp.exceeds}
+    ranked = sorted(((si, c[0]) for si, c in pairs.items() if c),
+                    key=lambda x: (-round(x[1].implied / x[1].claim, 6), earliest(x[1]), -x[1].event_probability))
+    composed = ranked[0] if ranked else None
     if composed is not None:
         found.details["composed_loss"] = {"setting": setting_label(plan.settings[composed[0]]),
                                           **composed[1].to_json()}
-    door = _door(plan, law_runs, implied)
+    door = _door(plan, effective, implied)
     if door is not None:
         found.details["door_loss"] = {"setting": setting_label(door[0]), **door[1].to_json()}
     searches = _certify(config, plan, found, implied, law_runs, level / 2, bulk, profile, seed,
-                        (composed[0], pairs[composed[0]]) if composed is not None else None, speed)
+                        [(si, pairs[si]) for si, _ in ranked[:COMPOSED_SETTINGS]], speed,
+                        started + CHECK_SECONDS[profile])
     return _outcome(e.anchor, found, worst[1] if worst is not None else None, searches, started,
                     composed[1] if composed is not None else None, door[1] if door is not None else None)
 
@@ -383,38 +407,47 @@ def _targets(found: _Findings, implied: Mapping[int, ImpliedLoss]) -> list[tuple
 
 def _certify(config: ConformConfig, plan: StatisticalPlan, found: _Findings, implied: Mapping[int, ImpliedLoss],
              law_runs: Mapping[int, list[list[Draw]]], level: float, bulk: bool, profile: Profile, seed: int,
-             composed: tuple[int, list[Composed]] | None = None, speed: float = 0.0) -> _Searches:
-    """The aimed searches at the targets (half of ``level``, split equally; the pair whose composed loss exceeds
-    the claim most one more target, tried first), then, when the transcript showed anything and none certified, the
-    statistical design's search (the other half): module docstring, 5-6."""
+             composed: Sequence[tuple[int, list[Composed]]] = (), speed: float = 0.0,
+             deadline: float = math.inf) -> _Searches:
+    """The aimed searches at the targets (half of ``level``, split equally; the pairs whose composed loss exceeds
+    the claim one more target, tried first: the best pair of each setting in ``composed``, at most
+    :data:`COMPOSED_SETTINGS`, which share that target's level; the first gets the composed tests' whole time, a
+    later one :data:`LATER_SETTINGS_TIME` of it), then, when the transcript showed anything
+    and none certified, the statistical design's search (the other half): module docstring, 5-6."""
     out = _Searches()
     exceeds = any(imp.exceeds for imp in implied.values())
     if not (found.exact or found.law or exceeds):
         return out
     targets = _targets(found, implied)
-    chosen = [c for c in composed[1] if c.exceeds and (c.ratio is not None or c.branch is not None)
-              ][:COMPOSED_PAIRS] if composed else []
-    share = level / 2 / max(1, len(targets) + (1 if chosen else 0))
-    if composed is not None and chosen:
+    tried = [(si, chosen) for si, pairs in composed
+             if (chosen := [c for c in pairs if c.exceeds and (c.ratio is not None or c.branch is not None)
+                            ][:COMPOSED_PAIRS])]
+    share = level / 2 / max(1, len(targets) + (1 if tried else 0))
+    for n, (si, chosen) in enumerate(tried):
+        labels = ("composed event",) if n == 0 else ("composed event", si)
+        seconds = COMPOSED_SECONDS[profile] if n == 0 else min(COMPOSED_SECONDS[profile] * LATER_SETTINGS_TIME,
+                                                               deadline - time.perf_counter() - RESERVED_SECONDS)
+        if seconds < MIN_TEST_SECONDS:
+            break
         try:
             pair_result: SearchResult | EventTest | None = None
             if _measure(plan) is Measure.PURE_DP:
-                pair_result = event_test(config, plan, composed[0], chosen[0], share, bulk, profile,
-                                          derived_seed(seed, "composed event"), speed)
+                pair_result = event_test(config, plan, si, chosen[0], share / len(tried), bulk, profile,
+                                         derived_seed(seed, *labels), speed, seconds)
             if pair_result is None:
-                pair_result = composed_search(config, plan, composed[0], chosen, share, bulk, profile,
-                                               derived_seed(seed, "composed"), speed)
+                pair_result = composed_search(config, plan, si, chosen, share / len(tried), bulk, profile,
+                                              derived_seed(seed, "composed", *labels[1:]), speed)
         except ProtocolError as exc:
             out.errors.append(f"aimed at the composed pairs: {exc}")
-        else:
-            where = f"the pair {chosen[0].label!r} composed over {len(chosen[0].moves)} draw(s)"
-            found.details.setdefault("aimed_at", []).append(
-                {"setting": setting_label(plan.settings[composed[0]]), "pairs": [c.label for c in chosen],
-                 "test": "composed log-likelihood ratio"})
-            out.aimed.append((where, pair_result))
-            if pair_result.verdict == "violation":
-                out.certificate = f"black-box, aimed at {where}"
-                return out
+            break
+        where = f"the pair {chosen[0].label!r} composed over {len(chosen[0].moves)} draw(s)"
+        found.details.setdefault("aimed_at", []).append(
+            {"setting": setting_label(plan.settings[si]), "pairs": [c.label for c in chosen],
+             "test": "composed log-likelihood ratio"})
+        out.aimed.append((where, pair_result))
+        if pair_result.verdict == "violation":
+            out.certificate = f"black-box, aimed at {where}"
+            return out
     for si, candidates in targets:
         for target in candidates:
             try:
@@ -460,8 +493,9 @@ def _outcome(anchor: str, found: _Findings, implied: ImpliedLoss | None, searche
     message = "; ".join(lines[:4]) + (f"; and {len(lines) - 4} more" if len(lines) > 4 else "")
     if leak:
         assert implied is not None
-        head = implied.describe() + (f"; {composed.describe()}" if composed is not None else
-                                     f"; at the noise door, {door.describe()}" if door is not None else "")
+        pair = (f"; {composed.describe()}" if composed is not None else
+                f"; at the noise door, {door.describe()}" if door is not None else "")
+        head = "; ".join([*found.effective, implied.describe()]) + pair
         message = f"{head}; {message}" if message else head
     if searches.aimed:
         details["aimed_search"] = searches.aimed[-1][1].to_data()
