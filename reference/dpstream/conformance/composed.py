@@ -44,11 +44,24 @@ import numpy as np
 import numpy.typing as npt
 
 from dpstream.claims import Measure, PrivacyClaim
+from dpstream.conformance.implied import json_number
 from dpstream.noise import ADDITIVE_KINDS, DrawKind
 from dpstream.tape import Draw
 
-__all__ = ["BranchRatio", "Composed", "ComposedRatio", "Decision", "Influence", "Move", "branch_ratio", "compose",
-           "compose_pair", "decisions_moved", "influence"]
+__all__ = [
+    "BranchRatio",
+    "Composed",
+    "ComposedRatio",
+    "Decision",
+    "Influence",
+    "Move",
+    "additive_loss",
+    "branch_ratio",
+    "compose",
+    "compose_pair",
+    "decisions_moved",
+    "influence",
+]
 
 FloatArray = npt.NDArray[np.float64]
 LINEAR_TOLERANCE = 1e-6
@@ -118,6 +131,18 @@ def _moved(draws: Sequence[Draw], i: int, by: float) -> list[Draw]:
     return _set(draws, i, d.value + (by if d.kind is DrawKind.LAPLACE else int(by)))
 
 
+def additive_loss(kind: DrawKind, delta: float, measure: Measure, params: Mapping[str, Any] | None) -> float:
+    """A pair's share of the claim through one additive draw whose measured value it moves by ``delta``, with draw
+    parameters ``params`` (None: the program drew nothing there, infinite): pure DP |delta| / scale (a Gaussian
+    draw is not pure DP: infinite); zCDP delta^2 / (2 sigma^2), a Laplace draw (delta / scale)^2 / 2."""
+    if params is None:
+        return math.inf
+    if kind is DrawKind.DISCRETE_GAUSSIAN:
+        return delta ** 2 / (2 * float(params["sigma2"])) if measure is Measure.ZCDP else math.inf
+    eps = abs(delta) / float(params["scale"])
+    return eps * eps / 2 if measure is Measure.ZCDP else eps
+
+
 @dataclass(frozen=True)
 class Move:
     """How far a neighbouring pair moves one draw's measured value, and the draw's parameters (the reference's and
@@ -131,14 +156,7 @@ class Move:
 
     def loss(self, measure: Measure, params: Mapping[str, Any] | None) -> float:
         """This move's share of the pair's loss with draw parameters ``params`` (module docstring)."""
-        if params is None:
-            return math.inf
-        if self.kind is DrawKind.DISCRETE_GAUSSIAN:
-            if measure is not Measure.ZCDP:
-                return math.inf  # a Gaussian draw is not pure DP
-            return self.delta ** 2 / (2 * float(params["sigma2"]))
-        eps = abs(self.delta) / float(params["scale"])
-        return eps * eps / 2 if measure is Measure.ZCDP else eps
+        return additive_loss(self.kind, self.delta, measure, params)
 
     def to_json(self) -> dict[str, Any]:
         return {"site": self.site, "move": round(self.delta, 6), "reference": dict(self.reference),
@@ -164,10 +182,7 @@ class Decision:
     def loss(self, measure: Measure, params: Mapping[str, Any] | None) -> float:
         """The largest log-ratio of the decision's outcome between the pair (reached in the tail where both
         thresholds lie): |shift| / scale, squared over 2 under zCDP."""
-        if params is None:
-            return math.inf
-        eps = abs(self.shift) / float(params["scale"])
-        return eps * eps / 2 if measure is Measure.ZCDP else eps
+        return additive_loss(DrawKind.LAPLACE, self.shift, measure, params)
 
     def to_json(self) -> dict[str, Any]:
         return {"site": self.site, "threshold_f": round(self.threshold_f, 6), "threshold_g": round(self.threshold_g, 6),
@@ -470,4 +485,4 @@ def compose(claim: PrivacyClaim, label: str, g: list[Any], shift: FloatArray, in
 
 
 def _finite(x: float) -> float | str:
-    return round(x, 6) if math.isfinite(x) else "inf"
+    return json_number(round(x, 6))

@@ -31,14 +31,16 @@ weights, a tree's synthetic points, a selection of the query to measure next):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from dpstream.catalog import Entry
 from dpstream.claims import Measure, PrivacyClaim
+from dpstream.conformance.composed import additive_loss
+from dpstream.conformance.implied import json_number
+from dpstream.conformance.replays import Run, entry_run
 from dpstream.conformance.statistical import StatisticalPlan, horizon_of
 from dpstream.errors import DPStreamInputError, StateError
 from dpstream.insecure import InsecureSeededNoise
@@ -46,7 +48,6 @@ from dpstream.noise import (
     ADDITIVE_KINDS,
     BaseNoiseSource,
     DrawKind,
-    NoiseSource,
     Params,
     dispatch,
     dispatch_add,
@@ -54,8 +55,7 @@ from dpstream.noise import (
 )
 from dpstream.tape import Draw
 
-__all__ = ["DOOR_RUNS", "DoorDraw", "DoorRun", "HeldEqual", "Share", "door_pairs", "door_run", "entry_run",
-           "held_equal"]
+__all__ = ["DOOR_RUNS", "DoorDraw", "DoorRun", "HeldEqual", "Share", "door_pairs", "door_run", "held_equal"]
 
 RELEASE_TOLERANCE = 1e-9
 """Largest relative difference of a release of f' (every door value held at f's) from f's for them to be equal."""
@@ -63,11 +63,6 @@ RELEASE_TOLERANCE = 1e-9
 REFUSALS = (DPStreamInputError, StateError, ValueError, ArithmeticError, IndexError, KeyError, TypeError)
 """What a run of the reference may raise on a transcript's draws or with f's values held on f' (states the algorithm
 never meets with its own noise): the run is then not composed."""
-
-Run = Callable[[NoiseSource, Sequence[Any]], list[Any]]
-"""The reference's releases on an input, drawing from the given source (raises DPStreamInputError or StateError
-where it refuses the input)."""
-
 
 @dataclass(frozen=True)
 class DoorDraw:
@@ -142,18 +137,13 @@ class Share:
 
     def loss(self, measure: Measure, params: Mapping[str, Any] | None) -> float:
         """This draw's share of the pair's composed loss with draw parameters ``params`` (module docstring)."""
+        if self.kind is not DrawKind.EXPONENTIAL_MECHANISM:
+            return additive_loss(self.kind, self.move, measure, params)
         if params is None:
             return math.inf
-        zcdp = measure is Measure.ZCDP
-        if self.kind is DrawKind.EXPONENTIAL_MECHANISM:
-            assert self.scores is not None
-            assert self.scores is not None and self.index is not None
-            lr = _log_probabilities(self.scores[0], params) - _log_probabilities(self.scores[1], params)
-            return float(np.ptp(lr)) ** 2 / 8 if zcdp else float(lr[self.index])
-        if self.kind is DrawKind.DISCRETE_GAUSSIAN:
-            return self.move ** 2 / (2 * float(params["sigma2"])) if zcdp else math.inf
-        eps = abs(self.move) / float(params["scale"])
-        return eps * eps / 2 if zcdp else eps
+        assert self.scores is not None and self.index is not None
+        lr = _log_probabilities(self.scores[0], params) - _log_probabilities(self.scores[1], params)
+        return float(np.ptp(lr)) ** 2 / 8 if measure is Measure.ZCDP else float(lr[self.index])
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"site": self.site, "kind": self.kind.value}
@@ -204,31 +194,19 @@ class HeldEqual:
         if self.diverged is not None:
             return f"the pair {self.label!r} is not composed at the noise door: {self.diverged}"
         top = sorted(self.shares, key=lambda s: -abs(s.loss(self.claim.measure, s.reported)))[:3]
-        named = ", ".join(f"{s.site!r} {_fmt(abs(s.loss(self.claim.measure, s.reported)))}" for s in top)
-        return (f"the pair {self.label!r} composes {symbol} = {_fmt(self.implied)} over the {len(self.shares)} "
-                f"draw(s) it moves with the program's parameters ({_fmt(self.reached)} with the reference's; the "
-                f"claim {_fmt(self.claim.parameter)}; largest: {named})")
+        named = ", ".join(f"{s.site!r} {abs(s.loss(self.claim.measure, s.reported)):.4g}" for s in top)
+        return (f"the pair {self.label!r} composes {symbol} = {self.implied:.4g} over the {len(self.shares)} "
+                f"draw(s) it moves with the program's parameters ({self.reached:.4g} with the reference's; the "
+                f"claim {self.claim.parameter:.4g}; largest: {named})")
 
     def to_json(self) -> dict[str, Any]:
         if self.diverged is not None:
             return {"pair": self.label, "diverged": self.diverged}
         m = self.claim.measure
-        return {"pair": self.label, "reached": _finite(self.reached), "implied": _finite(self.implied),
+        return {"pair": self.label, "reached": json_number(self.reached), "implied": json_number(self.implied),
                 "claim": self.claim.parameter, "decisions": [d.site for d in self.decisions][:20],
-                "shares": [{**s.to_json(), "reached": _finite(s.loss(m, s.reference)),
-                            "implied": _finite(s.loss(m, s.reported))} for s in self.shares[:20]]}
-
-
-def entry_run(e: Entry, params: Mapping[str, Any]) -> Run:
-    """The reference of ``e`` with ``params`` as a :data:`Run` (releases encoded as on the wire)."""
-    assert e.codec is not None
-    codec = e.codec
-
-    def run(source: NoiseSource, inputs: Sequence[Any]) -> list[Any]:
-        algorithm, valid = e.make(params, source), e.params.validate(params)
-        return [codec.encode_release(algorithm.step(codec.decode_input(x, valid))) for x in inputs]
-
-    return run
+                "shares": [{**s.to_json(), "reached": json_number(s.loss(m, s.reference)),
+                            "implied": json_number(s.loss(m, s.reported))} for s in self.shares[:20]]}
 
 
 @dataclass(frozen=True)
@@ -328,12 +306,6 @@ def _equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.4g}"
-
-
-def _finite(x: float) -> float | str:
-    return x if math.isfinite(x) else "inf"
 
 
 DOOR_RUNS = 8

@@ -38,7 +38,8 @@ from dpstream.conformance.tape_mode import DrawIssue
 from dpstream.noise import DrawKind
 from dpstream.tape import Draw
 
-__all__ = ["EffectiveScale", "ImpliedLoss", "SiteRatio", "effective_draws", "implied_loss", "strength_ratio"]
+__all__ = ["EffectiveScale", "ImpliedLoss", "SiteRatio", "effective_draws", "implied_loss", "json_number",
+           "strength_ratio"]
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class SiteRatio:
 
     def to_json(self) -> dict[str, Any]:
         return {"site": self.site, "kind": self.kind, "reported": _plain(self.reported),
-                "reference": _plain(self.reference), "ratio": _finite(self.ratio)}
+                "reference": _plain(self.reference), "ratio": json_number(self.ratio)}
 
 
 @dataclass(frozen=True)
@@ -106,8 +107,8 @@ class ImpliedLoss:
         return f"the program's transcript implies more than the claim {self.symbol} = {self.claim:.4g}: {how}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"claim": self.claim, "measure": self.symbol, "ratio": _finite(self.ratio),
-                "at_most": _finite(self.at_most), "uniform": self.uniform, "compared": self.compared,
+        return {"claim": self.claim, "measure": self.symbol, "ratio": json_number(self.ratio),
+                "at_most": json_number(self.at_most), "uniform": self.uniform, "compared": self.compared,
                 "sites": [s.to_json() for s in sorted(self.sites, key=lambda s: -s.ratio)[:20]]}
 
 
@@ -165,7 +166,8 @@ def _plain(params: Mapping[str, Any] | None) -> Any:
     return {k: v for k, v in params.items() if not isinstance(v, list)}
 
 
-def _finite(x: float) -> float | str:
+def json_number(x: float) -> float | str:
+    """``x``, or ``"inf"`` where JSON has no number for it."""
     return x if math.isfinite(x) else "inf"
 
 
@@ -226,10 +228,8 @@ def effective_draws(runs: Sequence[Sequence[Draw]], flagged: Iterable[str]
 
 
 def _key(d: Draw) -> tuple[DrawKind, tuple[tuple[str, float], ...]]:
-    try:
-        return d.kind, tuple(sorted((k, float(v)) for k, v in d.params.items()))
-    except (TypeError, ValueError):
-        return d.kind, ()
+    """A group of additive draws: one kind, one stated parameter."""
+    return d.kind, tuple(sorted((k, float(v)) for k, v in d.params.items()))
 
 
 def _estimate(kind: DrawKind, z: np.ndarray[Any, Any], stated: Mapping[str, float]) -> dict[str, Any] | None:

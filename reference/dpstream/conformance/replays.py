@@ -12,7 +12,7 @@ aim with (docs/conformance.md, "Transcript mode").
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,15 +27,32 @@ from dpstream.conformance.serve import WireError, WireNoise
 from dpstream.conformance.tape_mode import ANY_PARAMS, DrawIssue, TapeAnswerer
 from dpstream.errors import DPStreamInputError, StateError
 from dpstream.insecure import InsecureSeededNoise, TapeRecorder
-from dpstream.noise import ADDITIVE_KINDS, DrawKind, dispatch_add, validated_params
+from dpstream.noise import ADDITIVE_KINDS, DrawKind, NoiseSource, dispatch_add, validated_params
 from dpstream.tape import Draw, Tape, TapeError, params_equal, value_to_json
 
 if TYPE_CHECKING:
     pass
 
 
-__all__ = ["LENIENT", "Replay", "answered", "completed", "lenient_replay", "reference_features", "replay",
-           "seeded_tape"]
+__all__ = ["LENIENT", "Replay", "Run", "answered", "completed", "entry_run", "lenient_replay",
+           "reference_features", "replay", "seeded_tape"]
+
+
+Run = Callable[[NoiseSource, Sequence[Any]], list[Any]]
+"""The reference's releases on an input, drawing from the given source (raises DPStreamInputError or StateError
+where it refuses the input)."""
+
+
+def entry_run(e: Entry, params: Mapping[str, Any]) -> Run:
+    """The reference of ``e`` with ``params`` as a :data:`Run` (releases encoded as on the wire)."""
+    assert e.codec is not None
+    codec = e.codec
+
+    def run(source: NoiseSource, inputs: Sequence[Any]) -> list[Any]:
+        algorithm, valid = e.make(params, source), e.params.validate(params)
+        return [codec.encode_release(algorithm.step(codec.decode_input(x, valid))) for x in inputs]
+
+    return run
 
 
 @dataclass(frozen=True)
@@ -133,21 +150,16 @@ def answered(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], draws: 
         return {"value": value_to_json(kind, value)}
 
     try:
-        valid = e.params.validate(params)
-        algorithm = e.make(params, WireNoise(ask))
-        return [e.codec.encode_release(algorithm.step(e.codec.decode_input(x, valid))) for x in inputs], asked
+        return entry_run(e, params)(WireNoise(ask), inputs), asked
     except (DPStreamInputError, StateError, WireError, TapeError):
         return None, asked
 
 
 def seeded_tape(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], seed: int = 0) -> list[Draw] | None:
     """The draws of a seeded run of the reference on ``inputs`` (None if it refuses them)."""
-    assert e.codec is not None
     recorder = TapeRecorder(InsecureSeededNoise(seed))
     try:
-        algorithm, valid = e.make(params, recorder), e.params.validate(params)
-        for x in inputs:
-            algorithm.step(e.codec.decode_input(x, valid))
+        entry_run(e, params)(recorder, inputs)
     except (DPStreamInputError, StateError):
         return None
     return list(recorder.tape.draws)
