@@ -66,3 +66,58 @@ def test_a_group_no_law_test_flagged_is_left_alone() -> None:
     runs = _runs(DrawKind.LAPLACE, {"scale": 3.0}, data_rng(5).laplace(0.0, 1.0, N))
     out, found = effective_draws(runs, {"another site"})
     assert not found and out == runs
+
+
+def _selections(eps: float, stated: float, n: int, seed: int) -> list[list[Draw]]:
+    """n exponential-mechanism draws with epsilon ``eps`` (sensitivity 1) over three candidates whose scores vary
+    from draw to draw, reported with epsilon ``stated``; P(i) proportional to exp(eps u_i / 2) (003-def3.8)."""
+    gen = data_rng(seed)
+    runs = []
+    for _ in range(n):
+        scores = [float(x) for x in gen.integers(0, 6, 3)]
+        w = np.exp(eps * np.asarray(scores) / 2)
+        index = int(gen.choice(3, p=w / w.sum()))
+        runs.append([Draw("em t=1", DrawKind.EXPONENTIAL_MECHANISM,
+                          {"scores": scores, "epsilon": stated, "sensitivity": 1.0}, index)])
+    return runs
+
+
+def test_selection_indices_at_twice_the_stated_epsilon() -> None:
+    """The indices of selections made at eps 1.0 reported as 0.5: the maximum-likelihood epsilon is near 1.0 (its
+    standard error on 4000 draws over scores 0-5 is about 0.035; 10 % is about 3 of them: exceeded with probability
+    below 0.3 % over seeds, and the seed is fixed), and it replaces the stated one, each draw keeping its scores."""
+    runs, found = effective_draws(_selections(1.0, 0.5, N, 5), {"em t=1"})
+    assert len(found) == 1 and found[0].kind == "exponential_mechanism" and found[0].draws == N
+    assert found[0].stated == {"epsilon": 0.5, "sensitivity": 1.0}
+    assert found[0].estimated["epsilon"] == pytest.approx(1.0, rel=0.1)
+    assert all(r[0].params["epsilon"] == found[0].estimated["epsilon"] and len(r[0].params["scores"]) == 3
+               for r in runs)
+
+
+def test_selections_at_their_stated_epsilon_or_below_are_left_alone() -> None:
+    for eps in (0.5, 0.25):
+        runs = _selections(eps, 0.5, N, 6)
+        out, found = effective_draws(runs, {"em t=1"})
+        assert found == [] and out == runs
+
+
+def test_a_planted_selection_leak_reports_the_stated_epsilon_and_shows_twice_it() -> None:
+    """``em*2`` (dpstream.insecure.planted): the algorithm asks for epsilon 0.5 and the draw is made at 1.0; a
+    recorder around it reports 0.5 (as ``dpstream serve --plant em*2`` does), and the indices show about 1.0 (the
+    tolerance as in test_selection_indices_at_twice_the_stated_epsilon)."""
+    from dpstream.insecure import InsecureSeededNoise, TapeRecorder
+    from dpstream.insecure.planted import PlantedLeak, PlantedNoise
+
+    leak = PlantedLeak.parse("em*2")
+    assert leak.name == "em*2" and "multiplied by 2" in leak.describe()
+    gen = data_rng(7)
+    recorder = TapeRecorder(PlantedNoise(InsecureSeededNoise(8), leak))
+    for i in range(N):
+        recorder.draw(f"em t={i}", DrawKind.EXPONENTIAL_MECHANISM, scores=[float(x) for x in gen.integers(0, 6, 3)],
+                      epsilon=0.5, sensitivity=1.0)
+    draws = list(recorder.tape.draws)
+    assert all(d.params["epsilon"] == 0.5 for d in draws)
+    _, found = effective_draws([[d] for d in draws], {d.site for d in draws})
+    assert found and found[0].estimated["epsilon"] == pytest.approx(1.0, rel=0.1)
+    with pytest.raises(Exception, match="em"):
+        PlantedLeak.parse("em*1")

@@ -7,9 +7,10 @@ log-sum-exp, every sum from the last element to the first, averages as sum / k, 
 the error model (issue 27) such a program was a deviation over a score of 2.2e-16 against the reference's 0.0. Its
 `--mistake` flag plants a real mistake (`scale`: the measurement scale times 1.5; `score`: the first candidate's
 score off by 1; `release`: every released cell times 1 + 1e-6), which the kit must still convict; two more are
-privacy leaks (`leak-scale`: measurements at half scale; `leak-selection`: selections at twice their epsilon),
-which transcript mode must report with the loss the noise door composes. Deterministic
-(tape mode; the differential cases are seeded): no false-alarm probability. Skipped without node 18+.
+privacy leaks (`leak-scale`: measurements at half scale; `leak-selection`: selections at twice their epsilon, each
+1.5x the claim), which transcript mode must certify (its seeds fixed: a correct program is called a violation with
+probability at most the check's false-alarm share, 1e-3 over its tests), while the other mistakes are never a
+violation. Tape mode is deterministic (the differential cases are seeded). Skipped without node 18+.
 """
 
 from __future__ import annotations
@@ -75,14 +76,17 @@ def test_transcript_mode_passes_the_correct_program(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("mistake", "site"), [("leak-scale", "L16"), ("leak-selection", "L11")])
-def test_transcript_mode_composes_a_planted_leak_at_the_noise_door(tmp_path: Path, mistake: str, site: str) -> None:
-    """Measurements at half scale, or selections at twice their epsilon: the program's transcript says so, and the
-    pair the door composes carries it. At every share the program reports twice the reference's: a measurement
-    doubles its share 1 / b (003-alg2 L16), a selection its log-ratio grows (003-def3.8 at 2 eps). Never a
-    certified violation here: the statistical evidence is not there (docs/conformance.md, "Transcript mode")."""
+def test_transcript_mode_certifies_a_planted_budget_level_leak(tmp_path: Path, mistake: str, site: str) -> None:
+    """Measurements at half scale, or selections at twice their epsilon (each 1.5x the claim by the accountant's
+    composition): the program's transcript says so, the pair composed along its reported run (a measurement's share
+    1 / b doubled, 003-alg2 L16; a selection's log-ratio grown, 003-def3.8 at 2 eps) exceeds the claim, and the
+    pair's composed event certifies it from held-out runs of the program (the design's k = 1 setting, whose releases
+    show which query was measured; docs/conformance.md, "Transcript mode")."""
     done, outcome = _transcript(tmp_path, "--mistake", mistake)
-    assert done.returncode == 1, done.stdout[-3000:]
-    assert outcome["conformance"] == "deviation" and outcome["privacy"] != "violation"
+    assert done.returncode == 2, done.stdout[-3000:]
+    assert outcome["conformance"] == "deviation" and outcome["privacy"] == "violation"
+    assert "certified (black-box, aimed at the pair" in outcome["message"]
+    assert outcome["details"]["aimed_search"]["eps_lower_bound"] > 0.5
     door = outcome["details"]["door_loss"]
     assert door["implied"] > door["reached"]
     moved = [s for s in door["shares"] if site in s["site"]]
@@ -92,4 +96,15 @@ def test_transcript_mode_composes_a_planted_leak_at_the_noise_door(tmp_path: Pat
             assert share["implied"] == pytest.approx(2 * share["reached"])
         else:
             assert abs(share["implied"]) > abs(share["reached"])
-    assert "at the noise door" in outcome["message"]
+    composed = outcome["details"]["composed_loss"]
+    assert composed["implied"] > composed["claim"] > composed["reached"]
+    selections = composed["selections"]
+    assert selections["implied"] > 0 and (selections["implied"] > selections["reached"]) == (site == "L11")
+
+
+def test_transcript_mode_never_calls_more_noise_a_violation(tmp_path: Path) -> None:
+    """Measurements at 1.5 times their scale: a deviation (the reported scale is not the reference's), private, and
+    never a violation (the composed pairs compose less than the claim; no test is aimed)."""
+    done, outcome = _transcript(tmp_path, "--mistake", "scale")
+    assert done.returncode == 1, done.stdout[-3000:]
+    assert outcome["conformance"] == "deviation" and outcome["privacy"] != "violation"

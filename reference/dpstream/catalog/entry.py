@@ -124,6 +124,10 @@ class SearchDesign:
     events: Callable[[Mapping[str, Any], Sequence[Any]], tuple[Any, ...]]
     statistics: Callable[[Mapping[str, Any], int], Sequence[tuple[str, Mapping[str, float]]]] = \
         field(default=lambda p, T: ())
+    linear: str | None = None
+    """Where only some features are linear in the additive draws (multiplicative weights: the log of each step's
+    counts), the text their names contain: the composition of a pair's draws reads those alone
+    (:func:`dpstream.conformance.composed.influence`); None: every feature."""
 
 
 @dataclass(frozen=True)

@@ -22,13 +22,14 @@ import numpy as np
 from dpstream.catalog.adapters import OneShot
 from dpstream.catalog.cases import Case as FreshCase
 from dpstream.catalog.cases import CaseDraw, optional
-from dpstream.catalog.codecs import Codec, is_json_number
+from dpstream.catalog.codecs import Codec, Features, is_json_number
 from dpstream.catalog.codecs.tabular import (
     dataset_features,
     decode_dataset,
     decode_step,
     domain_of,
     encode_dataset,
+    log_step_features,
     queries_of,
 )
 from dpstream.catalog.designs import Event, contrasts, event_neighbours
@@ -391,10 +392,27 @@ STREAM_VALID: dict[str, Any] = {"domain": _domain_json((2, 3)), "queries": one_w
 OFFLINE_VALID: dict[str, Any] = {**STREAM_VALID, "sizes": [3]}
 
 
+def first_values(sizes: Sequence[int]) -> list[dict[str, list[int]]]:
+    """One 1-way marginal query per attribute, its first value: no query is another's complement."""
+    return [{"columns": [c], "values": [0]} for c in range(len(sizes))]
+
+
 def _sweep(offline: bool = False) -> tuple[dict[str, Any], ...]:
-    return tuple({"domain": _domain_json((2, 2)), "queries": one_way((2, 2)), "k": k, "epsilon": eps,
-                  "total": "public", "sizes": [2] if offline else [2, 2, 2], "A_Dataset": "mw"}
-                 for eps in (0.5, 2.0) for k in (1, 2))
+    """The statistical settings: one measurement per step (k = 1) on :func:`first_values`, two on every 1-way
+    query. With a public total a query and its complement score alike and their multiplicative-weights updates
+    coincide (measuring q at m releases what measuring 1 - q at n - m does), so a complement-closed workload hides
+    which of the two was measured, and with it about half of each measurement's loss: on ``one_way((2, 2))`` a
+    measurement at half its scale shows log((e^(2/b) + 1) / 2) < 2/b in the releases (docs/conformance.md,
+    "Transcript mode"). The k = 1 settings use queries whose updates the releases tell apart."""
+    return tuple({"domain": _domain_json((2, 2)), "queries": first_values((2, 2)) if k == 1 else one_way((2, 2)),
+                  "k": k, "epsilon": eps, "total": "public", "sizes": [n] if offline else [n] * 3, "A_Dataset": "mw"}
+                 for eps in (0.5, 2.0) for k in (1, 2) for n in (SELECTION_SIZE if k == 1 else 2,))
+
+
+SELECTION_SIZE = 20
+"""Records per step of the k = 1 settings: on the ``balanced`` input the selection then picks the query on the first
+attribute (its error 0 on f, 1 on f') at about 0.22 (0.08 with its epsilon doubled) against the one on the last
+(error n/2): where a selection spends most of its share, so that a selection that spends too much shows."""
 
 
 # ----------------------------------------------------------------------------------------- differential cases
@@ -472,22 +490,25 @@ def _net_sizes(p: P, T: int) -> list[int]:
     return [2] * T if sizes is None else [int(n) for n in sizes[:T]]
 
 
-def _cell(domain_sizes: Sequence[int], index: int) -> list[int]:
-    return [int(v) for v in np.unravel_index(index % math.prod(domain_sizes), tuple(domain_sizes))]
-
-
 def _record_families(p: P, T: int) -> dict[str, list[dict[str, list[Any]]]]:
-    """one-cell: every record in the first cell; spread: records through the cells in turn; churn: skewed records,
-    one present record removed at every step after the first (each step's net size is the public size)."""
+    """Every record's last attribute at its last value, so that a record of the first cell (0, ..., 0) lowers the
+    error of the queries on the last attribute's first value (under-counted against a uniform start) and raises or
+    keeps that of the queries on the first attribute's: balanced: the first attribute alternating 0 and 1 (its
+    queries' error about 0: the selection picks them rarely, and then spends most of its share); crossed: every
+    record at (0, ..., 0, last) (the queries on the first attribute over-counted: the selection moves both ways at
+    even odds). churn: skewed records, one present record removed at every step after the first (each step's net
+    size is the public size)."""
     attrs, net = list(p["domain"]["sizes"]), _net_sizes(p, T)
-    one = [{"added": [[0] * len(attrs)] * n, "removed": []} for n in net]
-    spread, start = [], 0
-    for n in net:
-        spread.append({"added": [_cell(attrs, start + i) for i in range(n)], "removed": []})
-        start += n
+    last = attrs[-1] - 1
+
+    def record(first: int) -> list[int]:
+        return [first] + [0] * (len(attrs) - 2) + [last] if len(attrs) > 1 else [first]
+
+    balanced = [{"added": [record(i % 2) for i in range(n)], "removed": []} for n in net]
+    crossed = [{"added": [record(0)] * n, "removed": []} for n in net]
     churn = records_stream(attrs, derived_seed(4, "tabular-search"), [(n + (t > 0), int(t > 0))
                                                                       for t, n in enumerate(net)])
-    return {"one-cell": one, "spread": spread, "churn": churn}
+    return {"balanced": balanced, "crossed": crossed, "churn": churn}
 
 
 def _step_events(step: Mapping[str, Any]) -> tuple[Event, ...]:
@@ -521,12 +542,19 @@ def _dataset_neighbours(p: P, f: list[Any]) -> list[tuple[str, list[Any]]]:
             for label, g in event_neighbours(batches, _record_insertions(p))]
 
 
-STREAM_DESIGN = SearchDesign(_record_families, _record_neighbours, lambda p, T: dataset_features(_domain(p), T),
+def _features(p: P, T: int) -> Features:
+    """Every cell count of every release, then each step's synthetic counts on the log scale (linear in a
+    multiplicative-weights measurement: the features the composition reads, ``SearchDesign.linear``)."""
+    cells, logs = dataset_features(_domain(p), T), log_step_features(_domain(p), T)
+    return Features(cells.names + logs.names, lambda r: [*cells.of(r), *logs.of(r)])
+
+
+STREAM_DESIGN = SearchDesign(_record_families, _record_neighbours, _features,
                              lambda p, f: tuple(_step_events(x) for x in f),
-                             lambda p, T: contrasts(dataset_features(_domain(p), T).names, ("g(",)))
-OFFLINE_DESIGN = SearchDesign(_dataset_families, _dataset_neighbours, lambda p, T: dataset_features(_domain(p), T),
+                             lambda p, T: contrasts(dataset_features(_domain(p), T).names, ("g(",)), linear=" log h(")
+OFFLINE_DESIGN = SearchDesign(_dataset_families, _dataset_neighbours, _features,
                               lambda p, f: tuple(tuple((*r, 1) for r in x) for x in f),
-                              lambda p, T: contrasts(dataset_features(_domain(p), T).names, ("g(",)))
+                              lambda p, T: contrasts(dataset_features(_domain(p), T).names, ("g(",)), linear=" log h(")
 STREAM_COST = 10
 """Search budget divisor of the streams: a 3-step run through ``dpstream serve`` takes 0.6-0.9 ms (the one-shot
 boxes 0.15-0.2 ms, cost 3), docs/conformance.md."""

@@ -216,8 +216,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--as-printed", action="store_true",
                         help="serve the printed variants where the default corrects the paper (NOT private)")
     parser.add_argument("--plant", metavar="LEAK", type=_leak, default=None,
-                        help="INSECURE: plant a mistake of known size into every run (scale/<c>, shared, noiseless, "
-                             "score+<d>), to measure the checks' power")
+                        help="INSECURE: plant a mistake of known size into every run (scale/<c>, em*<c>, shared, "
+                             "noiseless, score+<d>), to measure the checks' power")
     parser.add_argument("--perturb", metavar="SPEC", type=_perturbation, default=None,
                         help="run the reference under another correct floating-point evaluation order (the "
                              "perturbation self-test): 'all' (sums reversed, every exp/log off by 1 ulp, weights in "

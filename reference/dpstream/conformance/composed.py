@@ -88,6 +88,12 @@ class Influence:
     """The linear additive draws, with their values z0."""
     decisions: int
     """Additive draws left out because they decide a branch."""
+    rows: tuple[bool, ...] | None = None
+    """The features the influence reads (``SearchDesign.linear``; None: all); the others' rows of A are 0."""
+
+    def masked(self, shift: FloatArray) -> FloatArray:
+        """A feature shift restricted to the rows the influence reads."""
+        return shift if self.rows is None else np.where(np.asarray(self.rows), shift, 0.0)
 
     @property
     def identified(self) -> bool:
@@ -95,12 +101,14 @@ class Influence:
         return bool(self.draws) and int(np.linalg.matrix_rank(self.matrix)) == len(self.draws)
 
 
-def influence(draws: Sequence[Draw], f: Sequence[Any], features: Releases) -> Influence | None:
-    """The influence of each additive draw of a run on f (``draws``: its whole tape) on its features; None if the
-    reference cannot run on the draws."""
+def influence(draws: Sequence[Draw], f: Sequence[Any], features: Releases, rows: Sequence[bool] | None = None
+              ) -> Influence | None:
+    """The influence of each additive draw of a run on f (``draws``: its whole tape) on its features (``rows``: only
+    those features, the design's linear ones); None if the reference cannot run on the draws."""
     base = features(f, draws)
     if base is None:
         return None
+    inf = Influence(base, np.zeros((base.size, 0)), (), 0, None if rows is None else tuple(bool(r) for r in rows))
     columns: list[FloatArray] = []
     kept: list[Draw] = []
     decisions = 0
@@ -112,7 +120,7 @@ def influence(draws: Sequence[Draw], f: Sequence[Any], features: Releases) -> In
         if moved[0] is None or moved[1] is None:
             decisions += 1
             continue
-        up, down = (moved[0] - base) / h, (base - moved[1]) / h
+        up, down = inf.masked((moved[0] - base) / h), inf.masked((base - moved[1]) / h)
         size = max(float(np.max(np.abs(up))), float(np.max(np.abs(down))))
         if size <= 1e-12:
             continue  # moves no feature: not released
@@ -122,7 +130,7 @@ def influence(draws: Sequence[Draw], f: Sequence[Any], features: Releases) -> In
         columns.append(np.asarray((up + down) / 2, dtype=np.float64))
         kept.append(d)
     matrix = np.stack(columns, axis=1) if columns else np.zeros((base.size, 0))
-    return Influence(base, matrix, tuple(kept), decisions)
+    return replace(inf, matrix=matrix, draws=tuple(kept), decisions=decisions)
 
 
 def _moved(draws: Sequence[Draw], i: int, by: float) -> list[Draw]:
@@ -311,7 +319,7 @@ def branch_ratio(claim: PrivacyClaim, label: str, f: Sequence[Any], g: list[Any]
     moved = features(g, forced)
     if inf is None or moved is None or moved.shape != inf.base.shape:
         return None
-    linear = compose(claim, label, g, moved - inf.base, inf, reported, reference) if inf.draws else None
+    linear = compose(claim, label, g, inf.masked(moved - inf.base), inf, reported, reference) if inf.draws else None
     static = np.all(np.abs(inf.matrix) <= 1e-12, axis=1) if inf.draws else np.ones(inf.base.size, dtype=bool)
     for sign in (1.0, -1.0):  # and unmoved when every additive draw moves a little (non-linear ones included)
         nudged = features(f, _nudged(forced, sign))
@@ -340,7 +348,7 @@ def compose_pair(claim: PrivacyClaim, label: str, f: Sequence[Any], g: list[Any]
     moved = features(g, draws)
     if moved is None or moved.shape != inf.base.shape:
         return None
-    linear = compose(claim, label, g, moved - inf.base, inf, reported, reference)
+    linear = compose(claim, label, g, inf.masked(moved - inf.base), inf, reported, reference)
     if linear is None:
         return None
     delta = [0.0] * len(inf.draws)
@@ -373,18 +381,23 @@ class Composed:
     """The decisions the pair moves, the releases before them held equal (:func:`decisions_moved`)."""
     branch: BranchRatio | None = None
     """The ratio on the branch of its largest decision where that decision's loss is exact (:func:`branch_ratio`)."""
+    selections: tuple[float, float] = (0.0, 0.0)
+    """The log-ratio of the selections the run took (exponential mechanisms), with the reference's parameters and
+    with the program's, composed at the noise door with every value held
+    (:meth:`dpstream.conformance.held_equal.HeldEqual.selections`): the statistic reads the measurements on that
+    path; where the releases tell the path's selections from the others', its events carry their ratio too."""
 
     @property
     def reached(self) -> float:
         """The loss the pair reaches through its additive draws with the reference's parameters."""
         return (sum(m.loss(self.measure, m.reference) for m in self.moves)
-                + sum(d.loss(self.measure, d.reference) for d in self.decisions))
+                + sum(d.loss(self.measure, d.reference) for d in self.decisions) + self.selections[0])
 
     @property
     def implied(self) -> float:
         """The loss the program's reported parameters imply on the pair."""
         return (sum(m.loss(self.measure, m.reported) for m in self.moves)
-                + sum(d.loss(self.measure, d.reported) for d in self.decisions))
+                + sum(d.loss(self.measure, d.reported) for d in self.decisions) + self.selections[1])
 
     @property
     def exceeds(self) -> bool:
@@ -404,6 +417,7 @@ class Composed:
     def describe(self) -> str:
         symbol = "rho" if self.measure is Measure.ZCDP else "eps"
         decided = f" and {len(self.decisions)} decision(s)" if self.decisions else ""
+        decided += f" and its selections ({self.selections[1]:.4g})" if self.selections[1] else ""
         return (f"on the pair {self.label!r} the program's reported draws compose to {symbol} = "
                 f"{self.implied:.4g} over {len(self.moves)} draw(s){decided} (claim {self.claim:.4g}; the reference's "
                 f"draws reach {self.reached:.4g} there, {self.reached / self.claim:.0%} of the claim)")
@@ -413,7 +427,8 @@ class Composed:
                 "claim": self.claim, "reached": round(self.reached, 6), "implied": _finite(self.implied),
                 "reached_share": round(self.reached / self.claim, 4), "residual": round(self.residual, 4),
                 "identified": self.ratio is not None, "moves": [m.to_json() for m in self.moves[:20]],
-                "decisions": [d.to_json() for d in self.decisions[:20]], "branch": self.branch is not None}
+                "decisions": [d.to_json() for d in self.decisions[:20]], "branch": self.branch is not None,
+                "selections": {"reached": _finite(self.selections[0]), "implied": _finite(self.selections[1])}}
 
 
 @dataclass(frozen=True)

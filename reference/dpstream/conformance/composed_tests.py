@@ -11,9 +11,10 @@ transcript implies more than the claim; the statistical mode at thorough beside 
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -25,9 +26,10 @@ from dpstream.audit.sampler import run_trials, trial_executor
 from dpstream.audit.search import SearchBudget, SearchResult, SearchSpace, Setting, detectable_excess, search
 from dpstream.audit.stats import eps_lower_bound
 from dpstream.catalog import Entry
-from dpstream.claims import Measure
+from dpstream.claims import Measure, PrivacyClaim
 from dpstream.conformance.composed import Composed, compose_pair, influence
-from dpstream.conformance.replays import completed, reference_features, seeded_tape
+from dpstream.conformance.held_equal import DoorRun, door_run, held_equal
+from dpstream.conformance.replays import Run, completed, entry_run, reference_features, seeded_tape
 from dpstream.conformance.statistical import (
     ProtocolSampler,
     StatisticalPlan,
@@ -41,8 +43,8 @@ if TYPE_CHECKING:
     from dpstream.conformance.runner import ConformConfig
 
 __all__ = ["AIMED_BUDGET", "AIMED_FLOOR", "COMPOSED_HOLDOUT", "COMPOSED_PAIRS", "COMPOSED_SECONDS", "EVENT_PROBE",
-           "EventTest", "aimed_budget", "composed_budget", "composed_pairs", "composed_search", "earliest",
-           "event_test", "own_speed", "reference_pairs"]
+           "SELECTION_PATHS", "EventTest", "aimed_budget", "composed_budget", "composed_pairs", "composed_search",
+           "earliest", "event_test", "own_speed", "reference_pairs"]
 
 
 AIMED_BUDGET = {Profile.QUICK: SearchBudget(fit=1000, select=1000, holdout=20_000, carried=4, tail=4),
@@ -54,34 +56,92 @@ divided by c (floors :data:`AIMED_FLOOR`), as the statistical mode does."""
 AIMED_FLOOR = SearchBudget(fit=300, select=300, holdout=4000, carried=4, tail=4)
 
 
+SELECTION_PATHS = 8
+"""Paths along which a pair is composed where the run selects (exponential mechanisms): the reported run, then the
+same run with one selection's index changed to another candidate, earliest selection first, at most this many in
+all; a pair keeps the path of its largest implied loss. A selection's log-ratio differs from index to index: the
+candidate a run rarely takes may be where the selection spends most of its share, and a run's own index seldom
+is (the path is where the test aims; its certificate still comes from held-out runs)."""
+
+
 def composed_pairs(plan: StatisticalPlan, si: int, reported: Sequence[Draw]) -> list[Composed]:
     """The design's pairs of setting ``si`` with their composed loss (:mod:`dpstream.conformance.composed`), the
     largest implied loss first. The influences are taken at the program's reported draws on the setting's first
-    input (its decisions), or at a seeded run of the reference where the reference cannot run on them."""
+    input (its decisions), or at a seeded run of the reference where the reference cannot run on them; where that
+    run selects, along the paths of :data:`SELECTION_PATHS` too, each pair keeping its largest."""
     e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
     assert e.codec is not None
     f = next(iter(space.families.values()))(horizon_of(e, params))
+    best: dict[str, Composed] = {}
+    for run in _selection_paths(reported):
+        for c in _composed_along(plan, si, f, run):
+            kept = best.get(c.label)
+            if kept is None or c.implied > kept.implied:
+                best[c.label] = c
+    return sorted(best.values(), key=lambda c: (-round(c.implied / c.claim, 6), earliest(c), -c.event_probability))
+
+
+def _selection_paths(reported: Sequence[Draw]) -> list[list[Draw]]:
+    """The reported run, then that run with one selection's index changed (:data:`SELECTION_PATHS`)."""
+    paths = [list(reported)]
+    for i, d in enumerate(reported):
+        if d.kind is not DrawKind.EXPONENTIAL_MECHANISM:
+            continue
+        for j in range(len(d.params.get("scores", ()))):
+            if len(paths) >= SELECTION_PATHS:
+                return paths
+            if j != int(d.value):
+                paths.append([*reported[:i], Draw(d.site, d.kind, d.params, j), *reported[i + 1:]])
+    return paths
+
+
+def _composed_along(plan: StatisticalPlan, si: int, f: Sequence[Any], reported: Sequence[Draw]) -> list[Composed]:
+    """:func:`composed_pairs` along one reported run."""
+    e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
     features = reference_features(e, params)
+    rows = _linear_rows(e, params, horizon_of(e, params))
     tape = list(reported)
-    inf = influence(tape, f, features)
+    inf = influence(tape, f, features, rows)
     if inf is None or not inf.draws:
         seeded = seeded_tape(e, params, f)
         if seeded is None:
             return []
         tape = seeded
-        inf = influence(tape, f, features)
+        inf = influence(tape, f, features, rows)
     if inf is None:
         return []
     reference = _reference_params(e, params, f, tape)
     by_site = {d.site: d for d in reported}
+    run = entry_run(e, params)
+    base = door_run(run, f, tape) if any(d.kind is DrawKind.EXPONENTIAL_MECHANISM for d in tape) else None
     out = []
     thresholds: dict[int, float | None] = {}  # the decisions' thresholds on f, shared by the pairs
-    for label, g in space.neighbours(f):
+    for label, g in space.neighbours(list(f)):
         c = compose_pair(e.claim(params), label, f, g, tape, inf, features, by_site, reference,
                          partial(completed, e, params), thresholds)
         if c is not None:
-            out.append(c)
-    return sorted(out, key=lambda c: (-round(c.implied / c.claim, 6), earliest(c), -c.event_probability))
+            out.append(_with_selections(c, e.claim(params), run, base, by_site))
+    return out
+
+
+def _linear_rows(e: Entry, params: Mapping[str, Any], T: int) -> list[bool] | None:
+    """The features the composition reads (``SearchDesign.linear``), or None for all."""
+    design = e.statistical.design if e.statistical is not None else None
+    if design is None or design.linear is None:
+        return None
+    return [design.linear in name for name in design.features(e.params.validate(params), T).names]
+
+
+def _with_selections(c: Composed, claim: PrivacyClaim, run: Run, base: DoorRun | None,
+                     reported: Mapping[str, Draw]) -> Composed:
+    """The pair's composition with the log-ratio of the selections its run took (held equal at the noise door along
+    ``base``, None where the run selects nothing; unchanged where the pair cannot be held)."""
+    if base is None:
+        return c
+    h = held_equal(run, claim, c.label, base, c.g, reported)
+    if h.diverged is not None:
+        return c
+    return replace(c, selections=(h.selections(False), h.selections(True)))
 
 
 def earliest(c: Composed) -> int:
@@ -144,17 +204,24 @@ def composed_search(config: ConformConfig, plan: StatisticalPlan, si: int, chose
     sampler = ProtocolSampler(config.command, e.anchor, params, timeout=config.timeout, bulk=bulk)
     setting = Setting(setting_label(params), sampler, e.claim(params), T, aimed)
     with trial_executor(config.jobs, config.scheduler) as executor:
-        own = own_speed(sampler, f, seed, executor)
+        own = own_speed(sampler, f, seed, executor, config.jobs)
         return search([setting], aimed, composed_budget(profile, e, max(speed, own), 1 + len(pairs)), level=level,
                       seed=seed, target_excess=profile_spec(profile).target_excess, executor=executor)
 
 
-def own_speed(sampler: ProtocolSampler, f: Sequence[Any], seed: int, executor: Any) -> float:
-    """Runs per second of the program in own mode (:data:`EVENT_PROBE` runs on f; its transcript runs, which also
-    report every draw, are slower): what the composed tests plan their held-out runs with."""
+def own_speed(sampler: ProtocolSampler, f: Sequence[Any], seed: int, executor: Any, workers: int = 1) -> float:
+    """Runs per second of the program in own mode on ``workers`` workers (its transcript runs, which also report
+    every draw, are slower): what the composed tests plan their held-out runs with. One chunk of
+    :data:`EVENT_PROBE_WARM` runs per worker starts the workers and their programs, then one of :data:`EVENT_PROBE`
+    per worker is timed (the held-out runs fill every worker; a single probe chunk would time one)."""
+    probe = copy.copy(sampler)
+    parallel = max(1, workers) if executor is not None else 1
+    probe.chunk = EVENT_PROBE_WARM
+    run_trials(probe, f, EVENT_PROBE_WARM * parallel, derived_seed(seed, "warm"), executor)
+    probe.chunk = EVENT_PROBE
     began = time.perf_counter()
-    run_trials(sampler, f, EVENT_PROBE, derived_seed(seed, "probe"), executor)
-    return EVENT_PROBE / max(time.perf_counter() - began, 1e-6)
+    run_trials(probe, f, EVENT_PROBE * parallel, derived_seed(seed, "probe"), executor)
+    return EVENT_PROBE * parallel / max(time.perf_counter() - began, 1e-6)
 
 
 @dataclass(frozen=True)
@@ -211,7 +278,7 @@ def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Comp
         sides = [(True, -extreme), (False, extreme)]
     sampler = ProtocolSampler(config.command, e.anchor, params, timeout=config.timeout, bulk=bulk)
     with trial_executor(config.jobs, config.scheduler) as executor:
-        own = own_speed(sampler, f, seed, executor)
+        own = own_speed(sampler, f, seed, executor, config.jobs)
         n = composed_budget(profile, e, max(speed, own), 2, seconds).holdout
         on_f = statistic(run_trials(sampler, f, n, derived_seed(seed, "f"), executor))
         on_g = statistic(run_trials(sampler, pair.g, n, derived_seed(seed, "g"), executor))
@@ -241,7 +308,9 @@ COMPOSED_SECONDS = {Profile.QUICK: 45.0, Profile.THOROUGH: 240.0}
 
 
 EVENT_PROBE = 1000
-"""Own-mode runs that time the program before the composed event's held-out runs are planned."""
+"""Own-mode runs per worker that time the program before the composed event's held-out runs are planned."""
+EVENT_PROBE_WARM = 200
+"""Own-mode runs per worker that start the workers and their programs before :data:`EVENT_PROBE` is timed."""
 
 
 COMPOSED_PAIRS = 1

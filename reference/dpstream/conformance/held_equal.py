@@ -175,11 +175,18 @@ class HeldEqual:
         """The composed loss with the program's parameters (``reported``) or the reference's."""
         if self.diverged is not None:
             return math.nan
-        losses = [s.loss(self.claim.measure, s.reported if reported else s.reference) for s in self.shares]
-        if self.claim.measure is Measure.ZCDP:
-            return sum(losses)
-        selected = sum(x for s, x in zip(self.shares, losses, strict=True) if s.index is not None)
-        return sum(x for s, x in zip(self.shares, losses, strict=True) if s.index is None) + abs(selected)
+        losses = [s.loss(self.claim.measure, s.reported if reported else s.reference) for s in self.shares
+                  if s.index is None]
+        return sum(losses) + self.selections(reported)
+
+    def selections(self, reported: bool) -> float:
+        """The selections' part of :meth:`loss`: |the sum of the path's log-ratios| (pure DP) or the sum of their
+        shares (zCDP)."""
+        if self.diverged is not None:
+            return math.nan
+        losses = [s.loss(self.claim.measure, s.reported if reported else s.reference) for s in self.shares
+                  if s.index is not None]
+        return sum(losses) if self.claim.measure is Measure.ZCDP else abs(sum(losses))
 
     @property
     def reached(self) -> float:

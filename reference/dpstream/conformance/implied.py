@@ -35,7 +35,7 @@ import numpy as np
 
 from dpstream.claims import Measure, PrivacyClaim
 from dpstream.conformance.tape_mode import DrawIssue
-from dpstream.noise import DrawKind
+from dpstream.noise import DrawKind, em_log_weights
 from dpstream.tape import Draw
 
 __all__ = ["EffectiveScale", "ImpliedLoss", "SiteRatio", "effective_draws", "implied_loss", "json_number",
@@ -173,9 +173,9 @@ def json_number(x: float) -> float | str:
 
 @dataclass(frozen=True)
 class EffectiveScale:
-    """A group of reported additive draws (one kind and one stated parameter) whose values do not follow the stated
-    law and are less spread than it says: the parameter their values show, which transcript mode takes as the
-    program's (:func:`effective_draws`)."""
+    """A group of reported draws (one kind and one stated parameter) whose values do not follow the stated law and
+    are less spread than it says (an exponential mechanism's indices: more concentrated on the high scores): the
+    parameter their values show, which transcript mode takes as the program's (:func:`effective_draws`)."""
 
     kind: str
     stated: Mapping[str, Any]
@@ -195,6 +195,10 @@ SPREAD_ERRORS = 3.0
 """An estimated scale (variance) counts only where it is below the stated one by this many standard errors."""
 
 
+ESTIMATED = (DrawKind.LAPLACE, DrawKind.DISCRETE_LAPLACE, DrawKind.DISCRETE_GAUSSIAN, DrawKind.EXPONENTIAL_MECHANISM)
+"""The kinds whose parameter :func:`effective_draws` reads from the values (the others are kept as reported)."""
+
+
 def effective_draws(runs: Sequence[Sequence[Draw]], flagged: Iterable[str]
                     ) -> tuple[list[list[Draw]], list[EffectiveScale]]:
     """``runs`` with the parameters of each group of additive draws (a kind and one stated parameter) that contains
@@ -202,34 +206,81 @@ def effective_draws(runs: Sequence[Sequence[Draw]], flagged: Iterable[str]
     stated ones by :data:`SPREAD_ERRORS` standard errors (the values less noisy than reported: a sampler that
     divides its scale, a variance mistaken for a standard deviation). Maximum likelihood with location 0: Laplace
     scale = mean |z|; discrete Laplace: the t with E|z| = 2q / (1 - q^2), q = e^(-1/t); discrete Gaussian
-    sigma^2 = mean z^2. The values are still the program's; only the parameters it stated are corrected, so the
+    sigma^2 = mean z^2; an exponential mechanism (one stated epsilon and sensitivity, each draw its own scores): the
+    epsilon that maximises the likelihood of the indices, where above the stated one (:func:`_selection_estimate`).
+    The values are still the program's; only the parameters it stated are corrected, so the
     implied loss and the composed pairs are those of the noise it used. Never a certificate."""
     flagged = set(flagged)
-    groups: dict[tuple[DrawKind, tuple[tuple[str, float], ...]], list[Draw]] = {}
+    groups: dict[tuple[DrawKind, tuple[tuple[str, float], ...]], list[Draw]] = {}  # an exponential mechanism's
+    # group: one stated epsilon and sensitivity (its scores are the draw's own)
     for draws in runs:
         for d in draws:
-            if d.kind in (DrawKind.LAPLACE, DrawKind.DISCRETE_LAPLACE, DrawKind.DISCRETE_GAUSSIAN):
+            if d.kind in ESTIMATED:
                 groups.setdefault(_key(d), []).append(d)
     replaced: dict[tuple[DrawKind, tuple[tuple[str, float], ...]], dict[str, Any]] = {}
     found: list[EffectiveScale] = []
     for (kind, stated), draws in groups.items():
         if not flagged & {d.site for d in draws}:
             continue
-        z = np.asarray([float(d.value) for d in draws], dtype=np.float64)
-        estimate = _estimate(kind, z, dict(stated))
+        if kind is DrawKind.EXPONENTIAL_MECHANISM:
+            estimate = _selection_estimate(draws, dict(stated))
+        else:
+            estimate = _estimate(kind, np.asarray([float(d.value) for d in draws], dtype=np.float64), dict(stated))
         if estimate is not None:
             replaced[(kind, stated)] = estimate
-            found.append(EffectiveScale(kind.value, dict(stated), estimate, int(z.size)))
+            found.append(EffectiveScale(kind.value, dict(stated), estimate, len(draws)))
     if not replaced:
         return [list(r) for r in runs], []
-    out = [[Draw(d.site, d.kind, {**d.params, **replaced[key]}, d.value) if (key := _key(d)) in replaced else d
+    out = [[Draw(d.site, d.kind, {**d.params, **replaced[key]}, d.value)
+             if d.kind in ESTIMATED and (key := _key(d)) in replaced else d
             for d in draws] for draws in runs]
     return out, found
 
 
 def _key(d: Draw) -> tuple[DrawKind, tuple[tuple[str, float], ...]]:
-    """A group of additive draws: one kind, one stated parameter."""
-    return d.kind, tuple(sorted((k, float(v)) for k, v in d.params.items()))
+    """A group of draws: one kind, one stated parameter (an exponential mechanism's scores left out)."""
+    return d.kind, tuple(sorted((k, float(v)) for k, v in d.params.items() if k != "scores"))
+
+
+SELECTION_CAP = 64.0
+"""The largest multiple of the stated epsilon :func:`_selection_estimate` reads from the indices."""
+
+
+def _selection_estimate(draws: Sequence[Draw], stated: Mapping[str, float]) -> dict[str, Any] | None:
+    """The epsilon the indices show (maximum likelihood: P(i) proportional to exp(eps u_i / (2 Delta)) with each draw's
+    scores u), if above the stated one by :data:`SPREAD_ERRORS` standard errors (Fisher information: the sum of the
+    variances of u / (2 Delta) under the estimate)."""
+    if len(draws) < 30:
+        return None
+    per_unit = [em_log_weights({**d.params, "epsilon": 1.0}) for d in draws]
+    taken = [float(u[int(d.value)]) for u, d in zip(per_unit, draws, strict=True)]
+
+    def moments(eps: float) -> tuple[float, float]:
+        """The log-likelihood's derivative and the Fisher information at eps."""
+        slope = info = 0.0
+        for u, t in zip(per_unit, taken, strict=True):
+            w = eps * u
+            p = np.exp(w - float(np.max(w)))
+            p /= float(np.sum(p))
+            mean = float(p @ u)
+            slope += t - mean
+            info += float(p @ (u - mean) ** 2)
+        return slope, info
+
+    e0 = float(stated["epsilon"])
+    lo, hi = 0.0, SELECTION_CAP * e0
+    if moments(hi)[0] > 0:
+        lo = hi
+    for _ in range(60):
+        if hi - lo <= 1e-9 * hi:
+            break
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if moments(mid)[0] > 0 else (lo, mid)
+    estimate = (lo + hi) / 2
+    info = moments(estimate)[1]
+    if info <= 0:
+        return None
+    return {"epsilon": estimate} if estimate > e0 + SPREAD_ERRORS / math.sqrt(info) else None
 
 
 def _estimate(kind: DrawKind, z: np.ndarray[Any, Any], stated: Mapping[str, float]) -> dict[str, Any] | None:

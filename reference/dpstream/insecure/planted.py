@@ -13,7 +13,9 @@ them wrong:
 * ``noiseless``: the first additive draw of the run adds no noise (one count released exactly);
 * ``score+d``: every exponential-mechanism draw sees its first candidate's score off by d (a score computed one step
   off: a known-answer or differential check must convict it; the mechanism's law changes by a factor up to
-  exp(eps d / (2 Delta)) on that candidate).
+  exp(eps d / (2 Delta)) on that candidate);
+* ``em*c``: every exponential-mechanism draw with its epsilon multiplied by c (a selection that spends c times its
+  share: its log-ratio grows up to c-fold; with ``scale/c`` the two halves of a select-measure-fit round).
 
 ``shared`` and ``noiseless`` count only the draws whose site matches ``sites`` (a regular expression; empty: every
 additive draw), so that the leak lands on a count that is released (an entry's catalog names it:
@@ -44,17 +46,18 @@ class PlantedLeak:
     ``scale`` or the shift of ``score``."""
 
     kind: str
+    """``scale``, ``shared``, ``noiseless``, ``score`` or ``em``."""
     factor: float = 1.0
     sites: str = ""
     """Only additive draws at sites matching this regular expression count as first and second (empty: all)."""
 
     def __post_init__(self) -> None:
-        if self.kind not in ("scale", "shared", "noiseless", "score"):
-            raise DPStreamInputError("leak", "must be scale/<c>, shared, noiseless or score+<d>", self.kind)
+        if self.kind not in ("scale", "shared", "noiseless", "score", "em"):
+            raise DPStreamInputError("leak", "must be scale/<c>, em*<c>, shared, noiseless or score+<d>", self.kind)
         if self.kind == "score" and not (math.isfinite(self.factor) and self.factor != 0.0):
             raise DPStreamInputError("leak", "a score shift d must be a finite number other than 0", self.factor)
-        if self.kind == "scale" and not (math.isfinite(self.factor) and self.factor > 1.0):
-            raise DPStreamInputError("leak", "a scale divisor c must be a finite number > 1", self.factor)
+        if self.kind in ("scale", "em") and not (math.isfinite(self.factor) and self.factor > 1.0):
+            raise DPStreamInputError("leak", f"the factor c of {self.kind} must be a finite number > 1", self.factor)
         try:
             re.compile(self.sites)
         except re.error as exc:
@@ -65,6 +68,8 @@ class PlantedLeak:
     def name(self) -> str:
         if self.kind == "score":
             return f"score+{self.factor:g}"
+        if self.kind == "em":
+            return f"em*{self.factor:g}"
         return f"scale/{self.factor:g}" if self.kind == "scale" else self.kind
 
     def at(self, sites: str | None) -> PlantedLeak:
@@ -78,6 +83,11 @@ class PlantedLeak:
         text, _, sites = text.partition(":")
         if text in ("shared", "noiseless"):
             return cls(text, 1.0, sites)
+        if text.startswith("em*"):
+            try:
+                return cls("em", float(text[len("em*"):]), sites)
+            except ValueError:
+                raise DPStreamInputError("leak", "em*<c> needs a number c > 1", text) from None
         if text.startswith("score+"):
             try:
                 return cls("score", float(text[len("score+"):]), sites)
@@ -85,7 +95,7 @@ class PlantedLeak:
                 raise DPStreamInputError("leak", "score+<d> needs a number d", text) from None
         head, _, divisor = text.partition("/")
         if head != "scale" or not divisor:
-            raise DPStreamInputError("leak", "must be scale/<c>, shared or noiseless", text)
+            raise DPStreamInputError("leak", "must be scale/<c>, em*<c>, shared, noiseless or score+<d>", text)
         try:
             factor = float(divisor)
         except ValueError:
@@ -99,6 +109,8 @@ class PlantedLeak:
             return "one draw shared by two sites (the second additive draw reuses the first's noise)"
         if self.kind == "score":
             return f"every exponential mechanism's first score off by {self.factor:g}"
+        if self.kind == "em":
+            return f"every exponential mechanism's epsilon multiplied by {self.factor:g}"
         return "one count left without noise (the first additive draw)"
 
 
@@ -130,6 +142,8 @@ class PlantedNoise(BaseNoiseSource):
                 not self.leak.sites or re.search(self.leak.sites, site) is not None):
             scores = [float(v) for v in params["scores"]]
             params = {**params, "scores": [scores[0] + self.leak.factor, *scores[1:]]}
+        if self.leak.kind == "em" and kind is DrawKind.EXPONENTIAL_MECHANISM:
+            params = {**params, "epsilon": float(params["epsilon"]) * self.leak.factor}
         return dispatch(self.inner, site, kind, params)
 
     def _add(self, site: str, kind: DrawKind, params: Params, value: Any) -> tuple[Any, Any]:

@@ -9,7 +9,8 @@
 * a release: the synthetic dataset g_t as its cell counts, a flat JSON array of |X| numbers in row-major order
   over X (the last attribute varies fastest).
 
-Features for the statistical checks: :func:`dataset_features` (every cell count of every release).
+Features for the statistical checks: :func:`dataset_features` (every cell count of every release) and
+:func:`log_step_features` (each step's synthetic counts on the log scale, where multiplicative weights are linear).
 
 Decoding checks the JSON shapes and raises :class:`~dpstream.errors.DPStreamInputError`; the values (codes
 inside the domain, removals of present records, valid queries) are checked by the constructors and the boxes.
@@ -21,6 +22,8 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from dpstream.catalog.codecs import Features, integer_list
 from dpstream.errors import DPStreamInputError
 from dpstream.tabular.datasets import SyntheticDataset, explicit_counts
@@ -28,8 +31,16 @@ from dpstream.tabular.domain import Domain, IntArray, validate_records
 from dpstream.tabular.queries import MarginalQuery, Query, Workload
 from dpstream.tabular.stream import StreamStep
 
-__all__ = ["RELEASE_LIMIT", "dataset_features", "decode_dataset", "decode_step", "domain_of", "encode_dataset",
-           "queries_of"]
+__all__ = [
+    "RELEASE_LIMIT",
+    "dataset_features",
+    "decode_dataset",
+    "decode_step",
+    "domain_of",
+    "encode_dataset",
+    "log_step_features",
+    "queries_of",
+]
 
 RELEASE_LIMIT = 1 << 16
 """The largest |X| served over the protocol: a release lists every cell."""
@@ -103,5 +114,28 @@ def dataset_features(domain: Domain, T: int) -> Features:
                 raise ValueError(f"a release lists the {len(cells)} cell counts of X")
             out += [float(v) for v in release]
         return out
+
+    return Features(names, of)
+
+
+LOG_FLOOR = 1e-300
+"""|h| below this is read as this (the log of a cell multiplicative weights never empties stays finite)."""
+
+
+def log_step_features(domain: Domain, T: int) -> Features:
+    """Features of a run of T steps on the log scale: for every step t, log |h_t(x)| minus its mean over X, where
+    h_t = g_t - g_{t-1} (g_0 = 0) is what step t adds to the release (|X| T numbers). Multiplicative weights fits
+    h(x) proportional to h_0(x) exp(sum_i eta q_i(x) (m_i - q_i(h_{i-1}))): after one measurement these features are
+    exactly linear in the measured value m, which the cell counts (a normalised exponential of it) are not; a fixed
+    function of the releases either way (any function will do for privacy)."""
+    cells = dataset_features(domain, T)
+    width = domain.size
+    names = tuple(n.replace(" g(", " log h(") for n in cells.names)
+
+    def of(releases: Sequence[Any]) -> list[float]:
+        g = np.asarray(cells.of(releases), dtype=np.float64).reshape(len(releases), width)
+        h = np.diff(g, axis=0, prepend=np.zeros((1, width)))
+        logs = np.log(np.maximum(np.abs(h), LOG_FLOOR))
+        return [float(x) for x in (logs - logs.mean(axis=1, keepdims=True)).ravel()]
 
     return Features(names, of)
