@@ -60,13 +60,6 @@ class Stopped:
     left: list[int] = field(default_factory=list)
 
 
-SIGNALLED = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-"""The environment of the processes these tests signal: a handled signal that lands while Python writes a module's
-bytecode cuts the write short, and CPython then installs the truncated .pyc (every later import of that module, in
-every process of the checkout, fails with "EOFError: marshal data too short"). A signalled group (its worker
-processes and served programs still importing) writes no bytecode; it reads what the other tests wrote."""
-
-
 def _reader(stream: object, lines: list[str], seen: threading.Event, ready: str) -> None:
     for raw in stream:  # type: ignore[attr-defined]
         line = raw.decode("utf-8", "replace")
@@ -80,7 +73,7 @@ def interrupt(argv: list[str], *, ready: str = "", members: int = 0, delay: floa
     """Run ``dpstream ARGV``; once ``ready`` appeared on stderr (and the group has ``members`` processes), wait
     ``delay`` s, signal the group, and collect what happened."""
     process = subprocess.Popen([*DPSTREAM, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               start_new_session=True, cwd=cwd, env={**SIGNALLED, "CI": "1", **(env or {})})
+                               start_new_session=True, cwd=cwd, env={**os.environ, "CI": "1", **(env or {})})
     out: list[str] = []
     err: list[str] = []
     seen = threading.Event()
@@ -168,7 +161,7 @@ def test_conform_kills_the_program_and_writes_a_partial_report(tmp_path: Path) -
 @pytest.mark.slow
 def test_serve_waiting_for_input() -> None:
     process = subprocess.Popen([*DPSTREAM, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, start_new_session=True, env=SIGNALLED)
+                               stderr=subprocess.PIPE, start_new_session=True)
     assert process.stdin is not None and process.stdout is not None
     process.stdin.write(b'{"op":"hello"}\n')
     process.stdin.flush()
