@@ -32,7 +32,11 @@ def _limited() -> None:
 
 
 def run_limited(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CI": "1", "OPENBLAS_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
+    """``dpstream ARGS`` under the file-size limit, writing no bytecode: a child that is the first to import a module
+    (``make test`` installs with ``--no-compile``) would write its .pyc under the limit too, CPython installs the
+    short write (seen: scipy.stats' _bws_test and _page_trend_test cut at 6000 bytes in a clean clone's venv), and
+    every later import of it fails with "EOFError: marshal data too short"."""
+    env = {**os.environ, "CI": "1", "OPENBLAS_NUM_THREADS": "1", "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1"}
     return subprocess.run([*DPSTREAM, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300,
                           preexec_fn=_limited)
 
