@@ -75,7 +75,8 @@ def test_transcript_mode_passes_the_correct_program(tmp_path: Path) -> None:
     assert outcome["verdict"] == "pass" and "door_loss" not in outcome["details"]
 
 
-@pytest.mark.parametrize(("mistake", "site"), [("leak-scale", "L16"), ("leak-selection", "L11")])
+@pytest.mark.parametrize(("mistake", "site"), [pytest.param("leak-scale", "L16", marks=pytest.mark.slow),
+                                              ("leak-selection", "L11")])
 def test_transcript_mode_certifies_a_planted_budget_level_leak(tmp_path: Path, mistake: str, site: str) -> None:
     """Measurements at half scale, or selections at twice their epsilon (each 1.5x the claim by the accountant's
     composition): the program's transcript says so, the pair composed along its reported run (a measurement's share
