@@ -25,8 +25,9 @@ from typing import Any
 from dpstream.audit.registry import Profile
 from dpstream.catalog import entries
 from dpstream.conformance.composed_tests import composed_pairs
+from dpstream.conformance.entry_sampler import Run, entry_run
 from dpstream.conformance.held_equal import door_pairs
-from dpstream.conformance.replays import Run, entry_run, seeded_tape
+from dpstream.conformance.replays import seeded_tape
 from dpstream.conformance.statistical import StatisticalPlan, horizon_of, plan_for
 from dpstream.insecure.planted import PlantedLeak, PlantedNoise
 from dpstream.noise import NoiseSource

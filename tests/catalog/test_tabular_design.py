@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from dpstream.audit.registry import Profile
-from dpstream.conformance.entry_sampler import featurise
+from dpstream.conformance.entry_sampler import entry_run, featurise
 from dpstream.conformance.held_equal import DoorDraw, _Door, door_run
-from dpstream.conformance.replays import entry_run, seeded_tape
+from dpstream.conformance.replays import seeded_tape
 from dpstream.conformance.statistical import StatisticalPlan, horizon_of, plan_for
 
 

@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 from dpstream.audit.registry import Profile
 from dpstream.catalog import entries
 from dpstream.claims import Measure, Neighbour, PrivacyClaim
+from dpstream.conformance.entry_sampler import entry_run
 from dpstream.conformance.held_equal import door_pairs, door_run, held_equal
-from dpstream.conformance.replays import entry_run, seeded_tape
+from dpstream.conformance.replays import seeded_tape
 from dpstream.conformance.statistical import horizon_of, plan_for
 from dpstream.insecure.planted import PlantedLeak, PlantedNoise
 from dpstream.noise import DrawKind, NoiseSource

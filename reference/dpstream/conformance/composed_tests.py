@@ -28,8 +28,9 @@ from dpstream.audit.stats import eps_lower_bound
 from dpstream.catalog import Entry
 from dpstream.claims import Measure, PrivacyClaim
 from dpstream.conformance.composed import Composed, compose_pair, influence
+from dpstream.conformance.entry_sampler import Run, entry_run
 from dpstream.conformance.held_equal import DoorRun, door_run, held_equal
-from dpstream.conformance.replays import Run, completed, entry_run, reference_features, seeded_tape
+from dpstream.conformance.replays import completed, reference_features, seeded_tape
 from dpstream.conformance.statistical import (
     ProtocolSampler,
     StatisticalPlan,
@@ -71,10 +72,13 @@ def composed_pairs(plan: StatisticalPlan, si: int, reported: Sequence[Draw]) -> 
     run selects, along the paths of :data:`SELECTION_PATHS` too, each pair keeping its largest."""
     e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
     assert e.codec is not None
-    f = next(iter(space.families.values()))(horizon_of(e, params))
+    T = horizon_of(e, params)
+    f = next(iter(space.families.values()))(T)
+    along = partial(_composed_along, plan, si, f, reference_features(e, params), _linear_rows(e, params, T),
+                    entry_run(e, params))
     best: dict[str, Composed] = {}
-    for run in _selection_paths(reported):
-        for c in _composed_along(plan, si, f, run):
+    for path in _selection_paths(reported):
+        for c in along(path):
             kept = best.get(c.label)
             if kept is None or c.implied > kept.implied:
                 best[c.label] = c
@@ -95,11 +99,11 @@ def _selection_paths(reported: Sequence[Draw]) -> list[list[Draw]]:
     return paths
 
 
-def _composed_along(plan: StatisticalPlan, si: int, f: Sequence[Any], reported: Sequence[Draw]) -> list[Composed]:
-    """:func:`composed_pairs` along one reported run."""
+def _composed_along(plan: StatisticalPlan, si: int, f: Sequence[Any], features: Any, rows: list[bool] | None,
+                    run: Run, reported: Sequence[Draw]) -> list[Composed]:
+    """:func:`composed_pairs` along one reported run (``features``, ``rows`` and ``run``: the setting's reference
+    features, the rows the influence reads, the reference as a run)."""
     e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
-    features = reference_features(e, params)
-    rows = _linear_rows(e, params, horizon_of(e, params))
     tape = list(reported)
     inf = influence(tape, f, features, rows)
     if inf is None or not inf.draws:
@@ -112,7 +116,6 @@ def _composed_along(plan: StatisticalPlan, si: int, f: Sequence[Any], reported: 
         return []
     reference = _reference_params(e, params, f, tape)
     by_site = {d.site: d for d in reported}
-    run = entry_run(e, params)
     base = door_run(run, f, tape) if any(d.kind is DrawKind.EXPONENTIAL_MECHANISM for d in tape) else None
     out = []
     thresholds: dict[int, float | None] = {}  # the decisions' thresholds on f, shared by the pairs

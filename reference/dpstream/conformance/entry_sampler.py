@@ -11,23 +11,42 @@ features, on runs whose law is the reference's with a leak of known size.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from dpstream.audit.vectorised import LinearModelSampler, PlantedModelSampler
-from dpstream.catalog import entry
+from dpstream.catalog import Entry, entry
 from dpstream.catalog.codecs import NUMBER
 from dpstream.errors import DPStreamInputError, require_int_at_least
 from dpstream.insecure import InsecureSeededNoise
 from dpstream.insecure.planted import PlantedLeak, PlantedNoise
 from dpstream.noise import NoiseSource
 
-__all__ = ["EntrySampler", "featurise"]
+__all__ = ["EntrySampler", "Run", "entry_run", "featurise"]
 
 FloatArray = npt.NDArray[np.float64]
+
+
+Run = Callable[[NoiseSource, Sequence[Any]], list[Any]]
+"""The reference's releases on an input, drawing from the given source (raises DPStreamInputError or StateError
+where it refuses the input)."""
+
+
+def entry_run(e: Entry, params: Mapping[str, Any]) -> Run:
+    """The reference of ``e`` with ``params`` as a :data:`Run` (releases encoded as on the wire; the parameters are
+    validated here, once: refused ones raise DPStreamInputError)."""
+    assert e.codec is not None
+    codec = e.codec
+    valid = e.params.validate(params)  # refused parameters raise here, before any run
+
+    def run(source: NoiseSource, inputs: Sequence[Any]) -> list[Any]:
+        algorithm = e.make(params, source)
+        return [codec.encode_release(algorithm.step(codec.decode_input(x, valid))) for x in inputs]
+
+    return run
 
 
 def featurise(anchor: str, params: Mapping[str, Any], releases: Sequence[Sequence[Any]]) -> FloatArray:
@@ -60,14 +79,8 @@ class EntrySampler:
     def releases(self, inputs: Sequence[Any], runs: int, seed: int) -> list[list[Any]]:
         """The JSON releases of ``runs`` runs on ``inputs`` (run i on ``InsecureSeededNoise.independent(seed)[i]``)."""
         runs = require_int_at_least("runs", runs, 1)
-        e = entry(self.anchor)
-        assert e.codec is not None
-        codec, valid = e.codec, e.params.validate(self.params)
-        out = []
-        for source in InsecureSeededNoise.independent(seed, runs):
-            algorithm = e.make(self.params, self.noise(source))
-            out.append([codec.encode_release(algorithm.step(codec.decode_input(x, valid))) for x in inputs])
-        return out
+        run = entry_run(entry(self.anchor), self.params)
+        return [run(self.noise(source), inputs) for source in InsecureSeededNoise.independent(seed, runs)]
 
     def sample(self, inputs: Sequence[Any], runs: int, seed: int) -> FloatArray:
         vectorised = self._vectorised(len(inputs))

@@ -39,8 +39,8 @@ import numpy as np
 
 from dpstream.claims import Measure, PrivacyClaim
 from dpstream.conformance.composed import additive_loss
+from dpstream.conformance.entry_sampler import Run, entry_run
 from dpstream.conformance.implied import json_number
-from dpstream.conformance.replays import Run, entry_run
 from dpstream.conformance.statistical import StatisticalPlan, horizon_of
 from dpstream.errors import DPStreamInputError, StateError
 from dpstream.insecure import InsecureSeededNoise

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.optimize import brentq
 
 from dpstream.claims import Measure, PrivacyClaim
 from dpstream.conformance.tape_mode import DrawIssue
@@ -268,15 +269,10 @@ def _selection_estimate(draws: Sequence[Draw], stated: Mapping[str, float]) -> d
         return slope, info
 
     e0 = float(stated["epsilon"])
-    lo, hi = 0.0, SELECTION_CAP * e0
-    if moments(hi)[0] > 0:
-        lo = hi
-    for _ in range(60):
-        if hi - lo <= 1e-9 * hi:
-            break
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if moments(mid)[0] > 0 else (lo, mid)
-    estimate = (lo + hi) / 2
+    if moments(0.0)[0] <= 0:
+        return None  # the indices favour the low scores: no epsilon above 0 fits better
+    cap = SELECTION_CAP * e0
+    estimate = cap if moments(cap)[0] > 0 else float(brentq(lambda eps: moments(eps)[0], 0.0, cap, xtol=1e-9 * e0))
     info = moments(estimate)[1]
     if info <= 0:
         return None

@@ -12,7 +12,7 @@ aim with (docs/conformance.md, "Transcript mode").
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,37 +22,20 @@ from dpstream.arithmetic import recording
 from dpstream.catalog import Entry
 from dpstream.catalog.codecs import Tolerance
 from dpstream.catalog.error_model import Bounds, ambiguous_decisions
-from dpstream.conformance.entry_sampler import featurise
+from dpstream.conformance.entry_sampler import entry_run, featurise
 from dpstream.conformance.serve import WireError, WireNoise
 from dpstream.conformance.tape_mode import ANY_PARAMS, DrawIssue, TapeAnswerer
 from dpstream.errors import DPStreamInputError, StateError
 from dpstream.insecure import InsecureSeededNoise, TapeRecorder
-from dpstream.noise import ADDITIVE_KINDS, DrawKind, NoiseSource, dispatch_add, validated_params
+from dpstream.noise import ADDITIVE_KINDS, DrawKind, dispatch_add, validated_params
 from dpstream.tape import Draw, Tape, TapeError, params_equal, value_to_json
 
 if TYPE_CHECKING:
     pass
 
 
-__all__ = ["LENIENT", "Replay", "Run", "answered", "completed", "entry_run", "lenient_replay",
-           "reference_features", "replay", "seeded_tape"]
-
-
-Run = Callable[[NoiseSource, Sequence[Any]], list[Any]]
-"""The reference's releases on an input, drawing from the given source (raises DPStreamInputError or StateError
-where it refuses the input)."""
-
-
-def entry_run(e: Entry, params: Mapping[str, Any]) -> Run:
-    """The reference of ``e`` with ``params`` as a :data:`Run` (releases encoded as on the wire)."""
-    assert e.codec is not None
-    codec = e.codec
-
-    def run(source: NoiseSource, inputs: Sequence[Any]) -> list[Any]:
-        algorithm, valid = e.make(params, source), e.params.validate(params)
-        return [codec.encode_release(algorithm.step(codec.decode_input(x, valid))) for x in inputs]
-
-    return run
+__all__ = ["LENIENT", "Replay", "answered", "completed", "lenient_replay", "reference_features", "replay",
+           "seeded_tape"]
 
 
 @dataclass(frozen=True)
