@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpstream.audit.draw_laws import law_findings, pit, randomisers, top_mass
+from dpstream.audit.draw_laws import _selection_scores, law_findings, pit, randomisers, top_mass
+from dpstream.audit.registry import Profile
 from dpstream.catalog import entry
+from dpstream.conformance.statistical import StatisticalPlan, plan_for
 from dpstream.insecure import InsecureSeededNoise, TapeRecorder
 from dpstream.insecure.planted import PlantedLeak, PlantedNoise
 from dpstream.noise import DrawKind, data_rng
@@ -81,3 +83,27 @@ def test_a_constant_discrete_draw_is_judged_by_its_largest_probability() -> None
     wide = Draw("s", DrawKind.DISCRETE_GAUSSIAN, {"sigma2": 100.0}, 3)
     findings, _ = law_findings([[wide] for _ in range(40)], 1e-3, 0)
     assert [f.test for f in findings if f.test == "constant"] == ["constant"]
+
+
+def test_the_selection_score_statistic_by_hand() -> None:
+    """One choice between scores 0 and 2 at eps 1, sensitivity 1: log-weights per unit of eps u = (0, 1), P = (1, e)
+    / (1 + e); index 1 taken: slope 1 - e/(1 + e) = 0.26894, information P_0 P_1 = 0.19661."""
+    d = Draw("s", DrawKind.EXPONENTIAL_MECHANISM, {"scores": [0.0, 2.0], "epsilon": 1.0, "sensitivity": 1.0}, 1)
+    ((slope, info, n, sites),) = _selection_scores([[d]]).values()
+    assert slope == pytest.approx(1 / (1 + np.e)) and info == pytest.approx(np.e / (1 + np.e) ** 2)
+    assert (n, sites) == (1, {"s"})
+
+
+def test_a_selection_at_twice_its_epsilon_is_found_by_the_score_test() -> None:
+    """003-alg3 on the catalog's ``opposed`` input (its k = 1 setting, eps/(2k) = 0.25): 300 seeded runs with every
+    exponential mechanism at twice its epsilon (``em*2``, the transcript still stating the reference's) fail the
+    score test at 1e-3 on the sites of the selections; the correct reference's 300 runs fail no test (false alarm
+    <= 1e-3; seeded, so deterministic)."""
+    plan = plan_for("003-alg3", Profile.QUICK)
+    assert isinstance(plan, StatisticalPlan)
+    params = dict(plan.settings[0])
+    f = plan.spaces[0].families["opposed"](3)
+    assert law_findings(_runs("003-alg3", params, f, None), 1e-3, 0)[0] == []
+    findings, _ = law_findings(_runs("003-alg3", params, f, "em*2"), 1e-3, 0)
+    found = [x for x in findings if x.test == "selection"]
+    assert found and "003-alg3 L12 t=2 l=1" in found[0].sites and "favour the high scores more" in found[0].what

@@ -44,13 +44,17 @@ def test_the_rare_selection_path_is_composed_whichever_path_the_run_took() -> No
         assert best.ratio is not None  # the measurement is read from the releases' log-scale features
 
 
-def test_selection_paths_change_one_index_at_a_time() -> None:
+def test_selection_paths_go_through_one_rare_choice() -> None:
+    """Four selections of scores (1, 2, 3) (most likely index 2), each reported at 1: first every selection at 2 but
+    one at 0 or 1 (the likeliest paths through that choice), then the reported run with one selection changed and the
+    later ones at 2; no path twice, SELECTION_PATHS in all."""
     em = [Draw(f"s t={t}", DrawKind.EXPONENTIAL_MECHANISM, {"scores": [1.0, 2.0, 3.0], "epsilon": 1.0,
                                                              "sensitivity": 1.0}, 1) for t in (1, 2, 3, 4)]
     noise = Draw("m t=1", DrawKind.LAPLACE, {"scale": 1.0}, 0.5)
     paths = _selection_paths([em[0], noise, *em[1:]])
     assert len(paths) == SELECTION_PATHS and paths[0] == [em[0], noise, *em[1:]]
-    changed = [[i for i, (a, b) in enumerate(zip(paths[0], p, strict=True)) if a != b] for p in paths[1:]]
-    assert all(len(c) == 1 for c in changed)
-    assert [p[c[0]].value for p, c in zip(paths[1:], changed, strict=True)][:2] == [0, 2]
+    values = [[d.value for d in p if d.kind is DrawKind.EXPONENTIAL_MECHANISM] for p in paths]
+    assert values[1:] == [[0, 2, 2, 2], [1, 2, 2, 2], [2, 0, 2, 2], [2, 1, 2, 2], [2, 2, 0, 2], [2, 2, 1, 2],
+                          [2, 2, 2, 0]]
+    assert all(p[1] == noise for p in paths)
     assert _selection_paths([noise]) == [[noise]]

@@ -12,6 +12,7 @@ mechanism of Definition 3.8; A_Counter of 003-alg3 is the Simple counter (001-al
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -511,6 +512,47 @@ def _record_families(p: P, T: int) -> dict[str, list[dict[str, list[Any]]]]:
     return {"balanced": balanced, "crossed": crossed, "churn": churn}
 
 
+def _opposed(p: P, T: int) -> list[dict[str, list[Any]]]:
+    """Steps whose increments count the first attribute's first value up and the last attribute's down. Odd steps
+    add n/4 records (1, ..., 0) and 3n/4 records (0, ..., last) (scores 15 and 5 at n = 20: a is taken with
+    probability 0.78); even steps add 3n/4 records (0, ..., last) and n/2
+    records (1, ..., last) and remove n/4 of the records (1, ..., 0) (net size n, the public size). On an even step
+    q_a(nabla f_t) = 3n/4 and q_b(nabla f_t) = -n/4 for a = the first attribute's first value, b = the last
+    attribute's: a record of the first cell (0, ..., 0) inserted there raises |q_a| and lowers |q_b|, the two-way
+    move in which 003-alg3's selection (scored by |q_i(nabla f_t)| at its first round, h_{t,0} = g_{t-1}) spends
+    most of its share along the rare choice of b: at eps/(2k) = 0.25 and n = 20 (scores 15 and 5) b is taken with
+    probability 0.25 and the pair's log-ratio there is 0.19 of 0.25 (with the epsilon doubled: 0.095 and 0.46 of
+    0.5), rare enough to show the ratio and common enough to be counted. The last step, when odd, adds n records (0,
+    ..., last): its scores (n, 0) take a, so that the path with b at t = 2 measures b once (a query measured at two
+    consecutive steps is refitted from the fit of its own noisy value, not linear in its noise)."""
+    attrs, net = list(p["domain"]["sizes"]), _net_sizes(p, T)
+    last = attrs[-1] - 1
+
+    def record(first: int, end: int) -> list[int]:
+        return [first] + [0] * (len(attrs) - 2) + [end] if len(attrs) > 1 else [first]
+
+    out: list[dict[str, list[Any]]] = []
+    for t, n in enumerate(net):
+        half, quarter = n // 2, n // 4
+        if t % 2 == 1 and len(attrs) > 1:
+            out.append({"added": [record(0, last)] * (n - half + quarter) + [record(1, last)] * half,
+                        "removed": [record(1, 0)] * quarter})
+        elif t == len(net) - 1 and t > 0:
+            out.append({"added": [record(0, last)] * n, "removed": []})
+        else:
+            out.append({"added": [record(1, 0)] * quarter + [record(0, last)] * (n - quarter), "removed": []})
+    return out
+
+
+def _main_families(p: P, T: int) -> dict[str, list[dict[str, list[Any]]]]:
+    """003-alg3's inputs: :func:`_opposed` first (the composed tests' input), then ``crossed`` and ``churn`` of
+    :func:`_record_families`. ``balanced`` is left out: its insertion moves both first-round scores |q_i(nabla f_t)|
+    up, so its selections show nothing, and its paths vary, while on ``crossed`` (scores (n, 0)) the selection takes
+    the same query almost always, so a count released without noise shows in a fixed event."""
+    families = _record_families(p, T)
+    return {"opposed": _opposed(p, T), "crossed": families["crossed"], "churn": families["churn"]}
+
+
 def _step_events(step: Mapping[str, Any]) -> tuple[Event, ...]:
     return (*((*r, 1) for r in step["added"]), *((*r, -1) for r in step["removed"]))
 
@@ -552,6 +594,26 @@ def _features(p: P, T: int) -> Features:
 STREAM_DESIGN = SearchDesign(_record_families, _record_neighbours, _features,
                              lambda p, f: tuple(_step_events(x) for x in f),
                              lambda p, T: contrasts(dataset_features(_domain(p), T).names, ("g(",)), linear=" log h(")
+def _main_neighbours(p: P, f: list[Any]) -> list[tuple[str, list[Any]]]:
+    """:func:`_record_neighbours` with the insertion of the first cell at t = 2 (:func:`_opposed`'s two-way move)
+    first and the one at t = 1 last, so that the quick profile's evenly spaced few (the first and the last included)
+    hold both: the composed tests' pair, and the pair that shows a count of t = 1 released without noise (the power
+    table's planted leak)."""
+    pairs = _record_neighbours(p, f)
+    first = [x for x in pairs if x[0].startswith("t=2: insert a record of the first cell")]
+    last = [x for x in pairs if x[0].startswith("t=1: insert a record of the first cell")]
+    return first + [x for x in pairs if x not in first and x not in last] + last
+
+
+def _main_features(p: P, T: int) -> Features:
+    """:func:`_features` with the releases' own log counts (``log g(``) in place of the steps' (003-alg3 refits g_t
+    from g_{t-1}: its log counts, not its steps', are linear in a measurement)."""
+    cells, logs = dataset_features(_domain(p), T), log_step_features(_domain(p), T, released=True)
+    return Features(cells.names + logs.names, lambda r: [*cells.of(r), *logs.of(r)])
+
+
+MAIN_DESIGN = dataclasses.replace(STREAM_DESIGN, families=_main_families, neighbours=_main_neighbours,
+                                  features=_main_features, linear=" log g(")
 OFFLINE_DESIGN = SearchDesign(_dataset_families, _dataset_neighbours, _features,
                               lambda p, f: tuple(tuple((*r, 1) for r in x) for x in f),
                               lambda p, T: contrasts(dataset_features(_domain(p), T).names, ("g(",)), linear=" log h(")
@@ -564,6 +626,8 @@ STREAM_SPEC = StatisticalSpec(tuple(s for s in _sweep() if (s["epsilon"], s["k"]
                               cost=STREAM_COST, planted="L16 |L8 i=|L3 i=")
 """The stream boxes search the quick profile's two settings at every profile: on the four of ``_sweep()`` the
 thorough search of 003-alg2 took 299 s on 2 cores, at the 5 minutes a synthesizer entry may take."""
+MAIN_SPEC = dataclasses.replace(STREAM_SPEC, design=MAIN_DESIGN)
+"""003-alg3 / 000-alg3: STREAM_SPEC on :func:`_main_families`."""
 OFFLINE_SPEC = StatisticalSpec(_sweep(offline=True), Neighbour.EVENT, alphabet=None, horizon=None, length=1,
                                design=OFFLINE_DESIGN, cost=3, planted="L8 i=")
 
@@ -617,7 +681,7 @@ ENTRIES: tuple[Entry, ...] = (
         as_printed=lambda p, n: _main_algorithm(p, n, printed=True),
         vectors=with_integers_as_floats(lambda: _case_vectors("000-alg3", STREAM_CASES[:4]), "removals-2x2"),
         must_reject=lambda: _step_rejects("000-alg3", STREAM_VALID)[:4],
-        statistical=STREAM_SPEC,
+        statistical=MAIN_SPEC,
         cases=_fresh_stream,
         notes="the same box as 003-alg3 (same code, sites '003-alg3 ...'); its parameter rejections are those of "
               "003-alg3; its statistical checks are 003-alg3's, run under its own name",
@@ -670,7 +734,7 @@ ENTRIES: tuple[Entry, ...] = (
                            ("steps removing records",),
                            "003-alg3 with MW, 1-way marginal queries on {0,1}x{0,1,2}, seed=72")), "removals-2x2"),
         must_reject=lambda: [*_param_rejects(STREAM_VALID), *_step_rejects("003-alg3", STREAM_VALID)],
-        statistical=STREAM_SPEC,
+        statistical=MAIN_SPEC,
         cases=_fresh_stream,
         notes="an instance of online selective counting (001-alg4, dpstream.tabular.selective); A_Counter Simple "
               "with budget eps/(2k); g_0 = 1 (L4), h_{t,0} = g_{t-1}. As printed: Definition 3.8's printed sign "

@@ -444,6 +444,22 @@ class ComposedRatio:
     gaussian: tuple[bool, ...]
     spread: tuple[float, ...]
     """Scale b (Laplace kinds) or variance sigma^2 (discrete Gaussian) of each moved draw, as the program reports it."""
+    path_rows: tuple[int, ...] = ()
+    """Where the run's path of selections must be recognised (:meth:`on_path`): the features read."""
+    path_projector: tuple[tuple[float, ...], ...] = ()
+    """I - A A^+ on those features: a run on the path has its features in F(f; z0) + range(A), exactly (every draw
+    of the path acts linearly on them), a run on another path is off it by the other measurements' directions."""
+
+    def on_path(self, path_rows: Sequence[int], projector: FloatArray, pseudo_inverse: FloatArray) -> ComposedRatio:
+        """This L read from the features ``path_rows`` alone (``pseudo_inverse``: the moved draws' rows of A^+ on
+        them), 0 on a run whose features there are off the path's (farther than :data:`PATH_TOLERANCE`): the
+        events L <= -extreme and L >= extreme then hold only on the path, whose selections' log-ratio their ratio
+        carries."""
+        full = np.zeros((pseudo_inverse.shape[0], len(self.base)))
+        full[:, list(path_rows)] = pseudo_inverse
+        return replace(self, pseudo_inverse=tuple(tuple(float(x) for x in row) for row in full),
+                       path_rows=tuple(int(r) for r in path_rows),
+                       path_projector=tuple(tuple(float(x) for x in row) for row in projector))
 
     @property
     def extreme(self) -> float:
@@ -459,7 +475,22 @@ class ComposedRatio:
         gauss = np.asarray(self.gaussian)
         laplace = (np.abs(z) - np.abs(z - d)) / spread
         normal = (z * z - (z - d) ** 2) / (2 * spread)
-        return np.asarray(np.where(gauss, normal, laplace).sum(axis=1), dtype=np.float64)
+        L = np.asarray(np.where(gauss, normal, laplace).sum(axis=1), dtype=np.float64)
+        return np.where(self.off_path(F), 0.0, L) if self.path_rows else L
+
+    def off_path(self, F: FloatArray) -> npt.NDArray[np.bool_]:
+        """Which runs' features lie off the path's (:meth:`on_path`; none without a path)."""
+        if not self.path_rows:
+            return np.zeros(F.shape[0], dtype=bool)
+        X = (F - np.asarray(self.base))[:, list(self.path_rows)]
+        return np.asarray(np.linalg.norm(X @ np.asarray(self.path_projector, dtype=np.float64).T, axis=1)
+                          > PATH_TOLERANCE)
+
+
+PATH_TOLERANCE = 1e-6
+"""How far (Euclidean, on the log-scale features) a run may lie from a path's affine set and be taken on it: far
+above the rounding of another evaluation order (1e-13 here), far below the distance of a run on another path
+(0.009 and more on 003-alg3's design pair). Any fixed value gives a valid test; it only sets the event."""
 
 
 def compose(claim: PrivacyClaim, label: str, g: list[Any], shift: FloatArray, inf: Influence,

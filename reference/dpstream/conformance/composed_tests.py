@@ -12,6 +12,8 @@ transcript implies more than the claim; the statistical mode at thorough beside 
 from __future__ import annotations
 
 import copy
+import math
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -27,17 +29,17 @@ from dpstream.audit.search import SearchBudget, SearchResult, SearchSpace, Setti
 from dpstream.audit.stats import eps_lower_bound
 from dpstream.catalog import Entry
 from dpstream.claims import Measure, PrivacyClaim
-from dpstream.conformance.composed import Composed, compose_pair, influence
+from dpstream.conformance.composed import Composed, ComposedRatio, Influence, compose_pair, influence
 from dpstream.conformance.entry_sampler import Run, entry_run
 from dpstream.conformance.held_equal import DoorRun, door_run, held_equal
-from dpstream.conformance.replays import completed, reference_features, seeded_tape
+from dpstream.conformance.replays import answered, completed, reference_features, seeded_tape
 from dpstream.conformance.statistical import (
     ProtocolSampler,
     StatisticalPlan,
     horizon_of,
     setting_label,
 )
-from dpstream.noise import DrawKind, derived_seed
+from dpstream.noise import ADDITIVE_KINDS, DrawKind, derived_seed
 from dpstream.tape import Draw
 
 if TYPE_CHECKING:
@@ -75,32 +77,71 @@ def composed_pairs(plan: StatisticalPlan, si: int, reported: Sequence[Draw]) -> 
     T = horizon_of(e, params)
     f = next(iter(space.families.values()))(T)
     along = partial(_composed_along, plan, si, f, reference_features(e, params), _linear_rows(e, params, T),
-                    entry_run(e, params))
+                    entry_run(e, params), _feature_steps(e, params, T))
     best: dict[str, Composed] = {}
-    for path in _selection_paths(reported):
-        for c in along(path):
+    for i, path in enumerate(_selection_paths(reported)):
+        for c in along(path if i == 0 else _completed_path(e, params, f, path)):
             kept = best.get(c.label)
-            if kept is None or c.implied > kept.implied:
+            if kept is None or c.implied > kept.implied + 1e-3 * c.claim:  # near ties: the earlier, likelier path
                 best[c.label] = c
     return sorted(best.values(), key=lambda c: (-round(c.implied / c.claim, 6), earliest(c), -c.event_probability))
 
 
+def _completed_path(e: Entry, params: Mapping[str, Any], f: Sequence[Any], path: list[Draw]) -> list[Draw]:
+    """A path with another choice as the reference runs it on f: the draws it asks for after that choice (another
+    counter's, at other sites) seeded where the path has none; the path's own draw (the program's parameters) where
+    the reference took its value."""
+    released, asked = answered(e, params, f, path, seeded_noise=True, keep_choices=True, forced=True)
+    if released is None:
+        return path
+    mine = {d.site: d for d in path}
+    # the program's parameters of an additive kind, by the parameters the reference asks for there: a new site
+    # (another counter's) gets those the program used where the reference asks the same
+    used = {(d.kind, _stated(d.params)): m.params for d in asked
+            if d.kind in ADDITIVE_KINDS and (m := mine.get(d.site)) is not None and m.kind is d.kind}
+    out = []
+    for d in asked:
+        m = mine.get(d.site)
+        if m is not None and m.kind is d.kind and m.value == d.value:
+            out.append(m)
+        elif m is None and (d.kind, _stated(d.params)) in used:
+            out.append(Draw(d.site, d.kind, dict(used[(d.kind, _stated(d.params))]), d.value))
+        else:
+            out.append(d)
+    return out
+
+
+def _stated(params: Mapping[str, Any]) -> tuple[tuple[str, float], ...]:
+    return tuple(sorted((k, float(v)) for k, v in params.items() if isinstance(v, (int, float))))
+
+
 def _selection_paths(reported: Sequence[Draw]) -> list[list[Draw]]:
-    """The reported run, then that run with one selection's index changed (:data:`SELECTION_PATHS`)."""
+    """The reported run, then (:data:`SELECTION_PATHS` in all) the likeliest paths through one rare choice: one
+    selection at another index than its most likely (its highest score), every other at its most likely; then the
+    reported run with one selection's index changed and every later one at its most likely."""
     paths = [list(reported)]
-    for i, d in enumerate(reported):
-        if d.kind is not DrawKind.EXPONENTIAL_MECHANISM:
-            continue
-        for j in range(len(d.params.get("scores", ()))):
-            if len(paths) >= SELECTION_PATHS:
-                return paths
-            if j != int(d.value):
-                paths.append([*reported[:i], Draw(d.site, d.kind, d.params, j), *reported[i + 1:]])
+    chosen = [i for i, d in enumerate(reported) if d.kind is DrawKind.EXPONENTIAL_MECHANISM]
+    mode = {i: int(np.argmax(reported[i].params["scores"])) for i in chosen}
+
+    def path(i: int, j: int, others_at_mode: bool) -> list[Draw]:
+        return [Draw(d.site, d.kind, d.params, j if k == i else mode[k])
+                if k in mode and (k == i or k > i or others_at_mode) else d for k, d in enumerate(reported)]
+
+    for others_at_mode in (True, False):
+        for i in chosen:
+            for j in range(len(reported[i].params["scores"])):
+                if j == (mode[i] if others_at_mode else int(reported[i].value)):
+                    continue
+                candidate = path(i, j, others_at_mode)
+                if candidate not in paths:
+                    if len(paths) >= SELECTION_PATHS:
+                        return paths
+                    paths.append(candidate)
     return paths
 
 
 def _composed_along(plan: StatisticalPlan, si: int, f: Sequence[Any], features: Any, rows: list[bool] | None,
-                    run: Run, reported: Sequence[Draw]) -> list[Composed]:
+                    run: Run, steps: list[int] | None, reported: Sequence[Draw]) -> list[Composed]:
     """:func:`composed_pairs` along one reported run (``features``, ``rows`` and ``run``: the setting's reference
     features, the rows the influence reads, the reference as a run)."""
     e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
@@ -123,8 +164,47 @@ def _composed_along(plan: StatisticalPlan, si: int, f: Sequence[Any], features: 
         c = compose_pair(e.claim(params), label, f, g, tape, inf, features, by_site, reference,
                          partial(completed, e, params), thresholds)
         if c is not None:
-            out.append(_with_selections(c, e.claim(params), run, base, by_site))
+            out.append(_with_selections(c, e.claim(params), run, base, by_site, inf, steps, features, f, tape))
     return out
+
+
+def _on_path(ratio: ComposedRatio, c: Composed, inf: Influence, steps: list[int], features: Any, f: Sequence[Any],
+             tape: Sequence[Draw]) -> ComposedRatio:
+    """The pair's ratio read from the features of the steps up to the first its draws move, and held only on the
+    runs whose features there lie on the path's (:meth:`ComposedRatio.on_path`); unchanged where the path's own run
+    with every additive draw moved a quarter scale up, or down, leaves the path (a draw clamped on one side leaves it
+    only that way) or where those features do not identify the pair's draws."""
+    sites = {m.site for m in c.moves}
+    moved = [j for j, d in enumerate(inf.draws) if d.site in sites]
+    read = np.asarray(inf.rows if inf.rows is not None else [True] * inf.base.size)
+    first = min((steps[r] for r in np.flatnonzero(np.any(np.abs(inf.matrix[:, moved]) > 1e-12, axis=1))), default=0)
+    mask = read & (np.asarray(steps) <= first)
+    near = influence(tape, f, features, [bool(x) for x in mask])  # the draws linear on those features
+    if near is None or not sites <= {d.site for d in near.draws}:
+        return ratio
+    rows = [int(r) for r in np.flatnonzero(mask)]
+    A = near.matrix[rows]
+    P = np.asarray(np.linalg.pinv(A), dtype=np.float64)
+    on_path = ratio.on_path(rows, np.eye(len(rows)) - A @ P,
+                            P[[j for j, d in enumerate(near.draws) if d.site in sites]])
+    shifted = [F for by in (0.25, -0.25) if (F := features(f, _shifted(tape, by))) is not None]
+    return on_path if any(not bool(on_path.off_path(F[None, :])[0]) for F in shifted) else ratio
+
+
+def _shifted(tape: Sequence[Draw], by: float) -> list[Draw]:
+    """The tape with every additive draw moved by ``by`` scales (one unit, signed, for the discrete kinds)."""
+    return [Draw(d.site, d.kind, d.params, d.value + (by * float(d.params["scale"]) if d.kind is DrawKind.LAPLACE
+                                                      else int(math.copysign(1, by))))
+            if d.kind in ADDITIVE_KINDS else d for d in tape]
+
+
+def _feature_steps(e: Entry, params: Mapping[str, Any], T: int) -> list[int] | None:
+    """The step of each feature (its name's ``t=<t>``), or None where a name has none."""
+    design = e.statistical.design if e.statistical is not None else None
+    if design is None:
+        return None
+    found = [re.match(r"t=(\d+) ", name) for name in design.features(e.params.validate(params), T).names]
+    return None if any(m is None for m in found) else [int(m.group(1)) for m in found if m is not None]
 
 
 def _linear_rows(e: Entry, params: Mapping[str, Any], T: int) -> list[bool] | None:
@@ -136,15 +216,22 @@ def _linear_rows(e: Entry, params: Mapping[str, Any], T: int) -> list[bool] | No
 
 
 def _with_selections(c: Composed, claim: PrivacyClaim, run: Run, base: DoorRun | None,
-                     reported: Mapping[str, Draw]) -> Composed:
+                     reported: Mapping[str, Draw], inf: Influence, steps: list[int] | None,
+                     features: Any, f: Sequence[Any], tape: Sequence[Draw]) -> Composed:
     """The pair's composition with the log-ratio of the selections its run took (held equal at the noise door along
-    ``base``, None where the run selects nothing; unchanged where the pair cannot be held)."""
+    ``base``, None where the run selects nothing; unchanged where the pair cannot be held). Where every draw of the
+    path selects, its ratio reads the features of the steps up to the first its draws move and holds only on the
+    runs whose features there lie on the path's (:meth:`ComposedRatio.on_path`: the selections up to that step
+    taken as on the path), so that its events carry those selections' log-ratio too."""
     if base is None:
         return c
     h = held_equal(run, claim, c.label, base, c.g, reported)
     if h.diverged is not None:
         return c
-    return replace(c, selections=(h.selections(False), h.selections(True)))
+    ratio = c.ratio
+    if ratio is not None and steps is not None and h.selections(True) > 0:
+        ratio = _on_path(ratio, c, inf, steps, features, f, tape)
+    return replace(c, selections=(h.selections(False), h.selections(True)), ratio=ratio)
 
 
 def earliest(c: Composed) -> int:
@@ -156,8 +243,10 @@ def earliest(c: Composed) -> int:
 
 def _reference_params(e: Entry, params: Mapping[str, Any], f: Sequence[Any], draws: Sequence[Draw]
                       ) -> dict[str, tuple[DrawKind, dict[str, Any]]]:
-    """The kind and parameters the reference asks for at each site when run on f with ``draws`` (lenient replay)."""
-    return {d.site: (d.kind, dict(d.params)) for d in completed(e, params, f, draws)}
+    """The kind and parameters the reference asks for at each site when run on f with ``draws`` (lenient replay,
+    the selections' indices kept: the same path)."""
+    asked = answered(e, params, f, draws, seeded_noise=True, keep_choices=True, forced=True)[1]
+    return {d.site: (d.kind, dict(d.params)) for d in asked}
 
 
 def reference_pairs(plan: StatisticalPlan, share: float) -> tuple[int, Composed] | None:

@@ -103,12 +103,13 @@ def lenient_replay(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], d
 
 
 def answered(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], draws: Sequence[Draw], *,
-              seeded_noise: bool, keep_choices: bool) -> tuple[list[Any] | None, list[Draw]]:
+              seeded_noise: bool, keep_choices: bool, forced: bool = False) -> tuple[list[Any] | None, list[Draw]]:
     """(the reference's releases on ``inputs``, None if it cannot run; every draw it asked for, in order, with its own
     kind and parameters and the value it got). A draw is answered by site from ``draws``: an additive one where the
     kinds agree, whatever its reported parameters; another one (with ``keep_choices``) where the parameters agree
-    too. The rest from a seeded source: an additive draw not in ``draws`` gets seeded noise (``seeded_noise``) or
-    none."""
+    too, or (``forced``: a path the caller chose) an exponential mechanism's index whatever its parameters, where
+    the reference's candidates hold it. The rest from a seeded source: an additive draw not in ``draws`` gets seeded
+    noise (``seeded_noise``) or none."""
     assert e.codec is not None
     by_site = {d.site: d for d in draws}
     fallback = InsecureSeededNoise(0)
@@ -122,7 +123,8 @@ def answered(e: Entry, params: Mapping[str, Any], inputs: Sequence[Any], draws: 
         if recorded is not None and recorded.kind is kind and (kind in ADDITIVE_KINDS or (keep_choices and (
                 set(recorded.params) == set(checked)
                 and all(params_equal(checked[k], recorded.params[k], LENIENT.relative, LENIENT.absolute)
-                        for k in checked)))):
+                        for k in checked))) or (forced and kind is DrawKind.EXPONENTIAL_MECHANISM
+                                                and 0 <= int(recorded.value) < len(checked["scores"]))):
             value = recorded.value
         elif kind in ADDITIVE_KINDS:
             zero: Any = 0.0 if kind is DrawKind.LAPLACE else 0

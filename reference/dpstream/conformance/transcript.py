@@ -112,7 +112,7 @@ FIRST_TEST_MARGIN = 4.0
 """Seconds the first composed test leaves of :data:`CHECK_SECONDS` (its speed probe and the report): a leak it
 certifies is reported within the check's time; where it certifies nothing the searches after it take longer."""
 MIN_TEST_SECONDS = 5.0
-LAW_TESTS = ("law", "tails", "site law")
+LAW_TESTS = ("law", "tails", "site law", "selection")
 """The law tests whose failure lets the values' own spread stand for the stated parameter (implied.effective_draws)."""
 
 

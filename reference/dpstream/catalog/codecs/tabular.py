@@ -122,19 +122,21 @@ LOG_FLOOR = 1e-300
 """|h| below this is read as this (the log of a cell multiplicative weights never empties stays finite)."""
 
 
-def log_step_features(domain: Domain, T: int) -> Features:
+def log_step_features(domain: Domain, T: int, *, released: bool = False) -> Features:
     """Features of a run of T steps on the log scale: for every step t, log |h_t(x)| minus its mean over X, where
     h_t = g_t - g_{t-1} (g_0 = 0) is what step t adds to the release (|X| T numbers). Multiplicative weights fits
     h(x) proportional to h_0(x) exp(sum_i eta q_i(x) (m_i - q_i(h_{i-1}))): after one measurement these features are
     exactly linear in the measured value m, which the cell counts (a normalised exponential of it) are not; a fixed
-    function of the releases either way (any function will do for privacy)."""
+    function of the releases either way (any function will do for privacy). ``released``: log g_t itself (names
+    ``log g(``), for 003-alg3, whose g_t is multiplicative weights from g_{t-1} (h_{t,0} = g_{t-1}): with one
+    selection per step, log g_t - log g_{t-1} is linear in the step's noisy counter increment."""
     cells = dataset_features(domain, T)
     width = domain.size
-    names = tuple(n.replace(" g(", " log h(") for n in cells.names)
+    names = tuple(n.replace(" g(", " log g(" if released else " log h(") for n in cells.names)
 
     def of(releases: Sequence[Any]) -> list[float]:
         g = np.asarray(cells.of(releases), dtype=np.float64).reshape(len(releases), width)
-        h = np.diff(g, axis=0, prepend=np.zeros((1, width)))
+        h = g if released else np.diff(g, axis=0, prepend=np.zeros((1, width)))
         logs = np.log(np.maximum(np.abs(h), LOG_FLOOR))
         return [float(x) for x in (logs - logs.mean(axis=1, keepdims=True)).ravel()]
 
