@@ -171,6 +171,7 @@ def test_transcript_reports_every_leak(tmp_path: Path, fault: str) -> None:
     assert status == (2 if any((a, fault) in CERTIFIED_IN_TRANSCRIPT for a in ALGORITHMS) else 1)
 
 
+@pytest.mark.slow  # 23-33 s: the default run stays under 4 minutes (make test-full runs it)
 def test_a_budget_level_leak_is_certified_through_the_pair_that_composes_it(tmp_path: Path) -> None:
     """002-alg1 with every discrete Gaussian variance / 2.25 (rho x2.25): no single bin's share exceeds the claim,
     the two bins a substitution moves compose to rho = 2.25 against 1; that pair's statistic certifies it. (001-alg1's

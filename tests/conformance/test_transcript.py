@@ -139,6 +139,7 @@ def test_a_leak_seen_in_the_transcript_is_certified_by_the_aimed_search(leak: st
     assert outcome.details["aimed_search"]["verdict"] == "violation"
 
 
+@pytest.mark.slow  # 23-33 s: the default run stays under 4 minutes (make test-full runs it)
 def test_values_less_spread_than_stated_are_composed_and_certified(monkeypatch: pytest.MonkeyPatch) -> None:
     """The reference served with every noise scale / 1.5 (dpstream serve --plant): it reports the reference's
     parameters with values of smaller spread (a sampler that divides its scale inside). The law tests fail; the
