@@ -38,7 +38,7 @@ from dpstream.tape import Draw
 
 _st = LazyModule("scipy.stats")
 
-__all__ = ["LawFinding", "law_findings", "pit"]
+__all__ = ["LawFinding", "law_findings", "pit", "selection_moments"]
 
 FloatArray = npt.NDArray[np.float64]
 TAIL = 0.005
@@ -194,29 +194,35 @@ def _selection_group(d: Draw) -> str:
     return f"{d.kind.value} {{{', '.join(f'{k}: {v:g}' for k, v in sorted(d.params.items()) if k != 'scores')}}}"
 
 
+def selection_moments(draws: Sequence[Draw], eps: float) -> tuple[float, float]:
+    """Exponential mechanisms (each with its own scores) at epsilon ``eps``: the derivative in epsilon of the indices'
+    log-likelihood (the sum over draws of u_taken - E u, u the log-weights per unit of epsilon) and its variance
+    (the Fisher information, the sum of Var u)."""
+    slope = info = 0.0
+    for d in draws:
+        u = np.asarray(em_log_weights({**d.params, "epsilon": 1.0}), dtype=np.float64)
+        w = eps * u
+        p = np.exp(w - float(np.max(w)))
+        p /= float(np.sum(p))
+        mean = float(p @ u)
+        slope += float(u[int(d.value)]) - mean
+        info += float(p @ (u - mean) ** 2)
+    return slope, info
+
+
 def _selection_scores(runs: Sequence[Sequence[Draw]]) -> dict[str, tuple[float, float, int, set[str]]]:
-    """Per group of exponential mechanisms: the score test of their epsilon, the derivative in epsilon of the
-    indices' log-likelihood at the stated epsilon (sum over draws of u_taken - E u, u the log-weights per unit of
-    epsilon) and its variance under the stated law (the Fisher information), with the number of draws and their
-    sites. The locally
-    most powerful test of the stated epsilon against a larger one: where the scores differ, indices that favour the
-    high scores more than stated (an epsilon above the stated one) move the sum by about its share per draw, which
-    a test of the index's law alone (Kolmogorov-Smirnov of the PIT) sees only at a few times the runs."""
-    out: dict[str, tuple[float, float, int, set[str]]] = {}
+    """Per group of exponential mechanisms: the score test of their epsilon, :func:`selection_moments` at the stated
+    epsilon, with the number of draws and their sites. The locally most powerful test of the stated epsilon against
+    a larger one: where the scores differ, indices that favour the high scores more than stated (an epsilon above
+    the stated one) move the sum by about its share per draw, which a test of the index's law alone
+    (Kolmogorov-Smirnov of the PIT) sees only at a few times the runs."""
+    groups: dict[str, list[Draw]] = {}
     for draws in runs:
         for d in draws:
-            if d.kind is not DrawKind.EXPONENTIAL_MECHANISM:
-                continue
-            eps = float(d.params["epsilon"])
-            u = np.asarray(em_log_weights({**d.params, "epsilon": 1.0}), dtype=np.float64)
-            w = eps * u
-            p = np.exp(w - float(np.max(w)))
-            p /= float(np.sum(p))
-            mean = float(p @ u)
-            slope, info, n, sites = out.get(_selection_group(d), (0.0, 0.0, 0, set()))
-            out[_selection_group(d)] = (slope + float(u[int(d.value)]) - mean, info + float(p @ (u - mean) ** 2),
-                                        n + 1, sites | {d.site})
-    return out
+            if d.kind is DrawKind.EXPONENTIAL_MECHANISM:
+                groups.setdefault(_selection_group(d), []).append(d)
+    return {group: (*selection_moments(ds, float(ds[0].params["epsilon"])), len(ds), {d.site for d in ds})
+            for group, ds in groups.items()}
 
 
 def _tail_p(u: FloatArray) -> float:

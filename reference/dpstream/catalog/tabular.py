@@ -584,16 +584,20 @@ def _dataset_neighbours(p: P, f: list[Any]) -> list[tuple[str, list[Any]]]:
             for label, g in event_neighbours(batches, _record_insertions(p))]
 
 
-def _features(p: P, T: int) -> Features:
+def _features(p: P, T: int, released: bool = False) -> Features:
     """Every cell count of every release, then each step's synthetic counts on the log scale (linear in a
-    multiplicative-weights measurement: the features the composition reads, ``SearchDesign.linear``)."""
-    cells, logs = dataset_features(_domain(p), T), log_step_features(_domain(p), T)
+    multiplicative-weights measurement: the features the composition reads, ``SearchDesign.linear``); ``released``:
+    the releases' own log counts (``log g(``) in place of the steps' (003-alg3 refits g_t from g_{t-1}: its log
+    counts, not its steps', are linear in a measurement)."""
+    cells, logs = dataset_features(_domain(p), T), log_step_features(_domain(p), T, released=released)
     return Features(cells.names + logs.names, lambda r: [*cells.of(r), *logs.of(r)])
 
 
 STREAM_DESIGN = SearchDesign(_record_families, _record_neighbours, _features,
                              lambda p, f: tuple(_step_events(x) for x in f),
                              lambda p, T: contrasts(dataset_features(_domain(p), T).names, ("g(",)), linear=" log h(")
+
+
 def _main_neighbours(p: P, f: list[Any]) -> list[tuple[str, list[Any]]]:
     """:func:`_record_neighbours` with the insertion of the first cell at t = 2 (:func:`_opposed`'s two-way move)
     first and the one at t = 1 last, so that the quick profile's evenly spaced few (the first and the last included)
@@ -605,15 +609,8 @@ def _main_neighbours(p: P, f: list[Any]) -> list[tuple[str, list[Any]]]:
     return first + [x for x in pairs if x not in first and x not in last] + last
 
 
-def _main_features(p: P, T: int) -> Features:
-    """:func:`_features` with the releases' own log counts (``log g(``) in place of the steps' (003-alg3 refits g_t
-    from g_{t-1}: its log counts, not its steps', are linear in a measurement)."""
-    cells, logs = dataset_features(_domain(p), T), log_step_features(_domain(p), T, released=True)
-    return Features(cells.names + logs.names, lambda r: [*cells.of(r), *logs.of(r)])
-
-
 MAIN_DESIGN = dataclasses.replace(STREAM_DESIGN, families=_main_families, neighbours=_main_neighbours,
-                                  features=_main_features, linear=" log g(")
+                                  features=lambda p, T: _features(p, T, released=True), linear=" log g(")
 OFFLINE_DESIGN = SearchDesign(_dataset_families, _dataset_neighbours, _features,
                               lambda p, f: tuple(tuple((*r, 1) for r in x) for x in f),
                               lambda p, T: contrasts(dataset_features(_domain(p), T).names, ("g(",)), linear=" log h(")

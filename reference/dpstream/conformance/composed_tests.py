@@ -125,7 +125,7 @@ def _selection_paths(reported: Sequence[Draw]) -> list[list[Draw]]:
 
     def path(i: int, j: int, others_at_mode: bool) -> list[Draw]:
         return [Draw(d.site, d.kind, d.params, j if k == i else mode[k])
-                if k in mode and (k == i or k > i or others_at_mode) else d for k, d in enumerate(reported)]
+                if k in mode and (k >= i or others_at_mode) else d for k, d in enumerate(reported)]
 
     for others_at_mode in (True, False):
         for i in chosen:

@@ -34,9 +34,10 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
+from dpstream.audit.draw_laws import selection_moments
 from dpstream.claims import Measure, PrivacyClaim
 from dpstream.conformance.tape_mode import DrawIssue
-from dpstream.noise import DrawKind, em_log_weights
+from dpstream.noise import DrawKind
 from dpstream.tape import Draw
 
 __all__ = ["EffectiveScale", "ImpliedLoss", "SiteRatio", "effective_draws", "implied_loss", "json_number",
@@ -253,27 +254,15 @@ def _selection_estimate(draws: Sequence[Draw], stated: Mapping[str, float]) -> d
     variances of u / (2 Delta) under the estimate)."""
     if len(draws) < 30:
         return None
-    per_unit = [em_log_weights({**d.params, "epsilon": 1.0}) for d in draws]
-    taken = [float(u[int(d.value)]) for u, d in zip(per_unit, draws, strict=True)]
-
-    def moments(eps: float) -> tuple[float, float]:
-        """The log-likelihood's derivative and the Fisher information at eps."""
-        slope = info = 0.0
-        for u, t in zip(per_unit, taken, strict=True):
-            w = eps * u
-            p = np.exp(w - float(np.max(w)))
-            p /= float(np.sum(p))
-            mean = float(p @ u)
-            slope += t - mean
-            info += float(p @ (u - mean) ** 2)
-        return slope, info
-
     e0 = float(stated["epsilon"])
-    if moments(0.0)[0] <= 0:
+    if selection_moments(draws, 0.0)[0] <= 0:
         return None  # the indices favour the low scores: no epsilon above 0 fits better
     cap = SELECTION_CAP * e0
-    estimate = cap if moments(cap)[0] > 0 else float(brentq(lambda eps: moments(eps)[0], 0.0, cap, xtol=1e-9 * e0))
-    info = moments(estimate)[1]
+    def slope(eps: float) -> float:
+        return selection_moments(draws, eps)[0]
+
+    estimate = cap if slope(cap) > 0 else float(brentq(slope, 0.0, cap, xtol=1e-9 * e0))
+    info = selection_moments(draws, estimate)[1]
     if info <= 0:
         return None
     return {"epsilon": estimate} if estimate > e0 + SPREAD_ERRORS / math.sqrt(info) else None
