@@ -19,9 +19,10 @@ from hypothesis import strategies as st
 from dpstream.audit.registry import Profile
 from dpstream.claims import Measure, Neighbour, PrivacyClaim
 from dpstream.conformance.composed import ComposedRatio, Influence, Move, compose, influence
-from dpstream.conformance.composed_tests import composed_pairs
+from dpstream.conformance.composed_tests import composed_pairs, event_ratio, expected_margin
 from dpstream.conformance.replays import seeded_tape
 from dpstream.conformance.statistical import horizon_of, plan_for
+from dpstream.conformance.transcript import _testable
 from dpstream.noise import DrawKind
 from dpstream.tape import Draw
 
@@ -87,6 +88,40 @@ def test_phdstream_pairs_reach_the_claim_through_a_count_and_a_split_decision() 
     every = {label for label, _ in plan1.spaces[1].neighbours(
         next(iter(plan1.spaces[1].families.values()))(horizon_of(plan1.entry, plan1.settings[1])))}
     assert labels < every  # the pair whose shift no additive draw explains (it flips a split) is not composed
+
+
+def test_the_branch_event_carries_the_programs_scale_and_the_likelier_setting_is_tried_first() -> None:
+    """On the branch of the root's decision (the root not split) the count moved is the root's own, a site the
+    program's run did not report: it takes the program's scale where the program drew Laplace at the reference's
+    stated scale (``carried_over``), so the event's log-ratio is the pair's whole loss on D = 1 (eps = 0.5: count
+    0.25 c + root decision 0.25 c at scale / c). On D = 2 (eps = 2: count scale 2/eps = 1, lambda = 2D/eps = 2) the
+    pair also moves the second level's decision, which the event does not hold: 1 c + 0.5 c of the implied 2 c, above
+    the claim only for c > 4/3; and its event lies in the root's far tail, so with the runs of a quick check the
+    D = 1 setting is tried first, and a correct program's (c = 1) event is not tried at all."""
+    found: dict[int, list[Any]] = {}
+    for si in (0, 1):
+        plan, draws = _tape("001-alg1", si)
+        for c, want in ((1.0, (0.5, 1.5)[si]), (1.5, (0.75, 2.25)[si]), (2.0, (1.0, 3.0)[si])):
+            pairs = composed_pairs(plan, si, _weakened(draws, c))
+            assert pairs[0].branch is not None and event_ratio(pairs[0]) == pytest.approx(want, rel=1e-6)
+            assert pairs[0].implied == pytest.approx((0.5, 2.0)[si] * c, rel=1e-6)
+            if c == 1.0:
+                assert not _testable({si: pairs}, 30_000, 1e-4)
+            found[si] = pairs if c == 1.5 else found.get(si, [])
+    order = _testable(found, 30_000, 1e-4)
+    assert [si for si, _ in order] == [0, 1] and event_ratio(order[1][1][0]) > 2.0
+    assert expected_margin(order[0][1][0], 30_000, 1e-4) > expected_margin(order[1][1][0], 30_000, 1e-4)
+
+
+@pytest.mark.parametrize("seed", [1, 8])
+def test_the_branch_is_read_up_to_its_decisions_step_where_a_later_decision_flips(seed: int) -> None:
+    """Seed 8's run: on the root's branch (not split at t = 1) the pair's shift is no move of the branch's draws
+    on the whole run (a later step's decision flips on f'); read from the features of t = 1 alone it is the root's
+    count moved by 1, so the event holds the whole 0.25 c + 0.25 c (without the steps it held the outcome's 0.375
+    only). Seed 1's is composed on the whole run, as before."""
+    plan, draws = _tape("001-alg1", 0, seed)
+    branched = [c for c in composed_pairs(plan, 0, _weakened(draws, 1.5)) if c.branch is not None]
+    assert branched and all(event_ratio(c) == pytest.approx(0.75, rel=1e-6) == c.implied for c in branched)
 
 
 def test_a_missing_draw_composes_to_an_unbounded_loss() -> None:

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from dpstream.audit.registry import Profile
-from dpstream.conformance.composed_tests import composed_pairs
+from dpstream.conformance.composed_tests import composed_pairs, event_ratio
 from dpstream.conformance.replays import reference_features, seeded_tape
 from dpstream.conformance.statistical import StatisticalPlan, horizon_of, plan_for
 from dpstream.noise import DrawKind
@@ -69,6 +69,7 @@ def test_the_pair_composes_along_the_rare_selection_and_its_event_holds_on_that_
         if not ratio.path_rows:
             continue  # the path's own shifted run left it (a draw not linear there): no path event on this run
         read += 1
+        assert event_ratio(best) == pytest.approx(B_PATH, abs=1e-9)  # the count's 1/4 and the selection's log-ratio
         on, off = 0, 0
         for run in range(4, 64):  # seeded runs of the reference: L is 0 exactly off the path (b not taken at t = 2)
             other = seeded_tape(e, params, f, run)

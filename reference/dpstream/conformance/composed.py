@@ -36,7 +36,7 @@ builds the statistic that carries it (docs/conformance.md, "Transcript mode"):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -208,11 +208,12 @@ BRANCH_OUTSIDE = 1e6
 def decisions_moved(draws: Sequence[Draw], f: Sequence[Any], g: Sequence[Any], inf: Influence,
                     delta: Sequence[float], features: Releases, reported: Mapping[str, Draw],
                     reference: Mapping[str, tuple[DrawKind, Mapping[str, Any]]],
-                    on_f: dict[int, float | None] | None = None) -> list[Decision]:
+                    on_f: dict[Hashable, float | None] | None = None) -> list[Decision]:
     """The Laplace draws of ``draws`` that decide a branch on f (the features jump where the draw crosses a value
     within :data:`DECISION_RANGE` scales) and whose threshold the pair moves, on f' the linear draws shifted by
     -``delta`` so that the releases they make are f's (what a later decision sees of earlier releases is then the
-    same: only the pair's own change of the decision's statistic is counted)."""
+    same: only the pair's own change of the decision's statistic is counted). ``on_f`` keeps the thresholds on f
+    by :func:`_decided_by` (shared by the pairs, and by the paths that agree up to the draw)."""
     linear = {d.site for d in inf.draws}
     matched = list(draws)
     by_site = {d.site: j for j, d in enumerate(inf.draws)}
@@ -225,9 +226,10 @@ def decisions_moved(draws: Sequence[Draw], f: Sequence[Any], g: Sequence[Any], i
     for i, d in enumerate(draws):
         if d.kind is not DrawKind.LAPLACE or d.site in linear:
             continue
-        if i not in cache:
-            cache[i] = _threshold(draws, i, f, features)
-        at_f = cache[i]
+        key = _decided_by(draws, i)
+        if key not in cache:
+            cache[key] = _threshold(draws, i, f, features)
+        at_f = cache[key]
         at_g = _threshold(matched, i, g, features) if at_f is not None else None
         if at_f is None or at_g is None or abs(at_f - at_g) <= 1e-6 * float(d.params["scale"]):
             continue
@@ -236,6 +238,17 @@ def decisions_moved(draws: Sequence[Draw], f: Sequence[Any], g: Sequence[Any], i
         out.append(Decision(d.site, i, at_f, at_g, dict(asked),
                             dict(r.params) if r is not None and r.kind is kind else None))
     return out
+
+
+def _decided_by(draws: Sequence[Draw], i: int) -> Hashable:
+    """What draw i's threshold on one input depends on: the draws before it (sites and values: a lenient replay
+    reads nothing else of them) and its own site. Later draws do not move where its decision flips."""
+    return i, draws[i].site, tuple((d.site, _key(d.value)) for d in draws[:i])
+
+
+def _key(value: Any) -> Hashable:
+    """A draw's value as a dict key (a vector kind's value is an array)."""
+    return value if isinstance(value, (int, float, str)) else (np.shape(value), np.asarray(value).tobytes())
 
 
 def _threshold(draws: Sequence[Draw], i: int, inputs: Sequence[Any], features: Releases) -> float | None:
@@ -294,6 +307,31 @@ def _nudged(draws: Sequence[Draw], sign: float) -> list[Draw]:
     return out
 
 
+def stated(params: Mapping[str, Any]) -> tuple[tuple[str, float], ...]:
+    """A draw's numeric parameters, as a key."""
+    return tuple(sorted((k, float(v)) for k, v in params.items() if isinstance(v, (int, float))))
+
+
+def program_params(reported: Mapping[str, Draw], reference: Mapping[str, tuple[DrawKind, Mapping[str, Any]]]
+                   ) -> dict[tuple[DrawKind, tuple[tuple[str, float], ...]], dict[str, Any]]:
+    """The program's parameters of an additive kind by the kind and parameters the reference asks for at the same
+    site: what a site the program did not report (another branch's, another counter's) takes where the reference
+    asks the same there."""
+    return {(kind, stated(asked)): dict(r.params) for site, (kind, asked) in reference.items()
+            if kind in ADDITIVE_KINDS and (r := reported.get(site)) is not None and r.kind is kind}
+
+
+def carried_over(reported: Mapping[str, Draw], reference: Mapping[str, tuple[DrawKind, Mapping[str, Any]]],
+                 draws: Sequence[Draw]) -> dict[str, Draw]:
+    """The program's draws by site, and for each of ``draws`` (the reference's, on another branch) at a site it did
+    not report, that draw with the program's parameters where :func:`program_params` has them. Any fixed parameters
+    give a valid statistic; the program's give its events their ratio (the branch's draws at the program's scale)."""
+    used = program_params(reported, reference)
+    out = {d.site: Draw(d.site, d.kind, dict(used[(d.kind, stated(d.params))]), d.value) for d in draws
+           if d.site not in reported and (d.kind, stated(d.params)) in used}
+    return {**out, **reported}
+
+
 def _laplace_log_cdf(x: float, scale: float, upper: bool) -> float:
     """log P(Z <= x) (or log P(Z > x) with ``upper``) for Z ~ Laplace(0, scale)."""
     y = -x if upper else x
@@ -302,14 +340,16 @@ def _laplace_log_cdf(x: float, scale: float, upper: bool) -> float:
 
 def branch_ratio(claim: PrivacyClaim, label: str, f: Sequence[Any], g: list[Any], draws: Sequence[Draw],
                  decision: Decision, features: Releases, reported: Mapping[str, Draw],
-                 reference: Mapping[str, tuple[DrawKind, Mapping[str, Any]]], complete: Completes
-                 ) -> BranchRatio | None:
+                 reference: Mapping[str, tuple[DrawKind, Mapping[str, Any]]], complete: Completes,
+                 steps: Sequence[int] | None = None) -> BranchRatio | None:
     """The ratio of the pair on the branch of ``decision`` whose outcome lies in the tail of both thresholds (the
     outcome whose log-ratio is the decision's whole loss): the draw set beyond both thresholds by one scale there,
     the branch's linear draws and the pair's moves of them found as in :func:`compose`, and the branch recognised
     by its indicator features (0 or 1: a node in the tree or not) that no draw moves a little and that differ from
     the other outcome's (the structure the decision sets; the rest, a later step's structure, rounded counts, is left
-    free)."""
+    free). Where the pair's shift on the branch is not a move of its draws (a later step's decision flips there on
+    f') and ``steps`` gives each feature's step, the branch is read from the features of the steps up to the
+    decision's (the first whose features it flips)."""
     scale = float((decision.reported or decision.reference)["scale"])
     below = decision.threshold_f < 0  # the lower tail: the outcome "z below the threshold"
     edge = min(decision.threshold_f, decision.threshold_g) - scale if below else \
@@ -317,20 +357,27 @@ def branch_ratio(claim: PrivacyClaim, label: str, f: Sequence[Any], g: list[Any]
     forced = complete(f, _set(draws, decision.index, edge))  # the branch's own draws (new sites seeded)
     inf = influence(forced, f, features)
     moved = features(g, forced)
-    if inf is None or moved is None or moved.shape != inf.base.shape:
+    before = features(f, draws)  # the other outcome: the branch shows in the structural features the decision flips
+    if inf is None or moved is None or before is None or not moved.shape == before.shape == inf.base.shape:
         return None
-    linear = compose(claim, label, g, inf.masked(moved - inf.base), inf, reported, reference) if inf.draws else None
+    carried = carried_over(reported, reference, forced)
+    linear = compose(claim, label, g, inf.masked(moved - inf.base), inf, carried, reference) if inf.draws else None
+    read = np.ones(inf.base.size, dtype=bool)
+    flipped = np.abs(inf.base - before) > 1e-9
+    if linear is None and steps is not None and bool(np.any(flipped)):
+        upto = np.asarray(steps) <= min(steps[int(r)] for r in np.flatnonzero(flipped))
+        near = influence(forced, f, features, [bool(x) for x in upto])
+        if near is not None and near.draws and (
+                found := compose(claim, label, g, near.masked(moved - near.base), near, carried, reference)):
+            inf, linear, read = near, found, upto
     static = np.all(np.abs(inf.matrix) <= 1e-12, axis=1) if inf.draws else np.ones(inf.base.size, dtype=bool)
     for sign in (1.0, -1.0):  # and unmoved when every additive draw moves a little (non-linear ones included)
         nudged = features(f, _nudged(forced, sign))
         if nudged is None or nudged.shape != inf.base.shape:
             return None
         static &= np.abs(nudged - inf.base) <= 1e-12
-    before = features(f, draws)  # the other outcome: the branch shows in the structural features the decision flips
-    if before is None or before.shape != inf.base.shape:
-        return None
     flags = np.isin(inf.base, (0.0, 1.0)) & np.isin(before, (0.0, 1.0))  # indicators: a node in the tree or not
-    columns = tuple(int(c) for c in np.flatnonzero(static & flags & (np.abs(inf.base - before) > 1e-9)))
+    columns = tuple(int(c) for c in np.flatnonzero(read & static & flags & flipped))
     if not columns:
         return None
     outcome = (_laplace_log_cdf(decision.threshold_g, scale, not below)
@@ -342,7 +389,8 @@ def branch_ratio(claim: PrivacyClaim, label: str, f: Sequence[Any], g: list[Any]
 def compose_pair(claim: PrivacyClaim, label: str, f: Sequence[Any], g: list[Any], draws: Sequence[Draw],
                  inf: Influence, features: Releases, reported: Mapping[str, Draw],
                  reference: Mapping[str, tuple[DrawKind, Mapping[str, Any]]], complete: Completes,
-                 on_f: dict[int, float | None] | None = None) -> Composed | None:
+                 on_f: dict[Hashable, float | None] | None = None, steps: Sequence[int] | None = None
+                 ) -> Composed | None:
     """:func:`compose` on the pair's feature shift with ``draws`` held fixed, then the decisions it moves
     (:func:`decisions_moved`) and the branch ratio of the largest (:func:`branch_ratio`)."""
     moved = features(g, draws)
@@ -359,7 +407,7 @@ def compose_pair(claim: PrivacyClaim, label: str, f: Sequence[Any], g: list[Any]
     if not decided:
         return linear
     largest = max(decided, key=lambda d: abs(d.shift))
-    branch = branch_ratio(claim, label, f, g, draws, largest, features, reported, reference, complete) \
+    branch = branch_ratio(claim, label, f, g, draws, largest, features, reported, reference, complete, steps) \
         if all(d.reported is not None for d in decided) else None
     return replace(linear, decisions=tuple(decided), branch=branch)
 

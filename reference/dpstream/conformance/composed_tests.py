@@ -15,7 +15,7 @@ import copy
 import math
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -29,7 +29,14 @@ from dpstream.audit.search import SearchBudget, SearchResult, SearchSpace, Setti
 from dpstream.audit.stats import eps_lower_bound
 from dpstream.catalog import Entry
 from dpstream.claims import Measure, PrivacyClaim
-from dpstream.conformance.composed import Composed, ComposedRatio, Influence, compose_pair, influence
+from dpstream.conformance.composed import (
+    Composed,
+    ComposedRatio,
+    Influence,
+    carried_over,
+    compose_pair,
+    influence,
+)
 from dpstream.conformance.entry_sampler import Run, entry_run
 from dpstream.conformance.held_equal import DoorRun, door_run, held_equal
 from dpstream.conformance.replays import answered, completed, reference_features, seeded_tape
@@ -47,7 +54,9 @@ if TYPE_CHECKING:
 
 __all__ = ["AIMED_BUDGET", "AIMED_FLOOR", "COMPOSED_HOLDOUT", "COMPOSED_PAIRS", "COMPOSED_SECONDS", "EVENT_PROBE",
            "SELECTION_PATHS", "EventTest", "aimed_budget", "composed_budget", "composed_pairs", "composed_search",
-           "earliest", "event_test", "own_speed", "reference_pairs"]
+           "earliest", "event_ratio", "event_sides", "event_test",
+           "expected_margin", "own_speed",
+           "reference_pairs"]
 
 
 AIMED_BUDGET = {Profile.QUICK: SearchBudget(fit=1000, select=1000, holdout=20_000, carried=4, tail=4),
@@ -76,8 +85,9 @@ def composed_pairs(plan: StatisticalPlan, si: int, reported: Sequence[Draw]) -> 
     assert e.codec is not None
     T = horizon_of(e, params)
     f = next(iter(space.families.values()))(T)
+    thresholds: dict[Hashable, float | None] = {}  # the decisions' thresholds on f, shared by the pairs and paths
     along = partial(_composed_along, plan, si, f, reference_features(e, params), _linear_rows(e, params, T),
-                    entry_run(e, params), _feature_steps(e, params, T))
+                    entry_run(e, params), _feature_steps(e, params, T), thresholds)
     best: dict[str, Composed] = {}
     for i, path in enumerate(_selection_paths(reported)):
         for c in along(path if i == 0 else _completed_path(e, params, f, path)):
@@ -95,24 +105,17 @@ def _completed_path(e: Entry, params: Mapping[str, Any], f: Sequence[Any], path:
     if released is None:
         return path
     mine = {d.site: d for d in path}
-    # the program's parameters of an additive kind, by the parameters the reference asks for there: a new site
-    # (another counter's) gets those the program used where the reference asks the same
-    used = {(d.kind, _stated(d.params)): m.params for d in asked
-            if d.kind in ADDITIVE_KINDS and (m := mine.get(d.site)) is not None and m.kind is d.kind}
+    carried = carried_over(mine, {d.site: (d.kind, d.params) for d in asked}, asked)  # a new site: the program's
     out = []
     for d in asked:
         m = mine.get(d.site)
         if m is not None and m.kind is d.kind and m.value == d.value:
             out.append(m)
-        elif m is None and (d.kind, _stated(d.params)) in used:
-            out.append(Draw(d.site, d.kind, dict(used[(d.kind, _stated(d.params))]), d.value))
+        elif m is None and d.site in carried:
+            out.append(carried[d.site])
         else:
             out.append(d)
     return out
-
-
-def _stated(params: Mapping[str, Any]) -> tuple[tuple[str, float], ...]:
-    return tuple(sorted((k, float(v)) for k, v in params.items() if isinstance(v, (int, float))))
 
 
 def _selection_paths(reported: Sequence[Draw]) -> list[list[Draw]]:
@@ -141,9 +144,11 @@ def _selection_paths(reported: Sequence[Draw]) -> list[list[Draw]]:
 
 
 def _composed_along(plan: StatisticalPlan, si: int, f: Sequence[Any], features: Any, rows: list[bool] | None,
-                    run: Run, steps: list[int] | None, reported: Sequence[Draw]) -> list[Composed]:
+                    run: Run, steps: list[int] | None, thresholds: dict[Hashable, float | None],
+                    reported: Sequence[Draw]) -> list[Composed]:
     """:func:`composed_pairs` along one reported run (``features``, ``rows`` and ``run``: the setting's reference
-    features, the rows the influence reads, the reference as a run)."""
+    features, the rows the influence reads, the reference as a run; ``thresholds``: the decisions' thresholds on f,
+    :func:`dpstream.conformance.composed.decisions_moved`)."""
     e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
     tape = list(reported)
     inf = influence(tape, f, features, rows)
@@ -159,10 +164,9 @@ def _composed_along(plan: StatisticalPlan, si: int, f: Sequence[Any], features: 
     by_site = {d.site: d for d in reported}
     base = door_run(run, f, tape) if any(d.kind is DrawKind.EXPONENTIAL_MECHANISM for d in tape) else None
     out = []
-    thresholds: dict[int, float | None] = {}  # the decisions' thresholds on f, shared by the pairs
     for label, g in space.neighbours(list(f)):
         c = compose_pair(e.claim(params), label, f, g, tape, inf, features, by_site, reference,
-                         partial(completed, e, params), thresholds)
+                         partial(completed, e, params), thresholds, steps)
         if c is not None:
             out.append(_with_selections(c, e.claim(params), run, base, by_site, inf, steps, features, f, tape))
     return out
@@ -241,6 +245,43 @@ def earliest(c: Composed) -> int:
     return min((d.index for d in c.decisions), default=0)
 
 
+def event_sides(pair: Composed) -> list[tuple[bool, float]]:
+    """The composed event's sides (f favoured or not, and the threshold of the pair's log-likelihood ratio): the
+    ratio at its extreme, both ways; on the branch of its largest decision, the side its outcome favours (its term,
+    then the linear extreme). |threshold| is the event's log-ratio; none without a composed statistic."""
+    if pair.branch is not None:
+        extreme = pair.branch.inner.extreme if pair.branch.inner is not None else 0.0
+        favoured = pair.branch.outcome < 0
+        return [(favoured, pair.branch.outcome + (-extreme if favoured else extreme))]
+    if pair.ratio is None:
+        return []
+    return [(True, -pair.ratio.extreme), (False, pair.ratio.extreme)]
+
+
+def event_ratio(c: Composed) -> float:
+    """The log-ratio of the pair's composed event: its largest |threshold| (:func:`event_sides`; 0 without one),
+    plus the log-ratio of the selections on its path where the statistic holds on that path only
+    (:meth:`ComposedRatio.on_path`). Where it is not above the claim (pure DP) no run count certifies with that
+    event."""
+    on_path = c.branch is None and c.ratio is not None and bool(c.ratio.path_rows)
+    return max((abs(t) for _, t in event_sides(c)), default=0.0) + (c.selections[1] if on_path else 0.0)
+
+
+def expected_margin(c: Composed, runs: int, level: float) -> float:
+    """How far above the claim (a share of it) the pair's composed event (:func:`event_sides`) would certify on
+    ``runs`` runs per input at ``level``, were its ratio its threshold's and its probability
+    :attr:`Composed.event_probability`: its log-ratio's excess less the smallest excess those runs certify
+    (``detectable_excess``), rounded to 1 % of the claim; negative where it cannot certify. It ranks the pairs (and
+    settings) the composed tests try: an event that lies in a far tail (a split decision deep in its Laplace tail
+    when the claim is large) certifies less than one implying as much whose event is frequent. Under
+    zCDP (the witness search, no fixed event): the implied share of the claim less 1."""
+    if c.measure is not Measure.PURE_DP:
+        return round(c.implied / c.claim - 1, 6)
+    ratio = event_ratio(c)
+    p0 = c.event_probability * math.exp(-ratio)
+    return round((ratio - c.claim - detectable_excess(runs, p0, level, c.claim)) / c.claim, 2)
+
+
 def _reference_params(e: Entry, params: Mapping[str, Any], f: Sequence[Any], draws: Sequence[Draw]
                       ) -> dict[str, tuple[DrawKind, dict[str, Any]]]:
     """The kind and parameters the reference asks for at each site when run on f with ``draws`` (lenient replay,
@@ -296,24 +337,29 @@ def composed_search(config: ConformConfig, plan: StatisticalPlan, si: int, chose
     sampler = ProtocolSampler(config.command, e.anchor, params, timeout=config.timeout, bulk=bulk)
     setting = Setting(setting_label(params), sampler, e.claim(params), T, aimed)
     with trial_executor(config.jobs, config.scheduler) as executor:
-        own = own_speed(sampler, f, seed, executor, config.jobs)
+        own = own_speed(sampler, [f], seed, executor, config.jobs)[0]
         return search([setting], aimed, composed_budget(profile, e, max(speed, own), 1 + len(pairs)), level=level,
                       seed=seed, target_excess=profile_spec(profile).target_excess, executor=executor)
 
 
-def own_speed(sampler: ProtocolSampler, f: Sequence[Any], seed: int, executor: Any, workers: int = 1) -> float:
+def own_speed(sampler: ProtocolSampler, inputs: Sequence[Sequence[Any]], seed: int, executor: Any, workers: int = 1
+              ) -> tuple[float, list[np.ndarray[Any, Any]]]:
     """Runs per second of the program in own mode on ``workers`` workers (its transcript runs, which also report
-    every draw, are slower): what the composed tests plan their held-out runs with. One chunk of
-    :data:`EVENT_PROBE_WARM` runs per worker starts the workers and their programs, then one of :data:`EVENT_PROBE`
-    per worker is timed (the held-out runs fill every worker; a single probe chunk would time one)."""
+    every draw, are slower), and the timed runs (fresh runs of the program on each of ``inputs``): what the
+    composed tests plan their held-out runs with. One chunk of :data:`EVENT_PROBE_WARM` runs per worker starts the
+    workers and their programs, then one of :data:`EVENT_PROBE` per worker on each input is timed (the held-out runs
+    fill every worker; a single probe chunk would time one). The number of timed runs is fixed before any run, so a
+    test may keep them as its first held-out runs: the rest of its size then depends on their time only, never on
+    what they release."""
     probe = copy.copy(sampler)
     parallel = max(1, workers) if executor is not None else 1
     probe.chunk = EVENT_PROBE_WARM
-    run_trials(probe, f, EVENT_PROBE_WARM * parallel, derived_seed(seed, "warm"), executor)
+    run_trials(probe, inputs[0], EVENT_PROBE_WARM * parallel, derived_seed(seed, "warm"), executor)
     probe.chunk = EVENT_PROBE
     began = time.perf_counter()
-    run_trials(probe, f, EVENT_PROBE * parallel, derived_seed(seed, "probe"), executor)
-    return EVENT_PROBE * parallel / max(time.perf_counter() - began, 1e-6)
+    timed = [run_trials(probe, x, EVENT_PROBE * parallel, derived_seed(seed, "probe", i), executor)
+             for i, x in enumerate(inputs)]
+    return len(inputs) * EVENT_PROBE * parallel / max(time.perf_counter() - began, 1e-6), timed
 
 
 @dataclass(frozen=True)
@@ -359,21 +405,18 @@ def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Comp
     e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
     f = next(iter(space.families.values()))(horizon_of(e, params))
     statistic: Any = pair.branch if pair.branch is not None else pair.ratio
-    if statistic is None:
+    sides = event_sides(pair)
+    if statistic is None or not sides:
         return None
-    inner = pair.branch.inner if pair.branch is not None else pair.ratio
-    extreme = inner.extreme if inner is not None else 0.0
-    if pair.branch is not None:  # the branch's outcome favours one side only; its term, then the linear extreme
-        favoured = pair.branch.outcome < 0
-        sides = [(favoured, pair.branch.outcome + (-extreme if favoured else extreme))]
-    else:
-        sides = [(True, -extreme), (False, extreme)]
     sampler = ProtocolSampler(config.command, e.anchor, params, timeout=config.timeout, bulk=bulk)
+    began = time.perf_counter()
     with trial_executor(config.jobs, config.scheduler) as executor:
-        own = own_speed(sampler, f, seed, executor, config.jobs)
-        n = composed_budget(profile, e, max(speed, own), 2, seconds).holdout
-        on_f = statistic(run_trials(sampler, f, n, derived_seed(seed, "f"), executor))
-        on_g = statistic(run_trials(sampler, pair.g, n, derived_seed(seed, "g"), executor))
+        own, timed = own_speed(sampler, [f, pair.g], seed, executor, config.jobs)
+        left = (COMPOSED_SECONDS[profile] if seconds is None else seconds) - (time.perf_counter() - began)
+        n = max(composed_budget(profile, e, max(speed, own), 2, left).holdout, timed[0].shape[0])
+        on_f, on_g = (statistic(R if n <= R.shape[0] else np.concatenate(
+            [R, run_trials(sampler, x, n - R.shape[0], derived_seed(seed, side), executor)]))
+            for R, x, side in zip(timed, (f, pair.g), ("f", "g"), strict=True))
     best: EventTest | None = None
     a = level / len(sides)
     claim = float(pair.claim)

@@ -60,6 +60,7 @@ from dpstream.catalog.codecs import compare
 from dpstream.claims import Measure
 from dpstream.conformance.composed import Composed
 from dpstream.conformance.composed_tests import (
+    COMPOSED_HOLDOUT,
     COMPOSED_PAIRS,
     COMPOSED_SECONDS,
     EventTest,
@@ -67,7 +68,9 @@ from dpstream.conformance.composed_tests import (
     composed_pairs,
     composed_search,
     earliest,
+    event_ratio,
     event_test,
+    expected_margin,
 )
 from dpstream.conformance.entry_sampler import featurise
 from dpstream.conformance.held_equal import HeldEqual, door_pairs
@@ -112,6 +115,9 @@ FIRST_TEST_MARGIN = 4.0
 """Seconds the first composed test leaves of :data:`CHECK_SECONDS` (its speed probe and the report): a leak it
 certifies is reported within the check's time; where it certifies nothing the searches after it take longer."""
 MIN_TEST_SECONDS = 5.0
+EVENT_TOLERANCE = 1e-6
+"""Relative margin by which a composed event's log-ratio must exceed the claim to be tested: a decision's threshold
+is found by bisection (to about 1e-8 of its scale), so a correct program's event can compose a hair above it."""
 LAW_TESTS = ("law", "tails", "site law", "selection")
 """The law tests whose failure lets the values' own spread stand for the stated parameter (implied.effective_draws)."""
 
@@ -342,10 +348,26 @@ def _check(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: boo
     if door is not None:
         found.details["door_loss"] = {"setting": setting_label(door[0]), **door[1].to_json()}
     searches = _certify(config, plan, found, implied, law_runs, level / 2, bulk, profile, seed,
-                        [(si, pairs[si]) for si, _ in ranked[:COMPOSED_SETTINGS]], speed,
-                        started + CHECK_SECONDS[profile])
+                        _testable(pairs, min(COMPOSED_HOLDOUT[profile], int(speed * COMPOSED_SECONDS[profile] / 2)),
+                                  level / 8)[:COMPOSED_SETTINGS], speed, started + CHECK_SECONDS[profile])
     return _outcome(e.anchor, found, worst[1] if worst is not None else None, searches, started,
                     composed[1] if composed is not None else None, door[1] if door is not None else None)
+
+
+def _testable(pairs: Mapping[int, list[Composed]], runs: int, level: float) -> list[tuple[int, list[Composed]]]:
+    """Per setting, its pairs (``composed_pairs``' order: the largest implied loss, then the earliest first
+    decision, whose outcome's ratio no earlier release dilutes) whose implied loss exceeds the claim and that have a
+    composed statistic (under pure DP, an event whose log-ratio exceeds it: ``event_ratio``; a branch whose outcome
+    and linear draws are alternatives, each within the claim, has none); the settings in the order of what their
+    first pair's event could certify on ``runs`` runs (``expected_margin``), then the earlier first decision, then
+    the more frequent event."""
+    def testable(c: Composed) -> bool:
+        return c.exceeds and (c.ratio is not None or c.branch is not None) and (
+            c.measure is not Measure.PURE_DP or event_ratio(c) > c.claim * (1 + EVENT_TOLERANCE))
+
+    out = [(si, [c for c in cs if testable(c)]) for si, cs in pairs.items()]
+    return sorted(((si, cs) for si, cs in out if cs), key=lambda x: (
+        -expected_margin(x[1][0], runs, level), earliest(x[1][0]), -x[1][0].event_probability))
 
 
 def _door(plan: StatisticalPlan, law_runs: Mapping[int, list[list[Draw]]], implied: Mapping[int, ImpliedLoss]
@@ -413,7 +435,7 @@ def _certify(config: ConformConfig, plan: StatisticalPlan, found: _Findings, imp
              composed: Sequence[tuple[int, list[Composed]]] = (), speed: float = 0.0,
              deadline: float = math.inf) -> _Searches:
     """The aimed searches at the targets (half of ``level``, split equally; the pairs whose composed loss exceeds
-    the claim one more target, tried first: the best pair of each setting in ``composed``, at most
+    the claim one more target, tried first: the first pair of each setting in ``composed`` (:func:`_testable`), at most
     :data:`COMPOSED_SETTINGS`, which share that target's level; the first gets the composed tests' whole time, a
     later one :data:`LATER_SETTINGS_TIME` of it), then, when the transcript showed anything
     and none certified, the statistical design's search (the other half): module docstring, 5-6."""
@@ -422,9 +444,7 @@ def _certify(config: ConformConfig, plan: StatisticalPlan, found: _Findings, imp
     if not (found.exact or found.law or exceeds):
         return out
     targets = _targets(found, implied)
-    tried = [(si, chosen) for si, pairs in composed
-             if (chosen := [c for c in pairs if c.exceeds and (c.ratio is not None or c.branch is not None)
-                            ][:COMPOSED_PAIRS])]
+    tried = [(si, pairs[:COMPOSED_PAIRS]) for si, pairs in composed if pairs]
     share = level / 2 / max(1, len(targets) + (1 if tried else 0))
     for n, (si, chosen) in enumerate(tried):
         labels = ("composed event",) if n == 0 else ("composed event", si)
