@@ -19,7 +19,14 @@ from hypothesis import strategies as st
 from dpstream.audit.registry import Profile
 from dpstream.claims import Measure, Neighbour, PrivacyClaim
 from dpstream.conformance.composed import ComposedRatio, Influence, Move, compose, influence
-from dpstream.conformance.composed_tests import composed_pairs, event_ratio, expected_margin
+from dpstream.conformance.composed_tests import (
+    EVENT_PROBE,
+    EVENT_PROBE_WARM,
+    composed_pairs,
+    event_ratio,
+    expected_margin,
+    own_speed,
+)
 from dpstream.conformance.replays import seeded_tape
 from dpstream.conformance.statistical import horizon_of, plan_for
 from dpstream.conformance.transcript import _testable
@@ -122,6 +129,29 @@ def test_the_branch_is_read_up_to_its_decisions_step_where_a_later_decision_flip
     plan, draws = _tape("001-alg1", 0, seed)
     branched = [c for c in composed_pairs(plan, 0, _weakened(draws, 1.5)) if c.branch is not None]
     assert branched and all(event_ratio(c) == pytest.approx(0.75, rel=1e-6) == c.implied for c in branched)
+
+
+class _Recorder:
+    """A sampler that releases its inputs' first value and records every chunk it is asked for."""
+
+    chunk = 7
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[int, int]] = []
+
+    def sample(self, inputs: Any, runs: int, seed: int) -> np.ndarray[Any, Any]:
+        self.asked.append((int(inputs[0]), runs))
+        return np.full((runs, 1), float(inputs[0]))
+
+
+def test_the_event_tests_timing_runs_are_fixed_in_number_and_kept_per_input() -> None:
+    """own_speed: one warm-up chunk on the first input (not returned), then EVENT_PROBE runs on each input, returned
+    as that input's first held-out runs; their number never depends on what they release."""
+    sampler = _Recorder()
+    speed, timed = own_speed(sampler, [[1.0], [2.0]], 0, None)  # type: ignore[arg-type]
+    assert speed > 0 and [R.shape for R in timed] == [(EVENT_PROBE, 1), (EVENT_PROBE, 1)]
+    assert [float(R[0, 0]) for R in timed] == [1.0, 2.0] and sampler.chunk == 7  # the caller's sampler unchanged
+    assert sampler.asked == [(1, EVENT_PROBE_WARM), (1, EVENT_PROBE), (2, EVENT_PROBE)]  # chunks of a copy
 
 
 def test_a_missing_draw_composes_to_an_unbounded_loss() -> None:

@@ -57,6 +57,7 @@ __all__ = [
     "Move",
     "additive_loss",
     "branch_ratio",
+    "carried_over",
     "compose",
     "compose_pair",
     "decisions_moved",
@@ -307,28 +308,28 @@ def _nudged(draws: Sequence[Draw], sign: float) -> list[Draw]:
     return out
 
 
-def stated(params: Mapping[str, Any]) -> tuple[tuple[str, float], ...]:
+def _stated(params: Mapping[str, Any]) -> tuple[tuple[str, float], ...]:
     """A draw's numeric parameters, as a key."""
     return tuple(sorted((k, float(v)) for k, v in params.items() if isinstance(v, (int, float))))
 
 
-def program_params(reported: Mapping[str, Draw], reference: Mapping[str, tuple[DrawKind, Mapping[str, Any]]]
+def _program_params(reported: Mapping[str, Draw], reference: Mapping[str, tuple[DrawKind, Mapping[str, Any]]]
                    ) -> dict[tuple[DrawKind, tuple[tuple[str, float], ...]], dict[str, Any]]:
     """The program's parameters of an additive kind by the kind and parameters the reference asks for at the same
     site: what a site the program did not report (another branch's, another counter's) takes where the reference
     asks the same there."""
-    return {(kind, stated(asked)): dict(r.params) for site, (kind, asked) in reference.items()
+    return {(kind, _stated(asked)): dict(r.params) for site, (kind, asked) in reference.items()
             if kind in ADDITIVE_KINDS and (r := reported.get(site)) is not None and r.kind is kind}
 
 
 def carried_over(reported: Mapping[str, Draw], reference: Mapping[str, tuple[DrawKind, Mapping[str, Any]]],
                  draws: Sequence[Draw]) -> dict[str, Draw]:
     """The program's draws by site, and for each of ``draws`` (the reference's, on another branch) at a site it did
-    not report, that draw with the program's parameters where :func:`program_params` has them. Any fixed parameters
+    not report, that draw with the program's parameters where :func:`_program_params` has them. Any fixed parameters
     give a valid statistic; the program's give its events their ratio (the branch's draws at the program's scale)."""
-    used = program_params(reported, reference)
-    out = {d.site: Draw(d.site, d.kind, dict(used[(d.kind, stated(d.params))]), d.value) for d in draws
-           if d.site not in reported and (d.kind, stated(d.params)) in used}
+    used = _program_params(reported, reference)
+    out = {d.site: Draw(d.site, d.kind, dict(used[(d.kind, _stated(d.params))]), d.value) for d in draws
+           if d.site not in reported and (d.kind, _stated(d.params)) in used}
     return {**out, **reported}
 
 
