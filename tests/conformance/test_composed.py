@@ -27,7 +27,7 @@ from dpstream.conformance.composed_tests import (
     expected_margin,
     own_speed,
 )
-from dpstream.conformance.replays import seeded_tape
+from dpstream.conformance.replays import completed, seeded_tape
 from dpstream.conformance.statistical import horizon_of, plan_for
 from dpstream.conformance.transcript import _testable
 from dpstream.noise import DrawKind
@@ -130,6 +130,22 @@ def test_the_branch_is_read_up_to_its_decisions_step_where_a_later_decision_flip
     plan, draws = _tape("001-alg1", 0, seed)
     branched = [c for c in composed_pairs(plan, 0, _weakened(draws, 1.5)) if c.branch is not None]
     assert branched and all(event_ratio(c) == pytest.approx(0.75, rel=1e-6) == c.implied for c in branched)
+
+
+def test_a_run_that_took_the_rare_outcome_still_composes_its_branch() -> None:
+    """The reported run already took the root's rare outcome at t = 1 (its split draw at -30: not split): the other
+    outcome, from which the branch's indicators differ, is the draw forced beyond both thresholds the other way,
+    not the run itself (before, no indicator differed and the pair had no branch event: 001-alg3's eps = 0.5 runs
+    under ``serve --plant scale/2``)."""
+    plan, draws = _tape("001-alg1", 0)
+    e, params = plan.entry, plan.settings[0]
+    f = next(iter(plan.spaces[0].families.values()))(horizon_of(e, params))
+    i = next(k for k, d in enumerate(draws) if d.site == "001-alg5 L11 t=1 v=root")
+    rare = list(draws)
+    rare[i] = Draw(rare[i].site, rare[i].kind, rare[i].params, -30.0)
+    tape = _weakened(completed(e, params, f, rare), 1.5)  # the draws of the branch it took, every scale / 1.5
+    first = [c for c in composed_pairs(plan, 0, tape) if c.label.startswith("t=1")]
+    assert first and all(c.branch is not None and event_ratio(c) == pytest.approx(0.75, rel=1e-6) for c in first)
 
 
 class _Recorder:

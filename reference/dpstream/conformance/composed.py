@@ -353,12 +353,14 @@ def branch_ratio(claim: PrivacyClaim, label: str, f: Sequence[Any], g: list[Any]
     decision's (the first whose features it flips)."""
     scale = float((decision.reported or decision.reference)["scale"])
     below = decision.threshold_f < 0  # the lower tail: the outcome "z below the threshold"
-    edge = min(decision.threshold_f, decision.threshold_g) - scale if below else \
+    low, high = min(decision.threshold_f, decision.threshold_g) - scale, \
         max(decision.threshold_f, decision.threshold_g) + scale
+    edge, other = (low, high) if below else (high, low)
     forced = complete(f, _set(draws, decision.index, edge))  # the branch's own draws (new sites seeded)
     inf = influence(forced, f, features)
     moved = features(g, forced)
-    before = features(f, draws)  # the other outcome: the branch shows in the structural features the decision flips
+    # the other outcome (whichever the run took): the branch shows in the structural features the decision flips
+    before = features(f, complete(f, _set(draws, decision.index, other)))
     if inf is None or moved is None or before is None or not moved.shape == before.shape == inf.base.shape:
         return None
     carried = carried_over(reported, reference, forced)
