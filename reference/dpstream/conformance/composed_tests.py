@@ -53,10 +53,9 @@ if TYPE_CHECKING:
     from dpstream.conformance.runner import ConformConfig
 
 __all__ = ["AIMED_BUDGET", "AIMED_FLOOR", "COMPOSED_HOLDOUT", "COMPOSED_PAIRS", "COMPOSED_SECONDS", "EVENT_PROBE",
-           "SELECTION_PATHS", "EventTest", "aimed_budget", "composed_budget", "composed_pairs", "composed_search",
-           "earliest", "event_ratio", "event_sides", "event_test",
-           "expected_margin", "own_speed",
-           "reference_pairs"]
+           "EVENT_TOLERANCE", "SELECTION_PATHS", "EventTest", "aimed_budget", "certifiable", "composed_budget",
+           "composed_pairs", "composed_search", "earliest", "event_ratio", "event_sides", "event_test",
+           "expected_margin", "own_speed", "reference_pairs"]
 
 
 AIMED_BUDGET = {Profile.QUICK: SearchBudget(fit=1000, select=1000, holdout=20_000, carried=4, tail=4),
@@ -267,6 +266,20 @@ def event_ratio(c: Composed) -> float:
     return max((abs(t) for _, t in event_sides(c)), default=0.0) + (c.selections[1] if on_path else 0.0)
 
 
+EVENT_TOLERANCE = 1e-6
+"""Relative margin by which a composed event's log-ratio must exceed the claim (:func:`certifiable`): a decision's
+threshold is found by bisection (to about 1e-8 of its scale), so a correct program's event can compose a hair above
+it."""
+
+
+def certifiable(c: Composed) -> bool:
+    """Whether the pair's composed test can certify at all: its implied loss exceeds the claim, it has a composed
+    statistic, and under pure DP its event's log-ratio (:func:`event_ratio`) exceeds the claim (a branch whose
+    outcome and linear draws are alternatives, each within the claim, has no such event)."""
+    return c.exceeds and (c.ratio is not None or c.branch is not None) and (
+        c.measure is not Measure.PURE_DP or event_ratio(c) > c.claim * (1 + EVENT_TOLERANCE))
+
+
 def expected_margin(c: Composed, runs: int, level: float) -> float:
     """How far above the claim (a share of it) the pair's composed event (:func:`event_sides`) would certify on
     ``runs`` runs per input at ``level``, were its ratio its threshold's and its probability
@@ -405,18 +418,22 @@ def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Comp
     e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
     f = next(iter(space.families.values()))(horizon_of(e, params))
     statistic: Any = pair.branch if pair.branch is not None else pair.ratio
-    sides = event_sides(pair)
-    if statistic is None or not sides:
+    if statistic is None:
         return None
+    sides = event_sides(pair)
     sampler = ProtocolSampler(config.command, e.anchor, params, timeout=config.timeout, bulk=bulk)
     began = time.perf_counter()
     with trial_executor(config.jobs, config.scheduler) as executor:
         own, timed = own_speed(sampler, [f, pair.g], seed, executor, config.jobs)
         left = (COMPOSED_SECONDS[profile] if seconds is None else seconds) - (time.perf_counter() - began)
-        n = max(composed_budget(profile, e, max(speed, own), 2, left).holdout, timed[0].shape[0])
-        on_f, on_g = (statistic(R if n <= R.shape[0] else np.concatenate(
-            [R, run_trials(sampler, x, n - R.shape[0], derived_seed(seed, side), executor)]))
-            for R, x, side in zip(timed, (f, pair.g), ("f", "g"), strict=True))
+        n = max(composed_budget(profile, e, max(speed, own), 2, left).holdout, len(timed[0]))  # runs per input
+
+        def held_out(R: np.ndarray[Any, Any], x: Sequence[Any], side: str) -> Any:
+            """The statistic on the timed runs R of input x and, up to n, fresh ones."""
+            rest = [run_trials(sampler, x, n - len(R), derived_seed(seed, side), executor)] if n > len(R) else []
+            return statistic(np.concatenate([R, *rest]))
+
+        on_f, on_g = held_out(timed[0], f, "f"), held_out(timed[1], pair.g, "g")
     best: EventTest | None = None
     a = level / len(sides)
     claim = float(pair.claim)

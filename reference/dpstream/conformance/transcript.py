@@ -65,10 +65,10 @@ from dpstream.conformance.composed_tests import (
     COMPOSED_SECONDS,
     EventTest,
     aimed_budget,
+    certifiable,
     composed_pairs,
     composed_search,
     earliest,
-    event_ratio,
     event_test,
     expected_margin,
 )
@@ -115,9 +115,6 @@ FIRST_TEST_MARGIN = 4.0
 """Seconds the first composed test leaves of :data:`CHECK_SECONDS` (its speed probe and the report): a leak it
 certifies is reported within the check's time; where it certifies nothing the searches after it take longer."""
 MIN_TEST_SECONDS = 5.0
-EVENT_TOLERANCE = 1e-6
-"""Relative margin by which a composed event's log-ratio must exceed the claim to be tested: a decision's threshold
-is found by bisection (to about 1e-8 of its scale), so a correct program's event can compose a hair above it."""
 LAW_TESTS = ("law", "tails", "site law", "selection")
 """The law tests whose failure lets the values' own spread stand for the stated parameter (implied.effective_draws)."""
 
@@ -355,17 +352,11 @@ def _check(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: boo
 
 
 def _testable(pairs: Mapping[int, list[Composed]], runs: int, level: float) -> list[tuple[int, list[Composed]]]:
-    """Per setting, its pairs (``composed_pairs``' order: the largest implied loss, then the earliest first
-    decision, whose outcome's ratio no earlier release dilutes) whose implied loss exceeds the claim and that have a
-    composed statistic (under pure DP, an event whose log-ratio exceeds it: ``event_ratio``; a branch whose outcome
-    and linear draws are alternatives, each within the claim, has none); the settings in the order of what their
-    first pair's event could certify on ``runs`` runs (``expected_margin``), then the earlier first decision, then
-    the more frequent event."""
-    def testable(c: Composed) -> bool:
-        return c.exceeds and (c.ratio is not None or c.branch is not None) and (
-            c.measure is not Measure.PURE_DP or event_ratio(c) > c.claim * (1 + EVENT_TOLERANCE))
-
-    out = [(si, [c for c in cs if testable(c)]) for si, cs in pairs.items()]
+    """Per setting, its pairs whose test can certify (``certifiable``), in ``composed_pairs``' order (the largest
+    implied loss, then the earliest first decision, whose outcome's ratio no earlier release dilutes); the settings
+    in the order of what their first pair's event could certify on ``runs`` runs (``expected_margin``), then the
+    earlier first decision, then the more frequent event."""
+    out = [(si, [c for c in cs if certifiable(c)]) for si, cs in pairs.items()]
     return sorted(((si, cs) for si, cs in out if cs), key=lambda x: (
         -expected_margin(x[1][0], runs, level), earliest(x[1][0]), -x[1][0].event_probability))
 
