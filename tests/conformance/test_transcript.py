@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from dpstream.audit.registry import Profile
 from dpstream.catalog import entry
 from dpstream.conformance import transcript
 from dpstream.conformance.outcome import Mode, Outcome, Verdict
@@ -92,10 +93,13 @@ def test_transcript_faults_are_deviations_naming_the_fault(fault: str, says: str
     test_a_leak_seen_in_the_transcript_is_certified_by_the_aimed_search, the design's from transcript mode in
     test_the_design_search_certifies_what_the_transcript_cannot_aim_at, both slow)."""
     ran: list[str] = []
+    given: list[float] = []
     monkeypatch.setattr(transcript, "_aimed_search", lambda *args, **kwargs: None)
 
-    def stub(config: ConformConfig, plan: Any, level: float, bulk: bool, program: Any) -> Outcome:
+    def stub(config: ConformConfig, plan: Any, level: float, bulk: bool, program: Any, *, seconds: float,
+             event: bool) -> Outcome:
         ran.append(plan.entry.anchor)
+        given.append(seconds)
         return Outcome(Mode.STATISTICAL, plan.entry.anchor, "privacy: witness search", None, Verdict.INCONCLUSIVE,
                        message="stub", details={"detectable_excess": 0.5})
 
@@ -104,6 +108,8 @@ def test_transcript_faults_are_deviations_naming_the_fault(fault: str, says: str
     assert outcome.verdict is Verdict.DEVIATION, outcome.message
     assert any(says in line for line in outcome.details["exact_findings"]), outcome.details["exact_findings"]
     assert ran == ["001-alg8"] and "the design's search: inconclusive" in outcome.message  # never weaker
+    # within what the check's 60 s left, at least DESIGN_SECONDS
+    assert transcript.DESIGN_SECONDS <= given[0] <= transcript.CHECK_SECONDS[Profile.QUICK]
 
 
 @pytest.mark.slow
@@ -150,7 +156,6 @@ def test_values_less_spread_than_stated_are_composed_and_certified(monkeypatch: 
     is tested: 002-alg1's two-bin pair composes rho 2.25 against 1 and is certified black-box (seed 0; its held-out
     split cut to 12000 runs per input to keep the default run short: the certificate's counts were 9783 vs 108 of
     36259 at the full split)."""
-    from dpstream.audit.registry import Profile
     from dpstream.conformance import composed_tests
 
     monkeypatch.setitem(composed_tests.COMPOSED_HOLDOUT, Profile.QUICK, 12_000)

@@ -306,13 +306,13 @@ def _reference_params(e: Entry, params: Mapping[str, Any], f: Sequence[Any], dra
 def reference_pairs(plan: StatisticalPlan, share: float) -> tuple[int, Composed] | None:
     """The design pair (and its setting) whose loss composed over the reference's own draws (a seeded run on the
     setting's first input) is the largest share of the claim, if that share is at least ``share`` and the pair has a
-    composed statistic: where a leak of factor c > 1/share shows through what the pair moves (pure DP only)."""
+    composed statistic: where a leak of factor c > 1/share shows through what the pair moves (pure DP: its
+    composed event, :func:`event_test`; zCDP: the search with its composed log-likelihood ratio,
+    :func:`composed_search`)."""
     e = plan.entry
     assert e.codec is not None
     best: tuple[int, Composed] | None = None
     for si, (params, space) in enumerate(zip(plan.settings, plan.spaces, strict=True)):
-        if e.claim(params).measure is not Measure.PURE_DP:
-            continue
         tape = seeded_tape(e, params, next(iter(space.families.values()))(horizon_of(e, params)))
         if tape is None:
             continue
@@ -330,10 +330,12 @@ def _rank(c: Composed) -> tuple[float, int, float]:
 
 
 def composed_search(config: ConformConfig, plan: StatisticalPlan, si: int, chosen: Sequence[Composed], level: float,
-                     bulk: bool, profile: Profile, seed: int, speed: float) -> SearchResult:
+                    bulk: bool, profile: Profile, seed: int, speed: float, seconds: float | None = None,
+                    holdout: int | None = None) -> SearchResult:
     """The witness search on the pairs whose composed loss exceeds the claim, with each pair's composed
     log-likelihood ratio as the first features (module docstring, step 5), its budget :func:`composed_budget` at
-    the program's ``speed`` (runs per second of its transcript runs)."""
+    the program's ``speed`` (runs per second of its transcript runs) within ``seconds`` (default
+    :data:`COMPOSED_SECONDS`), at most ``holdout`` held-out runs per input (default :data:`COMPOSED_HOLDOUT`)."""
     e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
     T = horizon_of(e, params)
     f = next(iter(space.families.values()))(T)
@@ -349,10 +351,13 @@ def composed_search(config: ConformConfig, plan: StatisticalPlan, si: int, chose
                         statistics=space.statistics)
     sampler = ProtocolSampler(config.command, e.anchor, params, timeout=config.timeout, bulk=bulk)
     setting = Setting(setting_label(params), sampler, e.claim(params), T, aimed)
+    began = time.perf_counter()
     with trial_executor(config.jobs, config.scheduler) as executor:
         own = own_speed(sampler, [f], seed, executor, config.jobs)[0]
-        return search([setting], aimed, composed_budget(profile, e, max(speed, own), 1 + len(pairs)), level=level,
-                      seed=seed, target_excess=profile_spec(profile).target_excess, executor=executor)
+        left = None if seconds is None else seconds - (time.perf_counter() - began)
+        budget = composed_budget(profile, e, max(speed, own), 1 + len(pairs), left, holdout)
+        return search([setting], aimed, budget, level=level, seed=seed,
+                      target_excess=profile_spec(profile).target_excess, executor=executor)
 
 
 def own_speed(sampler: ProtocolSampler, inputs: Sequence[Sequence[Any]], seed: int, executor: Any, workers: int = 1
@@ -409,12 +414,14 @@ class EventTest:
 
 
 def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Composed, level: float, bulk: bool,
-                profile: Profile, seed: int, speed: float, seconds: float | None = None) -> EventTest | None:
+               profile: Profile, seed: int, speed: float, seconds: float | None = None, holdout: int | None = None
+               ) -> EventTest | None:
     """The composed event of a pure-DP pair, tested on fresh runs: on the branch of its largest decision (when it
     moves one) or everywhere, every moved draw on the favoured side's extreme, i.e. the pair's log-likelihood ratio
     at its extreme (the event whose ratio is the pair's whole composed loss: e^(sum |d|/b) for Laplace draws, a
     decision's tail ratio). Its probability is about 2^-(draws moved) times the branch's, so it needs many runs:
-    :func:`composed_budget`'s held-out split per input. Both sides are tested (Bonferroni over the two)."""
+    :func:`composed_budget`'s held-out split per input (at most ``holdout``, default :data:`COMPOSED_HOLDOUT`),
+    within ``seconds``. Both sides are tested (Bonferroni over the two)."""
     e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
     f = next(iter(space.families.values()))(horizon_of(e, params))
     statistic: Any = pair.branch if pair.branch is not None else pair.ratio
@@ -426,7 +433,7 @@ def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Comp
     with trial_executor(config.jobs, config.scheduler) as executor:
         own, timed = own_speed(sampler, [f, pair.g], seed, executor, config.jobs)
         left = (COMPOSED_SECONDS[profile] if seconds is None else seconds) - (time.perf_counter() - began)
-        n = max(composed_budget(profile, e, max(speed, own), 2, left).holdout, len(timed[0]))  # runs per input
+        n = max(composed_budget(profile, e, max(speed, own), 2, left, holdout).holdout, len(timed[0]))  # per input
 
         def held_out(R: np.ndarray[Any, Any], x: Sequence[Any], side: str) -> Any:
             """The statistic on the timed runs R of input x and, up to n, fresh ones."""
@@ -469,14 +476,14 @@ COMPOSED_PAIRS = 1
 """Pairs the composed search tries: the one whose implied loss is the largest (its held-out split is the budget)."""
 
 
-def composed_budget(profile: Profile, e: Entry, speed: float, inputs: int, seconds: float | None = None
-                    ) -> SearchBudget:
+def composed_budget(profile: Profile, e: Entry, speed: float, inputs: int, seconds: float | None = None,
+                    holdout: int | None = None) -> SearchBudget:
     """The composed search's budget: the aimed search's fit and select splits (:func:`aimed_budget`) and
-    :data:`COMPOSED_HOLDOUT` held-out runs per input, scaled down (not below the aimed search's) only where
-    ``inputs`` inputs would take longer than ``seconds`` (default :data:`COMPOSED_SECONDS`) at ``speed`` runs per
-    second."""
+    ``holdout`` (default :data:`COMPOSED_HOLDOUT`) held-out runs per input, scaled down (not below the aimed
+    search's) only where ``inputs`` inputs would take longer than ``seconds`` (default :data:`COMPOSED_SECONDS`) at
+    ``speed`` runs per second."""
     base = aimed_budget(profile, e)
-    holdout = COMPOSED_HOLDOUT[profile]
+    holdout = COMPOSED_HOLDOUT[profile] if holdout is None else holdout
     held = min(2 * (base.carried + base.tail), inputs)
     allowed = speed * (COMPOSED_SECONDS[profile] if seconds is None else seconds) - (base.fit + base.select) * inputs
     if holdout * held > allowed:

@@ -28,9 +28,11 @@ with every release, the draws it made for it (docs/conformance.md, "Transcript m
    seen in the transcript is then certified as a ``violation`` with its witness when it is one;
 6. **never weaker than the statistical mode**: when the transcript shows anything (1-4) and no aimed search
    certified it, the statistical mode's own witness search (its design, :func:`~dpstream.conformance.statistical.
-   privacy_check`) runs on the program too. The outcome says which certified the leak (``certificate``): black-box
-   aimed at a site, black-box by the design's search, or the implied loss of the program's own transcript only,
-   with the smallest excess the searches could have certified (why the budget did not reach a witness).
+   privacy_check`) runs on the program too, within what is left of the check's time (at least
+   :data:`DESIGN_SECONDS`), with the design pair's composed event beside it where step 5 tested none. The outcome
+   says which certified the leak (``certificate``): black-box aimed at a site, black-box by the design's search, or
+   the implied loss of the program's own transcript only, with the smallest excess the searches could have
+   certified (why the budget did not reach a witness).
 
 A program whose transcripts pass 1-3 inherits the reference's proof (proofs/proof_transcript_inheritance.py): its
 releases are the reference's function of draws with the reference's laws, provided the report is honest and the
@@ -115,6 +117,11 @@ FIRST_TEST_MARGIN = 4.0
 """Seconds the first composed test leaves of :data:`CHECK_SECONDS` (its speed probe and the report): a leak it
 certifies is reported within the check's time; where it certifies nothing the searches after it take longer."""
 MIN_TEST_SECONDS = 5.0
+DESIGN_SECONDS = 15.0
+"""Seconds the statistical design's search (step 6) gets at least, when the tests before it left less of
+:data:`CHECK_SECONDS`: it runs within what they left, its budget scaled to fit; it tests the design pair's composed
+event beside it only where no composed event was tested before it (:func:`dpstream.conformance.statistical.
+privacy_check`)."""
 LAW_TESTS = ("law", "tails", "site law", "selection")
 """The law tests whose failure lets the values' own spread stand for the stated parameter (implied.effective_draws)."""
 
@@ -437,6 +444,7 @@ def _certify(config: ConformConfig, plan: StatisticalPlan, found: _Findings, imp
     targets = _targets(found, implied)
     tried = [(si, pairs[:COMPOSED_PAIRS]) for si, pairs in composed if pairs]
     share = level / 2 / max(1, len(targets) + (1 if tried else 0))
+    composed_tested = False
     for n, (si, chosen) in enumerate(tried):
         labels = ("composed event",) if n == 0 else ("composed event", si)
         left = deadline - time.perf_counter()
@@ -460,6 +468,7 @@ def _certify(config: ConformConfig, plan: StatisticalPlan, found: _Findings, imp
             {"setting": setting_label(plan.settings[si]), "pairs": [c.label for c in chosen],
              "test": "composed log-likelihood ratio"})
         out.aimed.append((where, pair_result))
+        composed_tested = True
         if pair_result.verdict == "violation":
             out.certificate = f"black-box, aimed at {where}"
             return out
@@ -481,7 +490,10 @@ def _certify(config: ConformConfig, plan: StatisticalPlan, found: _Findings, imp
                 out.certificate = f"black-box, aimed at site {target.sites[0]!r}"
                 return out
             break
-    out.design = privacy_check(config, plan, level / 2, bulk, Program(config.command, timeout=config.timeout))
+    left = deadline - time.perf_counter()
+    out.design = privacy_check(config, plan, level / 2, bulk, Program(config.command, timeout=config.timeout),
+                               seconds=None if math.isinf(left) else max(DESIGN_SECONDS, left),
+                               event=not composed_tested)
     if out.design.privacy is Verdict.VIOLATION:
         out.certificate = "black-box, the statistical design's witness search"
     elif out.design.verdict is Verdict.PROTOCOL_ERROR:

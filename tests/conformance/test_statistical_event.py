@@ -1,0 +1,143 @@
+"""The statistical privacy check tests the design pair's composed event beside its search on both profiles
+(docs/conformance.md, "Statistical checks": composed event), within the time it is given (transcript mode's step 6
+gives it what the check has left, without the event where transcript mode tested one)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from dpstream.audit.registry import Profile
+from dpstream.audit.stats import eps_lower_bound
+from dpstream.conformance import composed_tests, statistical
+from dpstream.conformance.composed_tests import EventTest
+from dpstream.conformance.outcome import Verdict
+from dpstream.conformance.runner import ConformConfig
+from dpstream.conformance.statistical import PAIR_SHARE, TIME_LIMIT, plan_for, privacy_check
+from dpstream.conformance.wire import Program
+
+SERVE = (sys.executable, "-m", "dpstream.cli", "serve")
+
+
+@dataclass
+class _Searched:
+    """What the search returns, where only its verdict matters (the search itself is stubbed)."""
+
+    verdict: str = "inconclusive"
+    trials: int = 1000
+
+    def detail(self) -> str:
+        return "searched (stub)"
+
+    def to_data(self) -> dict[str, Any]:
+        return {"verdict": self.verdict, "trials": self.trials}
+
+
+def _stubbed(monkeypatch: pytest.MonkeyPatch, favoured: int) -> tuple[list[float], list[dict[str, Any]]]:
+    """The search stubbed (inconclusive; its time limit recorded) and the event test stubbed (its arguments
+    recorded; ``favoured`` of 10000 runs against 1000 on the other side)."""
+    limits: list[float] = []
+    events: list[dict[str, Any]] = []
+
+    def fit(plan: Any, budget: Any, speed: float, limit: float, *, grow: bool = False) -> Any:
+        limits.append(limit)
+        return budget, 1.0
+
+    def event(config: Any, plan: Any, si: int, pair: Any, level: float, bulk: bool, profile: Profile, seed: int,
+              speed: float, seconds: float | None = None, holdout: int | None = None) -> EventTest:
+        events.append({"level": level, "seconds": seconds, "profile": profile, "holdout": holdout})
+        bound = eps_lower_bound(favoured, 10_000, 1000, 10_000, level)
+        return EventTest(pair.label, "{stub}", True, favoured, 1000, 10_000, bound, float(pair.claim), level, 0.1)
+
+    monkeypatch.setattr(statistical, "probe_speed", lambda *a, **k: 1000.0)
+    monkeypatch.setattr(statistical, "fit_to_time", fit)
+    monkeypatch.setattr(statistical, "run_search", lambda *a, **k: _Searched())
+    monkeypatch.setattr(composed_tests, "event_test", event)
+    return limits, events
+
+
+def _check(**kw: Any) -> Any:
+    plan = plan_for("001-alg1", Profile.QUICK)
+    assert not isinstance(plan, str)
+    return privacy_check(ConformConfig(command=SERVE), plan, 1e-3, False, Program(SERVE), **kw)
+
+
+def test_the_quick_profile_tests_the_design_pairs_event_and_a_certified_event_is_a_violation(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = plan_for("001-alg1", Profile.QUICK)
+    assert not isinstance(plan, str) and statistical._composed_pair(plan) is not None
+    limits, events = _stubbed(monkeypatch, favoured=5000)  # e^eps >= about 5 / 1.2 against the claim e^0.5
+    outcome = _check()
+    assert limits == [pytest.approx(TIME_LIMIT[Profile.QUICK] * (1 - PAIR_SHARE))]
+    assert [e["level"] for e in events] == [pytest.approx(5e-4)] and events[0]["profile"] is Profile.QUICK
+    assert events[0]["seconds"] >= TIME_LIMIT[Profile.QUICK] * PAIR_SHARE
+    assert events[0]["holdout"] == statistical.PAIR_HOLDOUT
+    assert outcome.privacy is Verdict.VIOLATION and outcome.details["composed_event"]["verdict"] == "violation"
+    assert outcome.details["eps_lower_bound"] > outcome.details["claimed_eps"]
+
+
+def test_an_event_that_certifies_nothing_leaves_the_searchs_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
+    _, events = _stubbed(monkeypatch, favoured=1100)  # e^0.1: below the claim
+    outcome = _check()
+    assert len(events) == 1 and outcome.privacy is Verdict.INCONCLUSIVE
+    assert outcome.details["composed_event"]["verdict"] == "inconclusive"
+
+
+def test_the_check_keeps_to_the_seconds_it_is_given_and_can_leave_the_event_out(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    limits, events = _stubbed(monkeypatch, favoured=5000)
+    outcome = _check(seconds=20.0)
+    assert limits == [pytest.approx(20.0 * (1 - PAIR_SHARE))]
+    assert 20.0 * PAIR_SHARE <= events[0]["seconds"] <= 20.0 * statistical.PAIR_END
+    assert outcome.details.get("budget") is None or outcome.details["budget"]["time_limit"] == 20.0
+    limits.clear()
+    events.clear()
+    outcome = _check(seconds=20.0, event=False)
+    assert limits == [pytest.approx(20.0)] and events == [] and "composed_event" not in outcome.details
+    assert outcome.privacy is Verdict.INCONCLUSIVE and outcome.details["budget"]["time_limit"] == 20.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("plant", "certified"), [(("--plant", "scale/1.5"), True), (("--perturb", "all"), False)])
+def test_the_quick_check_certifies_a_leak_of_1_5x_and_never_a_correct_program(plant: tuple[str, ...],
+                                                                             certified: bool) -> None:
+    """``dpstream serve --plant scale/1.5`` (every scale / 1.5: loss 0.75 against 0.5) on PHDStream 001-alg1 at
+    quick: certified by the design pair's composed event (measured 2026-11-29: eps >= 0.622, 67 s); the reference in
+    another correct floating-point order: never a violation (false alarm at most the run's level, 1e-3)."""
+    from dpstream.conformance.outcome import Mode
+    from dpstream.conformance.runner import conform
+
+    report = conform(ConformConfig(command=(*SERVE, *plant), modes=frozenset({Mode.STATISTICAL}),
+                                   algorithms=("001-alg1",), seed=0, jobs=2))
+    (privacy,) = [o for o in report.outcomes if o.name == "privacy: witness search"]
+    event = privacy.details["composed_event"]
+    assert (privacy.privacy is Verdict.VIOLATION) is certified, privacy.message
+    assert (event["verdict"] == "violation") is certified
+    assert event["counts"]["runs"] >= 50_000
+
+
+def test_a_zcdp_pair_is_tested_by_the_search_with_its_composed_ratio(monkeypatch: pytest.MonkeyPatch) -> None:
+    """002-alg1 (zCDP): the design pair is tested by the witness search with the pair's composed log-likelihood ratio
+    (``composed_search``, transcript mode's zCDP test), not by a pure-DP event."""
+    from dpstream.claims import Measure
+
+    plan = plan_for("002-alg1", Profile.QUICK)
+    assert not isinstance(plan, str)
+    pair = statistical._composed_pair(plan)
+    assert pair is not None and plan.entry.claim(plan.settings[pair[0]]).measure is Measure.ZCDP
+    called: list[str] = []
+
+    def recorder(name: str) -> Any:
+        def record(*args: Any, **kwargs: Any) -> str:
+            called.append(name)
+            return name
+        return record
+
+    monkeypatch.setattr(composed_tests, "composed_search", recorder("searched"))
+    monkeypatch.setattr(composed_tests, "event_test", recorder("event"))
+    assert statistical._pair_test(ConformConfig(command=SERVE), plan, pair, 1e-3, False, Profile.QUICK, 0, 1e3,
+                                  30.0) == "searched"
+    assert called == ["searched"]
