@@ -138,6 +138,8 @@ def test_a_zcdp_pair_is_tested_by_the_search_with_its_composed_ratio(monkeypatch
 
     monkeypatch.setattr(composed_tests, "composed_search", recorder("searched"))
     monkeypatch.setattr(composed_tests, "event_test", recorder("event"))
-    assert statistical._pair_test(ConformConfig(command=SERVE), plan, pair, 1e-3, False, Profile.QUICK, 0, 1e3,
-                                  30.0) == "searched"
+    si, c = pair
+    tested: Any = composed_tests.pair_test(ConformConfig(command=SERVE), plan, si, [c], 1e-3, False, Profile.QUICK, 0,
+                                           1e3, 30.0)
+    assert tested == "searched"
     assert called == ["searched"]

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 __all__ = ["AIMED_BUDGET", "AIMED_FLOOR", "COMPOSED_HOLDOUT", "COMPOSED_PAIRS", "COMPOSED_SECONDS", "EVENT_PROBE",
            "EVENT_TOLERANCE", "SELECTION_PATHS", "EventTest", "aimed_budget", "certifiable", "composed_budget",
            "composed_pairs", "composed_search", "earliest", "event_ratio", "event_sides", "event_test",
-           "expected_margin", "own_speed", "reference_pairs"]
+           "expected_margin", "own_speed", "pair_test", "reference_pairs"]
 
 
 AIMED_BUDGET = {Profile.QUICK: SearchBudget(fit=1000, select=1000, holdout=20_000, carried=4, tail=4),
@@ -354,7 +354,7 @@ def composed_search(config: ConformConfig, plan: StatisticalPlan, si: int, chose
     began = time.perf_counter()
     with trial_executor(config.jobs, config.scheduler) as executor:
         own = own_speed(sampler, [f], seed, executor, config.jobs)[0]
-        left = None if seconds is None else seconds - (time.perf_counter() - began)
+        left = (COMPOSED_SECONDS[profile] if seconds is None else seconds) - (time.perf_counter() - began)
         budget = composed_budget(profile, e, max(speed, own), 1 + len(pairs), left, holdout)
         return search([setting], aimed, budget, level=level, seed=seed,
                       target_excess=profile_spec(profile).target_excess, executor=executor)
@@ -455,6 +455,22 @@ def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Comp
         if best is None or test.eps_lower_bound > best.eps_lower_bound:
             best = test
     return best
+
+
+def pair_test(config: ConformConfig, plan: StatisticalPlan, si: int, chosen: Sequence[Composed], level: float,
+              bulk: bool, profile: Profile, seed: int, speed: float, seconds: float | None = None, *,
+              holdout: int | None = None, search_seed: int | None = None) -> EventTest | SearchResult:
+    """The test of the pairs ``chosen`` of setting ``si`` (their claim's measure the entry's): under pure DP the
+    first pair's composed event (:func:`event_test`, at most ``holdout`` runs per input); under zCDP, or where that
+    pair has no composed statistic, the witness search with the pairs' composed log-likelihood ratios
+    (:func:`composed_search`, seeded by ``search_seed``, default ``seed``); both within ``seconds``. Transcript
+    mode's step 5 tests the program's pairs with it, the statistical check the reference's design pair."""
+    if plan.entry.claim(plan.settings[si]).measure is Measure.PURE_DP:
+        tested = event_test(config, plan, si, chosen[0], level, bulk, profile, seed, speed, seconds, holdout)
+        if tested is not None:
+            return tested
+    return composed_search(config, plan, si, chosen, level, bulk, profile,
+                           seed if search_seed is None else search_seed, speed, seconds)
 
 
 COMPOSED_HOLDOUT = {Profile.QUICK: 100_000, Profile.THOROUGH: 400_000}

@@ -64,12 +64,14 @@ from dpstream.audit.search import (
 )
 from dpstream.catalog import Entry, entry
 from dpstream.catalog.codecs import Features
-from dpstream.claims import Measure, Neighbour
+from dpstream.claims import Neighbour
 from dpstream.conformance.outcome import Mode, Outcome, Verdict
 from dpstream.conformance.wire import Program, ProtocolError
 from dpstream.noise import derived_seed
 
 if TYPE_CHECKING:
+    from dpstream.conformance.composed import Composed
+    from dpstream.conformance.composed_tests import EventTest
     from dpstream.conformance.runner import ConformConfig, Task
 
 __all__ = [
@@ -496,12 +498,15 @@ def privacy_check(config: ConformConfig, plan: StatisticalPlan, level: float, bu
             took = time.perf_counter() - searched
             rate = result.trials / max(took, 1e-9)
             spent = _time_split(took, SAMPLING.since(before), executor is None)
-        tested = None
+        tested: EventTest | SearchResult | None = None
         if pair is not None and result.verdict != "violation":
+            from dpstream.conformance.composed_tests import pair_test
+
             left = PAIR_END * total - (time.perf_counter() - started)  # what the search left, or its share
-            tested = _pair_test(config, plan, pair, level / 2, bulk, profile,
-                                derived_seed(config.seed, e.anchor, "composed event"), speed,
-                                max(total * PAIR_SHARE, left))
+            si, c = pair
+            tested = pair_test(config, plan, si, [c], level / 2, bulk, profile,
+                               derived_seed(config.seed, e.anchor, "composed event"), speed,
+                               max(total * PAIR_SHARE, left), holdout=PAIR_HOLDOUT)
     except (ProgramRefusedError, ProtocolError) as exc:
         return _refused(e.anchor, name, exc, started)
     verdict = {"violation": Verdict.VIOLATION, "pass": Verdict.PASS, "inconclusive": Verdict.INCONCLUSIVE}[
@@ -532,8 +537,9 @@ def privacy_check(config: ConformConfig, plan: StatisticalPlan, level: float, bu
 PAIR_SHARE = 0.4
 """On both profiles, where a design pair reaches at least half the claim through what it moves (:func:`_composed_pair`),
 the share of the time limit (at least; the time the search left unused too, up to :data:`PAIR_END` of the limit in
-all) and of the false-alarm level given to that pair's test (:func:`_pair_test`); the search gets the rest of the
-time and half the level."""
+all) and of the false-alarm level given to that pair's test (``composed_tests.pair_test``: under pure DP its
+pre-registered composed event, under zCDP the witness search with its composed log-likelihood ratio); the search
+gets the rest of the time and half the level."""
 PAIR_END = 0.8
 """The share of the time limit by which the pair's test plans to end (the check with it): its runs are planned at the
 speed its first runs were timed at, and the runs after them went up to 20 % slower (000-alg2 at quick, 2026-11-29:
@@ -549,7 +555,7 @@ PAIR_REACH = 0.5
 above 1 / PAIR_REACH can show on it)."""
 
 
-def _composed_pair(plan: StatisticalPlan) -> Any:
+def _composed_pair(plan: StatisticalPlan) -> tuple[int, Composed] | None:
     """The synthesizer design pair whose composed event the privacy check tests besides the search, or None. On both
     profiles: the quick search alone certifies no leak below about 3x on most synthesizers (the power table), and its
     short runs leave most of the time limit to the event (001-alg1 ``serve --plant scale/1.5``: inconclusive in 7 s
@@ -561,20 +567,7 @@ def _composed_pair(plan: StatisticalPlan) -> Any:
     return reference_pairs(plan, PAIR_REACH)
 
 
-def _pair_test(config: ConformConfig, plan: StatisticalPlan, pair: Any, level: float, bulk: bool, profile: Profile,
-               seed: int, speed: float, seconds: float) -> Any:
-    """The test of the design pair ``(setting, Composed)`` (:func:`_composed_pair`) at ``level`` within ``seconds``:
-    under pure DP its pre-registered composed event (``EventTest``), under zCDP the witness search with its composed
-    log-likelihood ratio as a feature (``SearchResult``; transcript mode's step 5 on the reference's draws)."""
-    from dpstream.conformance.composed_tests import composed_search, event_test
-
-    si, c = pair
-    if plan.entry.claim(plan.settings[si]).measure is Measure.PURE_DP:
-        return event_test(config, plan, si, c, level, bulk, profile, seed, speed, seconds, PAIR_HOLDOUT)
-    return composed_search(config, plan, si, [c], level, bulk, profile, seed, speed, seconds)
-
-
-def _bound(tested: Any) -> dict[str, float]:
+def _bound(tested: EventTest | SearchResult) -> dict[str, float]:
     """The certified lower bound and the claim of a pair's test that certified (an ``EventTest``, or a
     ``SearchResult`` and its best held-out event)."""
     if isinstance(tested, SearchResult):

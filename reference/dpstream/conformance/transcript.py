@@ -32,10 +32,9 @@ with every release, the draws it made for it (docs/conformance.md, "Transcript m
    :data:`DESIGN_SECONDS`), with the design pair's composed event beside it where the transcript implies more than
    the claim and step 5 tested no composed event (a transcript that only deviates, such as rounded releases, gets
    the search alone: the event would take most of the check's time, and ``--mode statistical``, part of the
-   default ``all``, tests it anyway). The outcome
-   says which certified the leak (``certificate``): black-box aimed at a site, black-box by the design's search, or
-   the implied loss of the program's own transcript only, with the smallest excess the searches could have
-   certified (why the budget did not reach a witness).
+   default ``all``, tests it anyway). The outcome says which certified the leak (``certificate``): black-box aimed
+   at a site, black-box by the design's search, or the implied loss of the program's own transcript only, with the
+   smallest excess the searches could have certified (why the budget did not reach a witness).
 
 A program whose transcripts pass 1-3 inherits the reference's proof (proofs/proof_transcript_inheritance.py): its
 releases are the reference's function of draws with the reference's laws, provided the report is honest and the
@@ -62,7 +61,6 @@ from dpstream.audit.sampler import trial_executor
 from dpstream.audit.search import SearchResult, SearchSpace, Setting, search
 from dpstream.catalog import Entry
 from dpstream.catalog.codecs import compare
-from dpstream.claims import Measure
 from dpstream.conformance.composed import Composed
 from dpstream.conformance.composed_tests import (
     COMPOSED_HOLDOUT,
@@ -72,10 +70,9 @@ from dpstream.conformance.composed_tests import (
     aimed_budget,
     certifiable,
     composed_pairs,
-    composed_search,
     earliest,
-    event_test,
     expected_margin,
+    pair_test,
 )
 from dpstream.conformance.entry_sampler import featurise
 from dpstream.conformance.held_equal import HeldEqual, door_pairs
@@ -456,13 +453,9 @@ def _certify(config: ConformConfig, plan: StatisticalPlan, found: _Findings, imp
         if seconds < MIN_TEST_SECONDS:
             break
         try:
-            pair_result: SearchResult | EventTest | None = None
-            if _measure(plan) is Measure.PURE_DP:
-                pair_result = event_test(config, plan, si, chosen[0], share / len(tried), bulk, profile,
-                                         derived_seed(seed, *labels), speed, seconds)
-            if pair_result is None:
-                pair_result = composed_search(config, plan, si, chosen, share / len(tried), bulk, profile,
-                                              derived_seed(seed, "composed", *labels[1:]), speed)
+            pair_result = pair_test(config, plan, si, chosen, share / len(tried), bulk, profile,
+                                    derived_seed(seed, *labels), speed, seconds,
+                                    search_seed=derived_seed(seed, "composed", *labels[1:]))
         except ProtocolError as exc:
             out.errors.append(f"aimed at the composed pairs: {exc}")
             break
@@ -502,11 +495,6 @@ def _certify(config: ConformConfig, plan: StatisticalPlan, found: _Findings, imp
     elif out.design.verdict is Verdict.PROTOCOL_ERROR:
         out.errors.append(f"the design's search: {out.design.message}")
     return out
-
-
-def _measure(plan: StatisticalPlan) -> Measure:
-    """The measure of the plan's claims (the same for every setting of an entry)."""
-    return plan.entry.claim(plan.settings[0]).measure
 
 
 def _outcome(anchor: str, found: _Findings, implied: ImpliedLoss | None, searches: _Searches, started: float,
