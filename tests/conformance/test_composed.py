@@ -79,6 +79,25 @@ def test_zcdp_substitution_moves_two_bins_and_reaches_rho() -> None:
         assert c.implied == pytest.approx(2.25, rel=1e-9)
 
 
+def test_the_crowd_shows_most_of_002_alg2s_rho_and_its_best_pair_is_tested() -> None:
+    """002-alg2 at T = 4, rho = 0.5 (docs/conformance.md, "Why the crowd"): Corollary B.1 gives rho_b = rho (8, 8,
+    1, 1) / 18, counter b the budget rho_b / 2 over T - b + 1 steps, and the prefix sums of 002-alg3 use the dyadic
+    nodes [1], [1,2], [3], [1..4]. Individual 0 (all ones) with its first half zeroed moves counter 1 at local times
+    1 and 3 (nodes [1], [1,2], [3] of 3 levels: rho_1 / 2), counter 2 at local 1 and 3 (nodes [1], [1,2], [3] of 2
+    levels: 3/4 rho_2), counters 3 and 4 once (rho_b / 2): 11/18 of rho. All zeros: every counter once, rho / 2."""
+    from dpstream.conformance.composed_tests import reference_pairs
+    from dpstream.conformance.statistical import PAIR_REACH
+
+    plan, draws = _tape("002-alg2", 0)
+    pairs = {c.label: c for c in composed_pairs(plan, 0, _weakened(draws, 1.5))}
+    half = pairs["individual 0 gets its first half zeroed [0, 0, 1, 1]"]
+    assert half.reached == pytest.approx(11 / 18 * half.claim, rel=1e-9) and half.ratio is not None
+    assert half.implied == pytest.approx(2.25 * half.reached, rel=1e-9)
+    assert all(c.reached <= half.reached for c in pairs.values())
+    best = reference_pairs(plan, PAIR_REACH)
+    assert best is not None and best[1].reached == pytest.approx(11 / 18 * best[1].claim, rel=1e-9)
+
+
 def test_phdstream_pairs_reach_the_claim_through_a_count_and_a_split_decision() -> None:
     """PHDStream's eps is half the leaf counts' (scale 2/eps), half PrivTree's (lambda = 2D/eps): a point inserted at
     t = 1 moves one count by 1 and the root's split threshold by 1, the later steps' decisions only through the

@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pytest
 
-from dpstream.conformance.implied import effective_draws
+from dpstream.conformance.implied import effective_draws, site_line
 from dpstream.noise import DrawKind, data_rng
 from dpstream.tape import Draw
 
@@ -121,3 +121,17 @@ def test_a_planted_selection_leak_reports_the_stated_epsilon_and_shows_twice_it(
     assert found and found[0].estimated["epsilon"] == pytest.approx(1.0, rel=0.1)
     with pytest.raises(Exception, match="em"):
         PlantedLeak.parse("em*1")
+
+
+def test_two_lines_stated_alike_are_estimated_apart() -> None:
+    """A program that under-noises one line (its leaf counts) and draws another (its split decisions) as it should,
+    both stated at scale 4: pooled, the values show a mixture (about 3.2); per line, 2 and nothing."""
+    gen = data_rng(6)
+    runs = [[Draw("p L6 t=1 v=0", DrawKind.LAPLACE, {"scale": 4.0}, float(gen.laplace(0.0, 2.0))),
+             Draw("p L11 t=1 v=root", DrawKind.LAPLACE, {"scale": 4.0}, float(gen.laplace(0.0, 4.0)))]
+            for _ in range(N)]
+    out, found = effective_draws(runs, {"p L11 t=1 v=root"})  # the pool's law test names one site of it
+    assert [x.line for x in found] == ["p L6"] and found[0].estimated["scale"] == pytest.approx(2.0, rel=0.08)
+    assert "'p L6'" in found[0].describe()
+    assert all(r[0].params["scale"] == found[0].estimated["scale"] and r[1].params == {"scale": 4.0} for r in out)
+    assert site_line("002-alg2 u5 b=1 / 002-alg3 u8 t=2") == "002-alg2 u5 / 002-alg3 u8"

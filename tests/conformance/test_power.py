@@ -69,6 +69,30 @@ def test_leak_sizes() -> None:
     assert leak_excess(_plan("002-alg3"), PlantedLeak("scale", 2.0)) == pytest.approx(3 * rho)
 
 
+@pytest.mark.parametrize("text", ["scale/2:t=3", "scale/1.5:t=[35]", "em*1.5:L8"])
+def test_a_leak_with_sites_changes_only_the_draws_at_those_sites(text: str) -> None:
+    """``scale/2:t=3`` is one step under-noised (the others as the reference draws them); the name round-trips."""
+    from dpstream.insecure.seeded import InsecureSeededNoise
+    from dpstream.insecure.tape_sources import TapeRecorder
+
+    leak = PlantedLeak.parse(text)
+    assert PlantedLeak.parse(leak.name) == leak and leak.name == text and leak.sites in leak.describe()
+    scales = {}
+    for planted in (None, leak):
+        recorder = TapeRecorder(InsecureSeededNoise(1))
+        counter = entry("001-alg10").make({"epsilon": 1.0, "T": 6},
+                                          recorder if planted is None else PlantedNoise(recorder, planted))
+        for x in [1, 0, 1, 1, 0, 1]:
+            counter.step(x)
+        scales[planted] = {d.site: float(d.params["scale"]) for d in recorder.tape.draws}
+    reference, changed = scales[None], scales[leak]
+    assert reference.keys() == changed.keys()
+    for site, scale in reference.items():
+        hit = leak.kind == "scale" and leak.matches(site)
+        assert changed[site] == pytest.approx(scale / leak.factor if hit else scale, rel=1e-12), site
+    assert any(leak.matches(site) for site in reference)
+
+
 @pytest.mark.parametrize("leak", ["noiseless", "shared", "noiseless:t=3", "shared:t=[23]"])
 def test_planted_model_sampler_plants_what_planted_noise_plants(leak: str) -> None:
     """Line by line (PlantedNoise over a scripted source) and vectorised (PlantedModelSampler), the same noise values

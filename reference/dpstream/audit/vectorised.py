@@ -16,7 +16,6 @@ its own known-answer vectors' parameters and inputs.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -73,16 +72,18 @@ class LinearModelSampler:
 class PlantedModelSampler(LinearModelSampler):
     """INSECURE: :class:`LinearModelSampler` with a :class:`~dpstream.insecure.planted.PlantedLeak` planted into its
     noise matrix, as :class:`~dpstream.insecure.planted.PlantedNoise` plants it into a line-by-line run: every law's
-    scale divided by c (``scale/c``), the first term at a matching site without noise (``noiseless``), the second
-    matching term given the first's noise (``shared``; terms in the model's order, which is the draw order). The
-    vectorised runs the power calibration uses for the counters (:mod:`dpstream.conformance.power`)."""
+    scale at a matching site divided by c (``scale/c``), the first term at a matching site without noise
+    (``noiseless``), the second matching term given the first's noise (``shared``; terms in the model's order, which
+    is the draw order). The vectorised runs the power calibration uses for the counters
+    (:mod:`dpstream.conformance.power`)."""
 
     def __init__(self, model: LinearReleaseModel, leak: PlantedLeak) -> None:
         if leak.kind == "scale":
-            model = replace(model, laws=tuple(law.scaled(1.0 / leak.factor) for law in model.laws))
+            model = replace(model, laws=tuple(law.scaled(1.0 / leak.factor) if leak.matches(site) else law
+                                              for site, law in zip(model.sites, model.laws, strict=True)))
         super().__init__(model)
         self.leak = leak
-        self._terms = [j for j, site in enumerate(model.sites) if not leak.sites or re.search(leak.sites, site)]
+        self._terms = [j for j, site in enumerate(model.sites) if leak.matches(site)]
 
     def plant(self, Z: npt.ArrayLike) -> FloatArray:
         """The noise matrix with the leak planted (a copy)."""

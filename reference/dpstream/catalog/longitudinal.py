@@ -208,8 +208,14 @@ def _cumulative_cases(draw: CaseDraw) -> Case:
 
 # ----------------------------------------------------------------------------------------- statistical checks
 # The witness search through the protocol (docs/conformance.md, "Statistical checks"): n = 6 individuals' reports,
-# INDIVIDUAL_SUBSTITUTE neighbours (one individual's whole sequence replaced), the released counts.
+# INDIVIDUAL_SUBSTITUTE neighbours (one individual's whole sequence replaced), the released counts. 002-alg2 adds a
+# crowd (its first input) whose counts stay far from the monotonization clamps (u6), so that a substitution moves
+# the counters' draws linearly and its composed loss shows (docs/conformance.md, "Why the crowd").
 SEARCH_N = 6
+CROWD_N = 400
+"""Individuals of 002-alg2's crowd: with P[x = 1] = 0.6 its smallest count S_T^T is about 0.6^T n = 31 at T = 5,
+many standard deviations of the counters' noise above the clamp at 0 on the settings searched."""
+CROWD_P1 = 0.6
 
 
 def _report_families(p: P, T: int) -> dict[str, list[list[int]]]:
@@ -217,13 +223,30 @@ def _report_families(p: P, T: int) -> dict[str, list[list[int]]]:
             "zeros": [[0] * SEARCH_N for _ in range(T)], "ones": [[1] * SEARCH_N for _ in range(T)]}
 
 
-def _substitutions(p: P, f: list[Any]) -> list[tuple[str, list[Any]]]:
-    """Individual i (the first and a middle one) gets the complement of its sequence, all ones, all zeros, or its
-    last report flipped (substitutions that change nothing are left out)."""
+def _crowd_families(p: P, T: int) -> dict[str, list[list[int]]]:
+    """The crowd first (individual 0 reports 1 at every step, the others 1 with probability 0.6), then the
+    search's small families."""
+    crowd = _columns(CROWD_N, T, derived_seed(4, "002-crowd"), CROWD_P1)
+    return {"crowd": [[1, *column[1:]] for column in crowd], **_report_families(p, T)}
+
+
+Kinds = dict[str, Callable[[tuple[int, ...]], tuple[int, ...]]]
+SUBSTITUTIONS: Kinds = {
+    "the complement": lambda r: tuple(1 - x for x in r), "all ones": lambda r: (1,) * len(r),
+    "all zeros": lambda r: (0,) * len(r), "the last report flipped": lambda r: (*r[:-1], 1 - r[-1])}
+LATE_ONES: Kinds = {
+    "its first half zeroed": lambda r: (0,) * (len(r) // 2) + r[len(r) // 2:],
+    "all but its last report zeroed": lambda r: (0,) * (len(r) - 1) + r[-1:]}
+"""Substitutions that move an individual's ones later: each counter b then sees -1 where the old sequence reaches
+weight b and +1 where the new one does, at times that the counter's tree (002-alg3) keeps in different nodes below
+its root. On the crowd's individual 0 (all ones) the first half zeroed composes 11/18 = 0.611 of rho at T = 4, all
+but the last 0.6 at T = 5 (all zeros: 0.5, each counter moved once at its budget rho_b / 2, E-longitudinal-7)."""
+
+
+def _substitutions(p: P, f: list[Any], kinds: Kinds = SUBSTITUTIONS) -> list[tuple[str, list[Any]]]:
+    """Individual i (the first and a middle one) gets each of ``kinds`` in turn (default: the complement of its
+    sequence, all ones, all zeros, its last report flipped); substitutions that change nothing are left out."""
     rows = [tuple(int(column[i]) for column in f) for i in range(len(f[0]))]
-    kinds: dict[str, Callable[[tuple[int, ...]], tuple[int, ...]]] = {
-        "the complement": lambda r: tuple(1 - x for x in r), "all ones": lambda r: (1,) * len(r),
-             "all zeros": lambda r: (0,) * len(r), "the last report flipped": lambda r: (*r[:-1], 1 - r[-1])}
     out: list[tuple[str, list[Any]]] = []
     seen: set[tuple[int, tuple[int, ...]]] = set()
     for kind, change in kinds.items():
@@ -236,13 +259,16 @@ def _substitutions(p: P, f: list[Any]) -> list[tuple[str, list[Any]]]:
     return out
 
 
-def _design(features: Any, quantity: str) -> SearchDesign:
-    return SearchDesign(_report_families, _substitutions, features, lambda p, f: tuple(tuple(c) for c in f),
+def _design(features: Any, quantity: str,
+            families: Callable[[P, int], dict[str, list[list[int]]]] = _report_families,
+            neighbours: Callable[[P, list[Any]], list[tuple[str, list[Any]]]] = _substitutions) -> SearchDesign:
+    return SearchDesign(families, neighbours, features, lambda p, f: tuple(tuple(c) for c in f),
                         lambda p, T: contrasts(features(p, T).names, (quantity,), total="ones in synthetic column"))
 
 
 WINDOW_DESIGN = _design(lambda p, T: window_features(T, p["k"]), "p_")
-CUMULATIVE_DESIGN = _design(lambda p, T: cumulative_features(T), "S^_")
+CUMULATIVE_DESIGN = _design(lambda p, T: cumulative_features(T), "S^_", _crowd_families,
+                            lambda p, f: _substitutions(p, f, {**LATE_ONES, **SUBSTITUTIONS}))
 SEARCH_COST = 10
 """Search budget divisor: a run of 3-5 steps through ``dpstream serve`` takes 0.2-0.5 ms (docs/conformance.md)."""
 

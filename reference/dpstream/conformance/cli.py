@@ -217,7 +217,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                         help="serve the printed variants where the default corrects the paper (NOT private)")
     parser.add_argument("--plant", metavar="LEAK", type=_leak, default=None,
                         help="INSECURE: plant a mistake of known size into every run (scale/<c>, em*<c>, shared, "
-                             "noiseless, score+<d>), to measure the checks' power")
+                             "noiseless, score+<d>; LEAK:<regex> only at the sites matching the regex, e.g. "
+                             "scale/2:L6 for one level under-noised), to measure the checks' power")
     parser.add_argument("--perturb", metavar="SPEC", type=_perturbation, default=None,
                         help="run the reference under another correct floating-point evaluation order (the "
                              "perturbation self-test): 'all' (sums reversed, every exp/log off by 1 ulp, weights in "

@@ -41,7 +41,7 @@ from dpstream.noise import DrawKind
 from dpstream.tape import Draw
 
 __all__ = ["EffectiveScale", "ImpliedLoss", "SiteRatio", "effective_draws", "implied_loss", "json_number",
-           "strength_ratio"]
+           "site_line", "strength_ratio"]
 
 
 @dataclass(frozen=True)
@@ -175,22 +175,32 @@ def json_number(x: float) -> float | str:
 
 @dataclass(frozen=True)
 class EffectiveScale:
-    """A group of reported draws (one kind and one stated parameter) whose values do not follow the stated law and
-    are less spread than it says (an exponential mechanism's indices: more concentrated on the high scores): the
-    parameter their values show, which transcript mode takes as the program's (:func:`effective_draws`)."""
+    """A group of reported draws (one kind, one stated parameter, one printed line) whose values do not follow the
+    stated law and are less spread than it says (an exponential mechanism's indices: more concentrated on the high
+    scores): the parameter their values show, which transcript mode takes as the program's (:func:`effective_draws`)."""
 
     kind: str
     stated: Mapping[str, Any]
     estimated: Mapping[str, Any]
     draws: int
+    line: str = ""
+    """The sites' line (:func:`site_line`)."""
 
     def describe(self) -> str:
         (name, value), = ((k, v) for k, v in self.estimated.items())
-        return (f"the reported values of the {self.kind} draws stated {_shown(self.stated)} have {name} "
+        at = f" at {self.line!r}" if self.line else ""
+        return (f"the reported values of the {self.kind} draws{at} stated {_shown(self.stated)} have {name} "
                 f"{value:.4g} (estimated from {self.draws} values): taken as the program's parameter")
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "stated": dict(self.stated), "estimated": dict(self.estimated), "draws": self.draws}
+        return {"kind": self.kind, "line": self.line, "stated": dict(self.stated), "estimated": dict(self.estimated),
+                "draws": self.draws}
+
+
+def site_line(site: str) -> str:
+    """The printed line a site names, its indices left out: '001-alg1 L6 t=1 v=0.0' -> '001-alg1 L6',
+    '002-alg2 u5 b=1 / 002-alg3 u8 t=2' -> '002-alg2 u5 / 002-alg3 u8' (docs/conformance.md, draw sites)."""
+    return " ".join(word for word in site.split() if "=" not in word)
 
 
 SPREAD_ERRORS = 3.0
@@ -203,9 +213,10 @@ ESTIMATED = (DrawKind.LAPLACE, DrawKind.DISCRETE_LAPLACE, DrawKind.DISCRETE_GAUS
 
 def effective_draws(runs: Sequence[Sequence[Draw]], flagged: Iterable[str]
                     ) -> tuple[list[list[Draw]], list[EffectiveScale]]:
-    """``runs`` with the parameters of each group of additive draws (a kind and one stated parameter) that contains
-    a ``flagged`` site (a law test failed there) replaced by the ones its values show, where those are below the
-    stated ones by :data:`SPREAD_ERRORS` standard errors (the values less noisy than reported: a sampler that
+    """``runs`` with the parameters of each group of additive draws (a kind, one stated parameter and one printed
+    line: a program may draw one line's noise at the stated scale and another's, stated alike, below it) that
+    contains a ``flagged`` site (a law test failed there) replaced by the ones its values show, where those are below
+    the stated ones by :data:`SPREAD_ERRORS` standard errors (the values less noisy than reported: a sampler that
     divides its scale, a variance mistaken for a standard deviation). Maximum likelihood with location 0: Laplace
     scale = mean |z|; discrete Laplace: the t with E|z| = 2q / (1 - q^2), q = e^(-1/t); discrete Gaussian
     sigma^2 = mean z^2; an exponential mechanism (one stated epsilon and sensitivity, each draw its own scores): the
@@ -213,24 +224,27 @@ def effective_draws(runs: Sequence[Sequence[Draw]], flagged: Iterable[str]
     The values are still the program's; only the parameters it stated are corrected, so the
     implied loss and the composed pairs are those of the noise it used. Never a certificate."""
     flagged = set(flagged)
-    groups: dict[tuple[DrawKind, tuple[tuple[str, float], ...]], list[Draw]] = {}  # an exponential mechanism's
-    # group: one stated epsilon and sensitivity (its scores are the draw's own)
+    groups: dict[Group, list[Draw]] = {}  # an exponential mechanism's group: one stated epsilon and sensitivity (its
+    # scores are the draw's own)
     for draws in runs:
         for d in draws:
             if d.kind in ESTIMATED:
                 groups.setdefault(_key(d), []).append(d)
-    replaced: dict[tuple[DrawKind, tuple[tuple[str, float], ...]], dict[str, Any]] = {}
+    # a law test pools one kind and stated parameter over every line (and names a few of its sites): each line of a
+    # flagged pool is estimated on its own
+    pools = {(kind, stated) for (kind, stated, _), draws in groups.items() if flagged & {d.site for d in draws}}
+    replaced: dict[Group, dict[str, Any]] = {}
     found: list[EffectiveScale] = []
-    for (kind, stated), draws in groups.items():
-        if not flagged & {d.site for d in draws}:
+    for (kind, stated, line), draws in groups.items():
+        if (kind, stated) not in pools:
             continue
         if kind is DrawKind.EXPONENTIAL_MECHANISM:
             estimate = _selection_estimate(draws, dict(stated))
         else:
             estimate = _estimate(kind, np.asarray([float(d.value) for d in draws], dtype=np.float64), dict(stated))
         if estimate is not None:
-            replaced[(kind, stated)] = estimate
-            found.append(EffectiveScale(kind.value, dict(stated), estimate, len(draws)))
+            replaced[(kind, stated, line)] = estimate
+            found.append(EffectiveScale(kind.value, dict(stated), estimate, len(draws), line))
     if not replaced:
         return [list(r) for r in runs], []
     out = [[Draw(d.site, d.kind, {**d.params, **replaced[key]}, d.value)
@@ -239,9 +253,12 @@ def effective_draws(runs: Sequence[Sequence[Draw]], flagged: Iterable[str]
     return out, found
 
 
-def _key(d: Draw) -> tuple[DrawKind, tuple[tuple[str, float], ...]]:
-    """A group of draws: one kind, one stated parameter (an exponential mechanism's scores left out)."""
-    return d.kind, tuple(sorted((k, float(v)) for k, v in d.params.items() if k != "scores"))
+Group = tuple[DrawKind, tuple[tuple[str, float], ...], str]
+
+
+def _key(d: Draw) -> Group:
+    """A group of draws: one kind, one stated parameter (an exponential mechanism's scores left out), one line."""
+    return d.kind, tuple(sorted((k, float(v)) for k, v in d.params.items() if k != "scores")), site_line(d.site)
 
 
 SELECTION_CAP = 64.0

@@ -152,7 +152,8 @@ def calibrate(anchor: str, profile: Profile, reps: int, *, bulk: bool = False, s
         for leak in leaks:
             certified, started = 0, time.perf_counter()
             for rep in range(reps):
-                placed = leak.at(plan.entry.statistical.planted if plan.entry.statistical else None)
+                placed = leak.at(plan.entry.statistical.planted if plan.entry.statistical and leak.kind in (
+                    "shared", "noiseless") else None)  # a scale leak on every draw, as its excess is computed
                 result = run_search(plan, partial(EntrySampler, anchor, leak=placed), profile, bulk,
                                     level=CALIBRATION_LEVEL, seed=derived_seed(seed, "power", leak.name, rep),
                                     executor=executor)

@@ -12,7 +12,8 @@ Every streaming entry of the catalog is served (``hello`` announces them). Noise
   for a run, ``{"runs": [...], "draws": [[...], ...]}`` for the bulk op (docs/conformance.md, "Transcript mode").
 
 ``--plant LEAK`` (INSECURE, for measuring the checks' power) plants a mistake of known size into every run
-(:mod:`dpstream.insecure.planted`: ``scale/<c>``, ``shared``, ``noiseless``, ``score+<d>``): in own and transcript
+(:mod:`dpstream.insecure.planted`: ``scale/<c>``, ``em*<c>``, ``shared``, ``noiseless``, ``score+<d>``, each
+optionally ``:<regex>``, only at the matching sites): in own and transcript
 mode the leaky source's values (a transcript reports the draws the algorithm asked for, with those values), in tape
 mode the changed requests. ``--perturb SPEC`` (``dpstream serve --perturb all``) runs the reference under another
 correct floating-point evaluation order (:class:`dpstream.arithmetic.PerturbedKernel`): it must still pass every

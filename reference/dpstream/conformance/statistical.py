@@ -493,8 +493,16 @@ def privacy_check(config: ConformConfig, plan: StatisticalPlan, level: float, bu
                                             f"the program's {speed:.0f} runs/s (its power was measured at the full "
                                             "budget)")
             searched, before = time.perf_counter(), replace(SAMPLING)
-            result = run_search(plan, sampler, profile, bulk, level=search_level, seed=config.seed,
-                                executor=executor, power=power, budget=fitted)
+            in_turn = scale < 1.0 and len(plan.settings) > 1
+            if in_turn:  # no power at stake: each setting planned on the time the ones before it left
+                from dpstream.conformance.in_turn import search_in_turn
+
+                result = search_in_turn(plan, sampler, profile, bulk, level=search_level, seed=config.seed,
+                                        executor=executor, speed=speed,
+                                        seconds=limit - (time.perf_counter() - started))
+            else:
+                result = run_search(plan, sampler, profile, bulk, level=search_level, seed=config.seed,
+                                    executor=executor, power=power, budget=fitted)
             took = time.perf_counter() - searched
             rate = result.trials / max(took, 1e-9)
             spent = _time_split(took, SAMPLING.since(before), executor is None)
@@ -523,8 +531,10 @@ def privacy_check(config: ConformConfig, plan: StatisticalPlan, level: float, bu
                            seconds=time.perf_counter() - started)
     law = {} if e.model is not None else {"law": NO_LAW}
     budget_data = {"fit": fitted.fit, "select": fitted.select, "holdout": fitted.holdout,
-                   "carried": fitted.carried, "tail": fitted.tail, "scale": scale, "time_limit": total}
-    scaled = (f", budget scaled to {scale:.0%} to fit {total:g} s" if scale < 1.0 else
+                   "carried": fitted.carried, "tail": fitted.tail, "scale": scale, "time_limit": total,
+                   "settings_in_turn": in_turn}
+    scaled = (f", budget scaled to {scale:.0%} to fit {total:g} s" + (", setting by setting" if in_turn else "")
+              if scale < 1.0 else
               f", held-out split grown x{scale:.2g} to use {total:g} s" if scale > 1.0 else "")
     return Outcome(Mode.STATISTICAL, e.anchor, name, None, verdict,
                    message=f"{result.detail()} ({rate:.0f} runs/s{scaled}{_shown_split(spent)})",

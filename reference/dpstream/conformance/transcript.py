@@ -63,15 +63,16 @@ from dpstream.catalog import Entry
 from dpstream.catalog.codecs import compare
 from dpstream.conformance.composed import Composed
 from dpstream.conformance.composed_tests import (
-    COMPOSED_HOLDOUT,
     COMPOSED_PAIRS,
     COMPOSED_SECONDS,
     EventTest,
     aimed_budget,
     certifiable,
+    composed_budget,
     composed_pairs,
     earliest,
     expected_margin,
+    own_speed,
     pair_test,
 )
 from dpstream.conformance.entry_sampler import featurise
@@ -82,6 +83,7 @@ from dpstream.conformance.replays import lenient_replay, replay, seeded_tape
 from dpstream.conformance.statistical import (
     ProtocolSampler,
     StatisticalPlan,
+    fit_to_time,
     horizon_of,
     privacy_check,
     setting_label,
@@ -351,11 +353,29 @@ def _check(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: boo
     door = _door(plan, effective, implied)
     if door is not None:
         found.details["door_loss"] = {"setting": setting_label(door[0]), **door[1].to_json()}
+    if any(certifiable(c) for cs in pairs.values() for c in cs):
+        try:
+            speed = max(speed, _own_speed(config, plan, bulk, seed))
+        except ProtocolError as exc:
+            found.details["own_speed_error"] = str(exc)
     searches = _certify(config, plan, found, implied, law_runs, level / 2, bulk, profile, seed,
-                        _testable(pairs, min(COMPOSED_HOLDOUT[profile], int(speed * COMPOSED_SECONDS[profile] / 2)),
-                                  level / 8)[:COMPOSED_SETTINGS], speed, started + CHECK_SECONDS[profile])
+                        _testable(pairs, composed_budget(profile, e, speed, 2).holdout, level / 8)[:COMPOSED_SETTINGS],
+                        speed, started + CHECK_SECONDS[profile])
     return _outcome(e.anchor, found, worst[1] if worst is not None else None, searches, started,
                     composed[1] if composed is not None else None, door[1] if door is not None else None)
+
+
+def _own_speed(config: ConformConfig, plan: StatisticalPlan, bulk: bool, seed: int) -> float:
+    """The program's own-mode runs per second on the first setting's input (``own_speed``, as the composed tests
+    measure it): the held-out runs a composed event will get, which rank the settings (:func:`_testable`). The
+    transcript runs, which report every draw, are several times slower (001-alg1 through ``dpstream serve``: 380
+    against about 1800 per second); ranked at their speed, a setting whose frequent event certifies on the runs it
+    gets ranked below one whose event lies in a far tail."""
+    e, params = plan.entry, plan.settings[0]
+    f = next(iter(plan.spaces[0].families.values()))(horizon_of(e, params))
+    sampler = ProtocolSampler(config.command, e.anchor, params, timeout=config.timeout, bulk=bulk)
+    with trial_executor(config.jobs, config.scheduler) as executor:
+        return own_speed(sampler, [f], derived_seed(seed, "own speed"), executor, config.jobs)[0]
 
 
 def _testable(pairs: Mapping[int, list[Composed]], runs: int, level: float) -> list[tuple[int, list[Composed]]]:
@@ -470,9 +490,10 @@ def _certify(config: ConformConfig, plan: StatisticalPlan, found: _Findings, imp
             return out
     for si, candidates in targets:
         for target in candidates:
-            try:
+            try:  # within what the check has left, less the design's search (step 6)
                 result = _aimed_search(config, plan, si, law_runs[si][0], target, share, bulk,
-                                       profile, derived_seed(seed, "target", target.sites[0]))
+                                       profile, derived_seed(seed, "target", target.sites[0]),
+                                       deadline - time.perf_counter() - DESIGN_SECONDS, speed)
             except ProtocolError as exc:
                 out.errors.append(f"aimed at {target.sites[0]!r}: {exc}")
                 break
@@ -595,8 +616,10 @@ def _influence(e: Entry, params: Mapping[str, Any], f: Sequence[Any], draws: Seq
 
 
 def _aimed_search(config: ConformConfig, plan: StatisticalPlan, si: int, draws: Sequence[Draw], finding: LawFinding,
-                  level: float, bulk: bool, profile: Profile, seed: int) -> SearchResult | None:
-    """The witness search aimed at ``finding`` (module docstring, step 4); None if no neighbour moves what its
+                  level: float, bulk: bool, profile: Profile, seed: int, seconds: float = math.inf,
+                  speed: float = 0.0) -> SearchResult | None:
+    """The witness search aimed at ``finding`` (module docstring, step 4), its budget scaled to fit ``seconds`` at
+    ``speed`` runs per second (the transcript runs': own-mode runs are faster); None if no neighbour moves what its
     site protects.
 
     The influence w of the site's draw on the features (the replay with that draw moved, divided by how far) gives
@@ -648,7 +671,10 @@ def _aimed_search(config: ConformConfig, plan: StatisticalPlan, si: int, draws: 
                         statistics=lambda names: [*contrasts, *space.statistics(names)])
     sampler = ProtocolSampler(config.command, e.anchor, params, timeout=config.timeout, bulk=bulk)
     setting = Setting(setting_label(params), sampler, e.claim(params), T, aimed)
+    budget = aimed_budget(profile, e)
+    if math.isfinite(seconds) and speed > 0:
+        budget, _ = fit_to_time(StatisticalPlan(e, (params,), (aimed,)), budget, speed, max(seconds, MIN_TEST_SECONDS))
     with trial_executor(config.jobs, config.scheduler) as executor:
-        return search([setting], aimed, aimed_budget(profile, e), level=level, seed=derived_seed(seed, "aimed"),
+        return search([setting], aimed, budget, level=level, seed=derived_seed(seed, "aimed"),
                       target_excess=profile_spec(profile).target_excess, executor=executor)
 

@@ -17,9 +17,11 @@ them wrong:
 * ``em*c``: every exponential-mechanism draw with its epsilon multiplied by c (a selection that spends c times its
   share: its log-ratio grows up to c-fold; with ``scale/c`` the two halves of a select-measure-fit round).
 
-``shared`` and ``noiseless`` count only the draws whose site matches ``sites`` (a regular expression; empty: every
-additive draw), so that the leak lands on a count that is released (an entry's catalog names it:
-``StatisticalSpec.planted``); on the command line ``noiseless:<regex>``.
+``sites`` (a regular expression; empty: every draw) limits a leak to the draws whose site matches it: ``scale/c``,
+``em*c`` and ``score+d`` change only those (``scale/2:L6``: one level of a synthesizer under-noised, the others
+as they should be), ``shared`` and ``noiseless`` count only those as first and second, so that the leak lands on a
+count that is released (an entry's catalog names it: ``StatisticalSpec.planted``). On the command line
+``LEAK:<regex>``.
 
 Other non-additive draws (post-processing) are passed through unchanged. A fresh wrapper per run: "first" and
 "second" are counted from its creation. ``dpstream serve --plant LEAK`` serves the reference with a planted leak in
@@ -66,11 +68,18 @@ class PlantedLeak:
 
     @property
     def name(self) -> str:
+        """The leak as ``--plant`` takes it (``parse`` reads it back)."""
         if self.kind == "score":
-            return f"score+{self.factor:g}"
-        if self.kind == "em":
-            return f"em*{self.factor:g}"
-        return f"scale/{self.factor:g}" if self.kind == "scale" else self.kind
+            head = f"score+{self.factor:g}"
+        elif self.kind == "em":
+            head = f"em*{self.factor:g}"
+        else:
+            head = f"scale/{self.factor:g}" if self.kind == "scale" else self.kind
+        return f"{head}:{self.sites}" if self.sites else head
+
+    def matches(self, site: str) -> bool:
+        """Whether the leak touches the draw at ``site`` (module docstring)."""
+        return not self.sites or re.search(self.sites, site) is not None
 
     def at(self, sites: str | None) -> PlantedLeak:
         """The same leak, counting only draws at sites matching ``sites`` (None: unchanged)."""
@@ -103,6 +112,10 @@ class PlantedLeak:
         return cls("scale", factor, sites)
 
     def describe(self) -> str:
+        text = self._described()
+        return text if not self.sites else f"{text}, at the sites matching {self.sites!r}"
+
+    def _described(self) -> str:
         if self.kind == "scale":
             return f"every noise scale divided by {self.factor:g}"
         if self.kind == "shared":
@@ -138,20 +151,20 @@ class PlantedNoise(BaseNoiseSource):
         return False  # "the first draw" depends on the order
 
     def _draw(self, site: str, kind: DrawKind, params: Params) -> Any:
-        if self.leak.kind == "score" and kind is DrawKind.EXPONENTIAL_MECHANISM and (
-                not self.leak.sites or re.search(self.leak.sites, site) is not None):
-            scores = [float(v) for v in params["scores"]]
-            params = {**params, "scores": [scores[0] + self.leak.factor, *scores[1:]]}
-        if self.leak.kind == "em" and kind is DrawKind.EXPONENTIAL_MECHANISM:
-            params = {**params, "epsilon": float(params["epsilon"]) * self.leak.factor}
+        if kind is DrawKind.EXPONENTIAL_MECHANISM and self.leak.matches(site):
+            if self.leak.kind == "score":
+                scores = [float(v) for v in params["scores"]]
+                params = {**params, "scores": [scores[0] + self.leak.factor, *scores[1:]]}
+            if self.leak.kind == "em":
+                params = {**params, "epsilon": float(params["epsilon"]) * self.leak.factor}
         return dispatch(self.inner, site, kind, params)
 
     def _add(self, site: str, kind: DrawKind, params: Params, value: Any) -> tuple[Any, Any]:
         leak = self.leak
-        counted = not leak.sites or re.search(leak.sites, site) is not None
+        counted = leak.matches(site)
         if counted:
             self._additive += 1
-        if leak.kind == "scale":
+        if counted and leak.kind == "scale":
             if kind is DrawKind.DISCRETE_GAUSSIAN:
                 changed: Params = {"sigma2": params["sigma2"] / leak.factor**2}
             else:
