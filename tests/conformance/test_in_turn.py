@@ -38,7 +38,7 @@ def _run(monkeypatch: pytest.MonkeyPatch, leak: PlantedLeak | None
 def test_each_setting_gets_its_share_of_the_time_left_at_the_speed_achieved(monkeypatch: pytest.MonkeyPatch) -> None:
     plan, result, planned = _run(monkeypatch, None)
     assert result.verdict == "inconclusive"  # the reference (a false alarm has probability <= 1e-3; seed fixed)
-    assert result.settings == tuple(setting_label(p) for p in plan.settings) and result.power is None
+    assert result.settings == tuple(setting_label(p) for p in plan.settings) and result.power is None  # none given
     assert len(planned) == 2 and planned[0][0] == 5000.0 and planned[0][1] == pytest.approx(SECONDS / 2, rel=0.05)
     speed, limit = planned[1]
     assert speed != 5000.0 and 0 <= limit < SECONDS  # the first setting's own rate; what it left (floors at 0)

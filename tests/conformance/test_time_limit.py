@@ -38,6 +38,7 @@ def test_a_scaled_search_reports_its_speed_and_never_passes(monkeypatch: pytest.
     report = conform(ConformConfig(command=SERVE, modes=frozenset({Mode.STATISTICAL}), algorithms=("001-alg8",)))
     (privacy,) = [o for o in report.outcomes if o.name == "privacy: witness search"]
     assert privacy.details["budget"]["scale"] < 1.0 and "budget scaled to" in privacy.message
+    assert privacy.details["budget"]["settings_in_turn"] and "setting by setting" in privacy.message  # 2 settings
     assert privacy.details["runs_per_second"] > 0 and "runs/s" in privacy.message
     assert privacy.privacy is Verdict.INCONCLUSIVE  # the power table backs the full budget only
     assert "scaled" in privacy.details["power"]["source"]

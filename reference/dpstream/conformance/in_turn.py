@@ -20,6 +20,7 @@ from concurrent.futures import Executor
 from dataclasses import replace
 from typing import Any
 
+from dpstream.audit.power_statement import PowerStatement
 from dpstream.audit.registry import Profile
 from dpstream.audit.sampler import Sampler
 from dpstream.audit.search import SearchResult
@@ -30,10 +31,11 @@ __all__ = ["merged", "search_in_turn"]
 
 
 def search_in_turn(plan: StatisticalPlan, sampler: Callable[[Mapping[str, Any]], Sampler], profile: Profile,
-                   bulk: bool, *, level: float, seed: int, executor: Executor | None, speed: float, seconds: float
-                   ) -> SearchResult:
+                   bulk: bool, *, level: float, seed: int, executor: Executor | None, speed: float, seconds: float,
+                   power: PowerStatement | None = None) -> SearchResult:
     """The search of each setting of ``plan`` in turn within ``seconds`` (module docstring), merged; ``speed``: the
-    probe's runs per second, the first setting's plan."""
+    probe's runs per second, the first setting's plan; ``power``: the statement the merged result carries (a
+    scaled search's: none)."""
     began = time.perf_counter()
     K = len(plan.settings)
     results: list[SearchResult] = []
@@ -49,13 +51,14 @@ def search_in_turn(plan: StatisticalPlan, sampler: Callable[[Mapping[str, Any]],
         if result.verdict == "violation":
             break
         speed = result.trials / max(took, 1e-9)  # the search's own work included
-    return merged(results, level)
+    return merged(results, level, power)
 
 
-def merged(results: Sequence[SearchResult], level: float) -> SearchResult:
-    """Searches of disjoint settings as one: a violation if any certified one; the best held-out event over all
-    (its setting index shifted to the merged list of settings); the smallest detectable excess; the runs, pairs and
-    proposed events summed; ``level``: the sum of theirs."""
+def merged(results: Sequence[SearchResult], level: float, power: PowerStatement | None = None) -> SearchResult:
+    """Searches of disjoint settings as one: a violation if any certified one, else inconclusive (``power`` is
+    reported, never taken to back a pass); the best held-out event over all (its setting index shifted to the merged
+    list of settings); the smallest detectable excess; the runs, pairs and proposed events summed; ``level``: the
+    sum of theirs."""
     settings: list[str] = []
     certified = []
     for r in results:
@@ -69,4 +72,4 @@ def merged(results: Sequence[SearchResult], level: float) -> SearchResult:
                         min((r.target_excess for r in results), default=math.inf), level,
                         sum(r.trials for r in results), sum(r.pairs for r in results),
                         sum(r.proposed for r in results), tuple(settings), results[0].classes if results else (),
-                        None)
+                        power)

@@ -499,7 +499,7 @@ def privacy_check(config: ConformConfig, plan: StatisticalPlan, level: float, bu
 
                 result = search_in_turn(plan, sampler, profile, bulk, level=search_level, seed=config.seed,
                                         executor=executor, speed=speed,
-                                        seconds=limit - (time.perf_counter() - started))
+                                        seconds=limit - (time.perf_counter() - started), power=power)
             else:
                 result = run_search(plan, sampler, profile, bulk, level=search_level, seed=config.seed,
                                     executor=executor, power=power, budget=fitted)
