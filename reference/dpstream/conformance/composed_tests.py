@@ -4,9 +4,10 @@
 this module picks the pairs (:func:`composed_pairs` on a program's reported draws, :func:`reference_pairs` on the
 reference's own) and tests them: pure DP, the pair's pre-registered composed event counted on fresh own-mode runs
 (:func:`event_test`); zCDP, the witness search with the pair's composed ratio as a feature (:func:`composed_search`),
-each sized by the program's own speed (:func:`composed_budget`). Transcript mode runs them where the program's
-transcript implies more than the claim; the statistical mode at thorough beside its search (docs/conformance.md,
-"Transcript mode", step 5).
+each sized by the program's own speed (:func:`composed_budget`); :func:`pair_test` chooses between them. Transcript
+mode runs them where the program's transcript implies more than the claim; the statistical mode beside its search on
+both profiles, on the reference's design pair (docs/conformance.md, "Transcript mode", step 5, and "Statistical
+checks").
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from dpstream.conformance.entry_sampler import Run, entry_run
 from dpstream.conformance.held_equal import DoorRun, door_run, held_equal
 from dpstream.conformance.replays import answered, completed, reference_features, seeded_tape
 from dpstream.conformance.statistical import (
+    RUN_SHARE,
     ProtocolSampler,
     StatisticalPlan,
     horizon_of,
@@ -53,9 +55,9 @@ if TYPE_CHECKING:
     from dpstream.conformance.runner import ConformConfig
 
 __all__ = ["AIMED_BUDGET", "AIMED_FLOOR", "COMPOSED_HOLDOUT", "COMPOSED_PAIRS", "COMPOSED_SECONDS", "EVENT_PROBE",
-           "EVENT_TOLERANCE", "SEARCH_RUN_SHARE", "SELECTION_PATHS", "EventTest", "aimed_budget", "certifiable",
-           "composed_budget", "composed_pairs", "composed_search", "earliest", "event_ratio", "event_sides",
-           "event_test", "expected_margin", "own_speed", "pair_test", "reference_pairs"]
+           "EVENT_TOLERANCE", "SELECTION_PATHS", "EventTest", "aimed_budget", "certifiable", "composed_budget",
+           "composed_pairs", "composed_search", "earliest", "event_ratio", "event_sides", "event_test",
+           "expected_margin", "own_speed", "pair_test", "reference_pairs"]
 
 
 AIMED_BUDGET = {Profile.QUICK: SearchBudget(fit=1000, select=1000, holdout=20_000, carried=4, tail=4),
@@ -355,8 +357,8 @@ def composed_search(config: ConformConfig, plan: StatisticalPlan, si: int, chose
     with trial_executor(config.jobs, config.scheduler) as executor:
         own = own_speed(sampler, [f], seed, executor, config.jobs)[0]
         left = (COMPOSED_SECONDS[profile] if seconds is None else seconds) - (time.perf_counter() - began)
-        # runs planned on SEARCH_RUN_SHARE of it: the rest is the search's own work (its proposals and counts)
-        budget = composed_budget(profile, e, max(speed, own), 1 + len(pairs), SEARCH_RUN_SHARE * left, holdout)
+        # runs planned on RUN_SHARE of it, as the statistical search plans them: the rest is the search's own work
+        budget = composed_budget(profile, e, max(speed, own), 1 + len(pairs), RUN_SHARE * left, holdout)
         return search([setting], aimed, budget, level=level, seed=seed,
                       target_excess=profile_spec(profile).target_excess, executor=executor)
 
@@ -481,10 +483,6 @@ the entry's cost; fewer only where the program is too slow for :data:`COMPOSED_S
 
 COMPOSED_SECONDS = {Profile.QUICK: 45.0, Profile.THOROUGH: 240.0}
 """Seconds of program runs the composed search may plan, at the speed of the program's transcript runs."""
-SEARCH_RUN_SHARE = 0.8
-"""The share of its seconds the composed search (:func:`composed_search`) plans as program runs, as the statistical
-mode's search does (``statistical.fit_to_time``): the rest is its own work. With all of it, 002-alg2's search on its
-crowd ended 20 s past the transcript check's 60 s."""
 
 
 EVENT_PROBE = 1000

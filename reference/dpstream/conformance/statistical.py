@@ -76,6 +76,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FALSE_ALARM",
+    "RUN_SHARE",
     "SEARCH_LEVEL",
     "ProgramRefusedError",
     "ProtocolSampler",
@@ -641,12 +642,12 @@ def fit_to_time(plan: StatisticalPlan, budget: SearchBudget, speed: float, limit
     (the fit and select splits, hence the events tested, unchanged: the power measured at the profile's budget
     still backs the search); the factor is then the held-out split's growth (> 1)."""
     seconds = planned_runs(plan, budget) / max(speed, 1e-9)
-    scale = min(1.0, 0.8 * limit / seconds) if seconds > 0 else 1.0
+    scale = min(1.0, RUN_SHARE * limit / seconds) if seconds > 0 else 1.0
     if scale >= 1.0:
         if not grow or seconds <= 0:
             return budget, 1.0
         split, held = _planned(plan, budget)
-        factor = min(MAX_GROWTH, (0.8 * limit * speed - split) / max(held, 1))
+        factor = min(MAX_GROWTH, (RUN_SHARE * limit * speed - split) / max(held, 1))
         if factor <= 1.0:
             return budget, 1.0
         return replace(budget, holdout=int(budget.holdout * factor)), factor
@@ -657,6 +658,9 @@ def fit_to_time(plan: StatisticalPlan, budget: SearchBudget, speed: float, limit
 
 MAX_GROWTH = 20.0
 """Largest growth of the held-out split on the thorough profile (:func:`fit_to_time`)."""
+RUN_SHARE = 0.8
+"""The share of a search's seconds planned as program runs (:func:`fit_to_time`, and the composed search,
+``composed_tests.composed_search``): the rest is the search's own work (proposals, counts, bounds)."""
 
 
 def setting_label(params: Mapping[str, Any]) -> str:
