@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pytest
 
 from dpstream.audit.registry import Profile
@@ -122,9 +123,12 @@ def test_the_quick_check_certifies_a_leak_of_1_5x_and_never_a_correct_program(pl
     assert event["counts"]["runs"] >= 50_000
 
 
-def test_a_zcdp_pair_is_tested_by_the_search_with_its_composed_ratio(monkeypatch: pytest.MonkeyPatch) -> None:
-    """002-alg1 (zCDP): the design pair is tested by the witness search with the pair's composed log-likelihood ratio
-    (``composed_search``, transcript mode's zCDP test), not by a pure-DP event."""
+def test_a_zcdp_pair_is_tested_by_the_renyi_divergence_of_its_composed_ratio(monkeypatch: pytest.MonkeyPatch) -> None:
+    """002-alg1 (zCDP): the design pair is tested by the Renyi divergence test on the pair's composed log-likelihood
+    ratio (``renyi_pair_test``), not by a pure-DP event; a pair without a composed ratio falls back on the witness
+    search with its composed statistics (``composed_search``)."""
+    from dataclasses import replace
+
     from dpstream.claims import Measure
 
     plan = plan_for("002-alg1", Profile.QUICK)
@@ -133,16 +137,26 @@ def test_a_zcdp_pair_is_tested_by_the_search_with_its_composed_ratio(monkeypatch
     assert pair is not None and plan.entry.claim(plan.settings[pair[0]]).measure is Measure.ZCDP
     called: list[str] = []
 
-    def recorder(name: str) -> Any:
-        def record(*args: Any, **kwargs: Any) -> str:
+    def recorder(name: str, answer: Any = None) -> Any:
+        def record(*args: Any, **kwargs: Any) -> Any:
             called.append(name)
-            return name
+            return name if answer is None else answer
         return record
 
     monkeypatch.setattr(composed_tests, "composed_search", recorder("searched"))
     monkeypatch.setattr(composed_tests, "event_test", recorder("event"))
+    def runs(*args: Any, **kwargs: Any) -> tuple[int, np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+        called.append("runs")
+        return 1000, np.linspace(-1.0, 0.0, 1000), np.linspace(0.0, 1.0, 1000)
+
+    monkeypatch.setattr(composed_tests, "_pair_runs", runs)
     si, c = pair
+    assert c.ratio is not None
     tested: Any = composed_tests.pair_test(ConformConfig(command=SERVE), plan, si, [c], 1e-3, False, Profile.QUICK, 0,
                                            1e3, 30.0)
-    assert tested == "searched"
-    assert called == ["searched"]
+    assert called == ["runs"] and tested.to_data()["test"] == "renyi divergence"
+    assert tested.selection_runs == 200 and tested.runs == 800
+    called.clear()
+    tested = composed_tests.pair_test(ConformConfig(command=SERVE), plan, si, [replace(c, ratio=None)], 1e-3, False,
+                                      Profile.QUICK, 0, 1e3, 30.0)
+    assert tested == "searched" and called == ["searched"]

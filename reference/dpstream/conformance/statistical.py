@@ -70,6 +70,7 @@ from dpstream.conformance.wire import Program, ProtocolError
 from dpstream.noise import derived_seed
 
 if TYPE_CHECKING:
+    from dpstream.audit.renyi import RenyiTest
     from dpstream.conformance.composed import Composed
     from dpstream.conformance.composed_tests import EventTest
     from dpstream.conformance.runner import ConformConfig, Task
@@ -507,7 +508,7 @@ def privacy_check(config: ConformConfig, plan: StatisticalPlan, level: float, bu
             took = time.perf_counter() - searched
             rate = result.trials / max(took, 1e-9)
             spent = _time_split(took, SAMPLING.since(before), executor is None)
-        tested: EventTest | SearchResult | None = None
+        tested: EventTest | RenyiTest | SearchResult | None = None
         if pair is not None and result.verdict != "violation":
             from dpstream.conformance.composed_tests import pair_test
 
@@ -578,13 +579,13 @@ def _composed_pair(plan: StatisticalPlan) -> tuple[int, Composed] | None:
     return reference_pairs(plan, PAIR_REACH)
 
 
-def _bound(tested: EventTest | SearchResult) -> dict[str, float]:
-    """The certified lower bound and the claim of a pair's test that certified (an ``EventTest``, or a
-    ``SearchResult`` and its best held-out event)."""
+def _bound(tested: EventTest | RenyiTest | SearchResult) -> dict[str, float]:
+    """The certified lower bound and the claim of a pair's test that certified (an ``EventTest`` or a
+    ``RenyiTest``: its own ``bound()``; a ``SearchResult``: its best held-out event)."""
     if isinstance(tested, SearchResult):
         assert tested.best is not None
         return {"eps_lower_bound": tested.best.eps_lb, "claimed_eps": tested.best.claimed}
-    return {"eps_lower_bound": tested.eps_lower_bound, "claimed_eps": tested.claimed}
+    return tested.bound()
 
 
 def _time_split(took: float, sampling: SamplingTime, measured: bool) -> dict[str, float] | None:

@@ -57,6 +57,7 @@ from dpstream.audit.draw_laws import LawFinding, law_findings
 from dpstream.audit.events import Linear
 from dpstream.audit.profiles import profile_spec
 from dpstream.audit.registry import Profile
+from dpstream.audit.renyi import RenyiTest
 from dpstream.audit.sampler import trial_executor
 from dpstream.audit.search import SearchResult, SearchSpace, Setting, search
 from dpstream.catalog import Entry
@@ -416,7 +417,7 @@ def _implied_by_setting(plan: StatisticalPlan, law_runs: Mapping[int, list[list[
 class _Searches:
     """The black-box searches run for a transcript's findings, and the one that certified (if any)."""
 
-    aimed: list[tuple[str, SearchResult | EventTest]] = field(default_factory=list)
+    aimed: list[tuple[str, SearchResult | EventTest | RenyiTest]] = field(default_factory=list)
     design: Outcome | None = None
     certificate: str | None = None
     errors: list[str] = field(default_factory=list)
