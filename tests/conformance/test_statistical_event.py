@@ -160,3 +160,22 @@ def test_a_zcdp_pair_is_tested_by_the_renyi_divergence_of_its_composed_ratio(mon
     tested = composed_tests.pair_test(ConformConfig(command=SERVE), plan, si, [replace(c, ratio=None)], 1e-3, False,
                                       Profile.QUICK, 0, 1e3, 30.0)
     assert tested == "searched" and called == ["searched"]
+
+
+def test_a_search_that_must_be_scaled_leaves_most_of_the_time_to_the_pairs_event(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scaled search backs no pass: with a design pair it is fitted again to SCALED_SEARCH_SHARE of the limit, and
+    the event is planned on what that frees, up to PAIR_END of the limit (more than PAIR_SHARE)."""
+    limits, events = _stubbed(monkeypatch, favoured=1100)
+
+    def fit(plan: Any, budget: Any, speed: float, limit: float, *, grow: bool = False) -> Any:
+        limits.append(limit)
+        return budget, 0.5
+
+    monkeypatch.setattr(statistical, "fit_to_time", fit)
+    monkeypatch.setattr("dpstream.conformance.in_turn.search_in_turn", lambda *a, **k: _Searched())
+    outcome = _check(seconds=20.0)
+    assert limits == [pytest.approx(20.0 * (1 - PAIR_SHARE)), pytest.approx(20.0 * statistical.SCALED_SEARCH_SHARE)]
+    assert events[0]["seconds"] >= 20.0 * (statistical.PAIR_END - statistical.SCALED_SEARCH_SHARE) - 2.0
+    assert events[0]["seconds"] <= 20.0 * statistical.PAIR_END
+    assert outcome.details["budget"]["scale"] == 0.5 and outcome.privacy is Verdict.INCONCLUSIVE
