@@ -92,7 +92,7 @@ def test_the_check_keeps_to_the_seconds_it_is_given_and_can_leave_the_event_out(
     limits, events = _stubbed(monkeypatch, favoured=5000)
     outcome = _check(seconds=20.0)
     assert limits == [pytest.approx(20.0 * (1 - PAIR_SHARE))]
-    assert 20.0 * PAIR_SHARE <= events[0]["seconds"] <= 20.0 * statistical.PAIR_END
+    assert 20.0 * PAIR_SHARE <= events[0]["seconds"] <= 20.0 * statistical.PAIR_END[Profile.QUICK]
     assert outcome.details.get("budget") is None or outcome.details["budget"]["time_limit"] == 20.0
     limits.clear()
     events.clear()
@@ -176,6 +176,6 @@ def test_a_search_that_must_be_scaled_leaves_most_of_the_time_to_the_pairs_event
     monkeypatch.setattr("dpstream.conformance.in_turn.search_in_turn", lambda *a, **k: _Searched())
     outcome = _check(seconds=20.0)
     assert limits == [pytest.approx(20.0 * (1 - PAIR_SHARE)), pytest.approx(20.0 * statistical.SCALED_SEARCH_SHARE)]
-    assert events[0]["seconds"] >= 20.0 * (statistical.PAIR_END - statistical.SCALED_SEARCH_SHARE) - 2.0
-    assert events[0]["seconds"] <= 20.0 * statistical.PAIR_END
+    assert events[0]["seconds"] >= 20.0 * (statistical.PAIR_END[Profile.QUICK] - statistical.SCALED_SEARCH_SHARE) - 2.0
+    assert events[0]["seconds"] <= 20.0 * statistical.PAIR_END[Profile.QUICK]
     assert outcome.details["budget"]["scale"] == 0.5 and outcome.privacy is Verdict.INCONCLUSIVE

@@ -3,8 +3,10 @@
 :mod:`dpstream.conformance.composed` composes one pair's loss over the draws it moves and builds its statistic;
 this module picks the pairs (:func:`composed_pairs` on a program's reported draws, :func:`reference_pairs` on the
 reference's own) and tests them: pure DP, the pair's pre-registered composed event counted on fresh own-mode runs
-(:func:`event_test`); zCDP, the witness search with the pair's composed ratio as a feature (:func:`composed_search`),
-each sized by the program's own speed (:func:`composed_budget`); :func:`pair_test` chooses between them. Transcript
+(:func:`event_test`); zCDP, the Renyi divergence of the pair's composed ratio on such runs (:func:`renyi_pair_test`),
+or, for a pair without a composed ratio, the witness search with its composed statistics as features
+(:func:`composed_search`); each sized by the program's own speed (:func:`pair_holdout`, :func:`composed_budget`);
+:func:`pair_test` chooses between them. Transcript
 mode runs them where the program's transcript implies more than the claim; the statistical mode beside its search on
 both profiles, on the reference's design pair (docs/conformance.md, "Transcript mode", step 5, and "Statistical
 checks").
@@ -58,7 +60,7 @@ if TYPE_CHECKING:
 __all__ = ["AIMED_BUDGET", "AIMED_FLOOR", "COMPOSED_HOLDOUT", "COMPOSED_PAIRS", "COMPOSED_SECONDS", "EVENT_PROBE",
            "EVENT_TOLERANCE", "SELECTION_PATHS", "EventTest", "aimed_budget", "certifiable", "composed_budget",
            "composed_pairs", "composed_search", "earliest", "event_ratio", "event_sides", "event_test",
-           "expected_margin", "own_speed", "pair_test", "reference_pairs", "renyi_pair_test"]
+           "expected_margin", "own_speed", "pair_holdout", "pair_test", "reference_pairs", "renyi_pair_test"]
 
 
 AIMED_BUDGET = {Profile.QUICK: SearchBudget(fit=1000, select=1000, holdout=20_000, carried=4, tail=4),
@@ -425,7 +427,7 @@ def _pair_runs(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Comp
                profile: Profile, seed: int, speed: float, seconds: float | None, holdout: int | None
                ) -> tuple[int, np.ndarray[Any, Any], np.ndarray[Any, Any]]:
     """The pair's statistic on fresh own-mode runs of the program on f and on f': the timed runs of
-    :func:`own_speed` first, then fresh ones up to :func:`composed_budget`'s held-out split per input at the faster
+    :func:`own_speed` first, then fresh ones up to :func:`pair_holdout` per input at the faster
     of ``speed`` and the measured one (at most ``holdout``, default :data:`COMPOSED_HOLDOUT`), within ``seconds``
     (default :data:`COMPOSED_SECONDS`). Returns the runs per input and the two arrays of values."""
     e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
@@ -435,7 +437,7 @@ def _pair_runs(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Comp
     with trial_executor(config.jobs, config.scheduler) as executor:
         own, timed = own_speed(sampler, [f, pair.g], seed, executor, config.jobs)
         left = (COMPOSED_SECONDS[profile] if seconds is None else seconds) - (time.perf_counter() - began)
-        n = max(composed_budget(profile, e, max(speed, own), 2, left, holdout).holdout, len(timed[0]))  # per input
+        n = max(pair_holdout(profile, max(speed, own), left, holdout), len(timed[0]))  # per input
 
         def held_out(R: np.ndarray[Any, Any], x: Sequence[Any], side: str) -> Any:
             """The statistic on the timed runs R of input x and, up to n, fresh ones."""
@@ -452,7 +454,7 @@ def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Comp
     moves one) or everywhere, every moved draw on the favoured side's extreme, i.e. the pair's log-likelihood ratio
     at its extreme (the event whose ratio is the pair's whole composed loss: e^(sum |d|/b) for Laplace draws, a
     decision's tail ratio). Its probability is about 2^-(draws moved) times the branch's, so it needs many runs:
-    :func:`composed_budget`'s held-out split per input (at most ``holdout``, default :data:`COMPOSED_HOLDOUT`),
+    :func:`pair_holdout` runs per input (at most ``holdout``, default :data:`COMPOSED_HOLDOUT`),
     within ``seconds``. Both sides are tested (Bonferroni over the two)."""
     statistic: Any = pair.branch if pair.branch is not None else pair.ratio
     if statistic is None:
@@ -546,6 +548,15 @@ def composed_budget(profile: Profile, e: Entry, speed: float, inputs: int, secon
     if holdout * held > allowed:
         holdout = max(base.holdout, int(allowed / held) if allowed > 0 else 0)
     return SearchBudget(fit=base.fit, select=base.select, holdout=holdout, carried=base.carried, tail=base.tail)
+
+
+def pair_holdout(profile: Profile, speed: float, seconds: float | None = None, holdout: int | None = None) -> int:
+    """Fresh runs per input a pair's test (:func:`event_test`, :func:`renyi_pair_test`) plans on its two inputs:
+    what ``seconds`` (default :data:`COMPOSED_SECONDS`) of the program's runs at ``speed`` give, at most ``holdout``
+    (default :data:`COMPOSED_HOLDOUT`). Until 2026-11-29 these tests took :func:`composed_budget`'s held-out split,
+    which also set aside the fit and select runs of a search they do not make (20000 runs at thorough)."""
+    cap = COMPOSED_HOLDOUT[profile] if holdout is None else holdout
+    return max(0, min(cap, int(speed * (COMPOSED_SECONDS[profile] if seconds is None else seconds) / 2)))
 
 
 def _with_ratios(ratios: Sequence[Any], features: Any, R: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:

@@ -69,11 +69,11 @@ from dpstream.conformance.composed_tests import (
     EventTest,
     aimed_budget,
     certifiable,
-    composed_budget,
     composed_pairs,
     earliest,
     expected_margin,
     own_speed,
+    pair_holdout,
     pair_test,
 )
 from dpstream.conformance.entry_sampler import featurise
@@ -360,7 +360,7 @@ def _check(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: boo
         except ProtocolError as exc:
             found.details["own_speed_error"] = str(exc)
     searches = _certify(config, plan, found, implied, law_runs, level / 2, bulk, profile, seed,
-                        _testable(pairs, composed_budget(profile, e, speed, 2).holdout, level / 8)[:COMPOSED_SETTINGS],
+                        _testable(pairs, pair_holdout(profile, speed), level / 8)[:COMPOSED_SETTINGS],
                         speed, started + CHECK_SECONDS[profile])
     return _outcome(e.anchor, found, worst[1] if worst is not None else None, searches, started,
                     composed[1] if composed is not None else None, door[1] if door is not None else None)
