@@ -568,11 +568,12 @@ speed its first runs were timed at, and the runs after them went up to 20 % slow
 planned to end at 90 % of 120 s, ended at 128 s). At thorough 0.9 of 270 s, 20 % slower, stays within 5 minutes;
 0.8 left 001-alg6's check at 192 s of its 270 s, its event 3 % short of a certificate (2026-11-29)."""
 PAIR_HOLDOUT = 400_000
-"""Held-out runs per input a pure-DP pair's composed event may plan on either profile (its time bounds it first):
-transcript mode's cap (``composed_tests.COMPOSED_HOLDOUT``: 100000 at quick) stopped the quick check of 000-alg1 and
-003-alg1 under ``serve --plant scale/1.5`` at eps >= 0.496 and 0.490 against 0.5 in 36 s and 34 s of its 120 s. A
-zCDP pair's search keeps that cap: its events are learned on every held-out run, and 300000 runs took 002-alg1's
-quick check to 138 s."""
+"""Runs per input a design pair's test may plan on either profile (its time bounds it first): transcript mode's cap
+(``composed_tests.COMPOSED_HOLDOUT``: 100000 at quick) stopped the quick check of 000-alg1 and 003-alg1 under
+``serve --plant scale/1.5`` at eps >= 0.496 and 0.490 against 0.5 in 36 s and 34 s of its 120 s. A zCDP pair's
+Renyi test takes the same (its counting is linear in the runs: the outside JavaScript 002-alg1, 364312 runs per
+input, 100 s in all); a zCDP pair without a composed ratio gets the composed search, which keeps transcript mode's
+cap (its events are learned on every held-out run, and 300000 runs took 002-alg1's quick check to 138 s)."""
 PAIR_REACH = 0.5
 """The least share of the claim a design pair must reach for its composed event to be tested (a leak of factor
 above 1 / PAIR_REACH can show on it)."""
