@@ -64,3 +64,26 @@ def test_the_text_histogram_marks_the_event_bins_and_keeps_every_run() -> None:
     counts = [[int(t) for t in r.replace("<- event", "").split() if t.isdigit()][-2:] for r in rows]
     assert sum(c[0] for c in counts) == 100 and sum(c[1] for c in counts) == 100
     assert all(len(line) <= 100 for line in lines)
+
+
+def test_a_renyi_certificate_is_drawn_bin_by_bin(tmp_path: Path) -> None:
+    """A zCDP pair's Renyi test (details.composed_event) is a witness too: its held-out runs per bin on f and on f',
+    over the statistic as given (a lower-tail partition turned back), every run kept, no bin marked as an event."""
+    from dpstream.audit.renyi import RenyiPartition, RenyiTest
+    from dpstream.conformance.pictures import witnesses_of
+
+    part = RenyiPartition(2.0, (-1.0, 0.5), favours_first=True, upper=False)  # bins of -L: (., -1), [-1, .5), ...
+    test = RenyiTest("pair", "composed log-likelihood ratio", part, (60, 30, 10), (10, 30, 60), 100, 25, 1.2, 0.6,
+                     0.5, 1e-3, 0.1)
+    details = {"composed_event": test.to_data()}
+    (title, data), = witnesses_of(details)
+    assert title == "pair test witness"
+    hist = data["histogram"]
+    assert hist["edges"] == [-0.5, 1.0] and hist["f"] == [10, 30, 60] and hist["f_prime"] == [60, 30, 10]
+    lines = witness_histogram(data, title)
+    assert "rho lower bound 0.6 vs claimed 0.5" in " ".join(lines)
+    rows = [line for line in lines if line.startswith("[")]
+    assert not any("<- event" in r for r in rows) and len(rows) == 3
+    path = tmp_path / "r.md"
+    write_markdown(_report(details), path)
+    assert "pair test witness" in path.read_text(encoding="utf-8")

@@ -224,7 +224,22 @@ class RenyiTest:
                                                                        "runs": self.runs},
                 "selection_runs": self.selection_runs, "divergence_lower_bound": self.divergence_lower_bound,
                 "rho_lower_bound": self.rho_lower_bound, "claimed_rho": self.claimed_rho, "level": self.level,
-                "detectable_excess": self.detectable_excess, "trials": 2 * (self.runs + self.selection_runs)}
+                "detectable_excess": self.detectable_excess, "trials": 2 * (self.runs + self.selection_runs),
+                "witness": self.witness()}
+
+    def witness(self) -> dict[str, Any]:
+        """The held-out runs per bin on f and on f', over the statistic as given (a lower-tail partition turned
+        back), in the shape of a search witness's histogram (:mod:`dpstream.conformance.pictures`): no bin is an
+        event, the bound reads them all."""
+        on_f, on_fp = (self.counts_p, self.counts_q) if self.partition.favours_first else (self.counts_q,
+                                                                                            self.counts_p)
+        edges, f, fp = list(self.partition.edges), list(on_f), list(on_fp)
+        if not self.partition.upper:
+            edges, f, fp = [-e for e in reversed(edges)], f[::-1], fp[::-1]
+        return {"event": f"order {self.partition.order:g} over {len(f)} bins of the {self.statistic} of "
+                         f"{self.pair!r}", "counts": {"runs": self.runs},
+                "rho_lower_bound": self.rho_lower_bound, "claimed_rho": self.claimed_rho,
+                "histogram": {"edges": edges, "f": f, "f_prime": fp, "threshold": "nan", "kind": "atom"}}
 
 
 def renyi_test(pair: str, statistic: str, on_first: FloatArray, on_second: FloatArray, selection: int,

@@ -25,11 +25,12 @@ WIDTH = 100
 
 def witnesses_of(details: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
     """The witnesses an outcome's details hold: (title, witness data with ``histogram``), the search's best first,
-    then the aimed search's (transcript mode)."""
+    then the design pair's test's (a Renyi test's bins), then the aimed search's (transcript mode)."""
     out = []
-    for key, title in (("witness", "witness"), ("aimed_search", "aimed search witness")):
+    for key, title in (("witness", "witness"), ("composed_event", "pair test witness"),
+                       ("aimed_search", "aimed search witness")):
         data = details.get(key)
-        if key == "aimed_search" and isinstance(data, Mapping):
+        if key != "witness" and isinstance(data, Mapping):
             data = data.get("witness")
         if isinstance(data, Mapping) and isinstance(data.get("histogram"), Mapping):
             out.append((title, data))
@@ -87,10 +88,13 @@ def witness_histogram(data: Mapping[str, Any], title: str = "witness") -> list[s
     counts = data.get("counts", {})
     top = max([1, *(max(r[1], r[2]) for r in rows)])
     width = max(len(r[0]) for r in rows) if rows else 10
-    head = (f"{title}: {data.get('event', '')}. Held-out runs in the event: {counts.get('favoured')} of "
-            f"{counts.get('runs')} on the favoured input ({data.get('favours')}), {counts.get('other')} of "
-            f"{counts.get('runs')} on the other; eps lower bound {_shown(data.get('eps_lower_bound'))} vs claimed "
-            f"{_shown(data.get('claimed_eps'))}")
+    if "rho_lower_bound" in data:  # a Renyi test: every bin counts, none is an event
+        head = (f"{title}: {data.get('event', '')}. Held-out runs per bin, {counts.get('runs')} per input; "
+                f"{_bound(data)}")
+    else:
+        head = (f"{title}: {data.get('event', '')}. Held-out runs in the event: {counts.get('favoured')} of "
+                f"{counts.get('runs')} on the favoured input ({data.get('favours')}), {counts.get('other')} of "
+                f"{counts.get('runs')} on the other; {_bound(data)}")
     lines = [*textwrap.wrap(head, WIDTH), f"{'bin':<{width}}  {'runs on f':<{BAR + 7}}  runs on f'"]
     for label, a, b, inside in rows:
         bar_a = "#" * round(BAR * a / top)
@@ -98,6 +102,14 @@ def witness_histogram(data: Mapping[str, Any], title: str = "witness") -> list[s
         mark = "  <- event" if inside else ""
         lines.append(f"{label:<{width}}  {bar_a:<{BAR}} {a:>6}  {bar_b:<{BAR}} {b:>6}{mark}")
     return lines
+
+
+def _bound(data: Mapping[str, Any]) -> str:
+    """The certified lower bound of a witness against its claim (rho for a Renyi test, eps otherwise)."""
+    if "rho_lower_bound" in data:
+        return (f"rho lower bound {_shown(data.get('rho_lower_bound'))} vs claimed "
+                f"{_shown(data.get('claimed_rho'))}")
+    return f"eps lower bound {_shown(data.get('eps_lower_bound'))} vs claimed {_shown(data.get('claimed_eps'))}"
 
 
 def _shown(x: Any) -> str:
@@ -125,9 +137,9 @@ def witness_png(data: Mapping[str, Any], path: Path, title: str = "witness") -> 
     if math.isfinite(c):
         ax.axvline(c, color="black", linewidth=1)
     counts = data.get("counts", {})
-    ax.set_title(f"{title}: {str(data.get('event', ''))[:90]}\nin the event: {counts.get('favoured')} vs "
-                 f"{counts.get('other')} of {counts.get('runs')}; eps >= {data.get('eps_lower_bound')} "
-                 f"(claim {data.get('claimed_eps')})", fontsize=8)
+    where = (f"{counts.get('runs')} held-out runs per input" if "rho_lower_bound" in data else
+             f"in the event: {counts.get('favoured')} vs {counts.get('other')} of {counts.get('runs')}")
+    ax.set_title(f"{title}: {str(data.get('event', ''))[:90]}\n{where}; {_bound(data)}", fontsize=8)
     ax.set_xlabel("statistic of the witness (held-out runs)")
     ax.set_ylabel("runs")
     ax.legend(fontsize=8)
