@@ -15,21 +15,11 @@ from __future__ import annotations
 import argparse
 import math
 
-from scipy.optimize import brentq
-from scipy.stats import norm
-
 from dpstream.audit.blackbox import ZCDP_DELTAS
-from dpstream.audit.renyi import renyi_test
+from dpstream.audit.renyi import gaussian_eps, renyi_test
 from dpstream.claims import zcdp_to_approx_dp
 from dpstream.conformance.composed_tests import RENYI_SELECTION
 from dpstream.noise import data_rng
-
-
-def gaussian_eps(mu: float, delta: float) -> float:
-    """The least eps with (eps, delta)-DP for the Gaussian pair of shift mu (its exact privacy profile)."""
-    def excess(e: float) -> float:
-        return float(norm.cdf(-e / mu + mu / 2) - math.exp(e) * norm.cdf(-e / mu - mu / 2)) - delta
-    return 0.0 if excess(0.0) <= 0 else float(brentq(excess, 0.0, 60.0))
 
 
 def main() -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import replace
 
 from dpstream.audit.hypercube.loss import SparseLaw, segment_end_patterns, segments_of
 from dpstream.audit.registry import Profile
@@ -29,8 +30,8 @@ from dpstream.conformance.statistical import plan_for
 def scaled(eps: float, T: int, c: float) -> SparseLaw:
     """004-alg2's law with every noise scale divided by c (A_sub's node losses multiplied by c)."""
     base = SparseLaw.printed(eps, T)
-    return SparseLaw(T, base.T0, base.threshold_scale / c, base.test_scale / c,
-                     tuple(tuple(v * c for v in row) for row in base.sub_loss))
+    return replace(base, threshold_scale=base.threshold_scale / c, test_scale=base.test_scale / c,
+                   sub_loss=tuple(tuple(v * c for v in row) for row in base.sub_loss))
 
 
 def exceeding_mass(law: SparseLaw, eps: float, a: list[int], b: list[int], tau: int, ends_at_most: int) -> float:

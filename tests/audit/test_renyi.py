@@ -10,7 +10,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpstream.audit.renyi import RenyiPartition, renyi_lower_bound, renyi_point, renyi_test
+from dpstream.audit.renyi import RenyiPartition, gaussian_eps, renyi_lower_bound, renyi_point, renyi_test
 from dpstream.claims import zcdp_to_approx_dp
 from dpstream.noise import data_rng
 
@@ -77,15 +77,7 @@ def test_a_leak_no_delta_certifies_at_these_runs_shows_as_a_divergence() -> None
     """1.375 times the claim (002-alg2's best pair under a variance / 2.25): the Gaussian meets the claim's eps(delta)
     at delta = 0.05 and above, and the Renyi test certifies it on 100000 runs per input at level 0.01 (seed 1)."""
     mu = math.sqrt(2 * 0.6875)
-
-    def gaussian_eps(delta: float) -> float:
-        from scipy.optimize import brentq
-        from scipy.stats import norm
-
-        return float(brentq(lambda e: norm.cdf(-e / mu + mu / 2) - math.exp(e) * norm.cdf(-e / mu - mu / 2) - delta,
-                            0.0, 50.0))
-
-    assert gaussian_eps(0.05) < zcdp_to_approx_dp(0.5, 0.05) and gaussian_eps(0.2) < zcdp_to_approx_dp(0.5, 0.2)
+    assert gaussian_eps(mu, 0.05) < zcdp_to_approx_dp(0.5, 0.05) and gaussian_eps(mu, 0.2) < zcdp_to_approx_dp(0.5, 0.2)
     f, g = gaussian_pair(0.6875, 100_000, 1)
     test = renyi_test("p", "L", f, g, 30_000, 0.5, 0.01)
     assert test is not None

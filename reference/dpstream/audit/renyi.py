@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from scipy import optimize as _opt
 from scipy import stats as _st
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "RenyiPartition",
     "RenyiTest",
     "choose_partition",
+    "gaussian_eps",
     "renyi_lower_bound",
     "renyi_point",
     "renyi_test",
@@ -123,6 +125,15 @@ def renyi_point(k_p: IntArray, n_p: int, k_q: IntArray, n_q: int, order: float) 
     q = np.maximum(np.asarray(k_q, dtype=np.float64), 0.5) / n_q
     keep = p > 0
     return math.log(float(np.sum(p[keep] ** order * q[keep] ** (1.0 - order)))) / (order - 1.0)
+
+
+def gaussian_eps(mu: float, delta: float) -> float:
+    """The least eps with (eps, delta)-DP for a Gaussian pair of shift mu (mu^2 = 2 rho): its exact privacy profile,
+    delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu) (0 where delta(0) <= delta). It shows what an (eps,
+    delta) event can certify of a zCDP leak (the module docstring; tools/renyi_power.py)."""
+    def excess(e: float) -> float:
+        return float(_st.norm.cdf(mu / 2 - e / mu) - math.exp(e) * _st.norm.cdf(-mu / 2 - e / mu)) - delta
+    return 0.0 if excess(0.0) <= 0 else float(_opt.brentq(excess, 0.0, 60.0))
 
 
 def _spans(p: FloatArray, q: FloatArray) -> list[tuple[float, ...]]:

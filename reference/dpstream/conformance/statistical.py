@@ -553,7 +553,7 @@ PAIR_SHARE = 0.4
 """On both profiles, where a design pair reaches at least half the claim through what it moves (:func:`_composed_pair`),
 the share of the time limit (at least; the time the search left unused too, up to :data:`PAIR_END` of the limit in
 all) and of the false-alarm level given to that pair's test (``composed_tests.pair_test``: under pure DP its
-pre-registered composed event, under zCDP the witness search with its composed log-likelihood ratio); the search
+pre-registered composed event, under zCDP the Renyi divergence test of its composed log-likelihood ratio); the search
 gets the rest of the time and half the level."""
 SCALED_SEARCH_SHARE = 0.2
 """Where the design pair is tested and the search's budget would have to be scaled down to fit its share of the
