@@ -179,3 +179,49 @@ def test_a_search_that_must_be_scaled_leaves_most_of_the_time_to_the_pairs_event
     assert events[0]["seconds"] >= 20.0 * (statistical.PAIR_END[Profile.QUICK] - statistical.SCALED_SEARCH_SHARE) - 2.0
     assert events[0]["seconds"] <= 20.0 * statistical.PAIR_END[Profile.QUICK]
     assert outcome.details["budget"]["scale"] == 0.5 and outcome.privacy is Verdict.INCONCLUSIVE
+
+
+def test_an_entry_without_a_design_pair_tests_the_pair_its_exact_law_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """004-alg3 (a counter: no design pair) has a law pair (``StatisticalSpec.law_pair``): the check gives it the
+    pair's share of the time and half the level, as a design pair's event, and a certificate is a violation with
+    the bound of the selected event test."""
+    from dpstream.audit.selected_event import SelectedEventTest
+
+    limits, _ = _stubbed(monkeypatch, favoured=5000)
+    tested: list[dict[str, Any]] = []
+
+    def law(config: Any, plan: Any, si: int, pair: Any, level: float, bulk: bool, profile: Profile, seed: int,
+            speed: float, seconds: float | None = None, holdout: int | None = None) -> SelectedEventTest:
+        tested.append({"level": level, "seconds": seconds, "pair": pair.label, "setting": si, "holdout": holdout})
+        return SelectedEventTest(pair.label, "{stub}", True, favoured=3000, other=100, runs=100_000,
+                                 selection_runs=25_000, eps_lower_bound=2.5, claimed=pair.claim, level=level,
+                                 detectable_excess=0.1, why=pair.why)
+
+    monkeypatch.setattr(composed_tests, "law_pair_test", law)
+    plan = plan_for("004-alg3", Profile.QUICK)
+    assert not isinstance(plan, str) and statistical._composed_pair(plan) is None
+    outcome = privacy_check(ConformConfig(command=SERVE), plan, 1e-3, False, Program(SERVE))
+    assert limits == [pytest.approx(TIME_LIMIT[Profile.QUICK] * (1 - PAIR_SHARE))]
+    assert tested == [{"level": pytest.approx(5e-4), "seconds": pytest.approx(tested[0]["seconds"]),
+                       "pair": "ones stream, t=2 -1", "setting": 1, "holdout": statistical.PAIR_HOLDOUT}]
+    assert tested[0]["seconds"] >= TIME_LIMIT[Profile.QUICK] * PAIR_SHARE
+    assert outcome.privacy is Verdict.VIOLATION and outcome.details["composed_event"]["test"] == "selected event"
+    assert outcome.details["eps_lower_bound"] == 2.5 and outcome.details["claimed_eps"] == 2.0
+    assert "chosen on 25000 selection runs" in outcome.message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("plant", "certified"), [(("--plant", "scale/1.5"), True), (("--perturb", "all"), False)])
+def test_the_quick_check_certifies_004_alg3_at_1_5x_through_its_law_pair(plant: tuple[str, ...],
+                                                                         certified: bool) -> None:
+    """``dpstream serve --plant scale/1.5`` on 004-alg3 at quick: its law pair's selected event (a segment end in
+    the level [2, 4) of eps_r = 2 and S~'s update; 1.17x the claim there) certifies it (measured 2026-11-29: eps >=
+    2.184 vs 2, 104 s); the reference in another correct floating-point order never (false alarm at most 1e-3)."""
+    from dpstream.conformance.outcome import Mode
+    from dpstream.conformance.runner import conform
+
+    report = conform(ConformConfig(command=(*SERVE, *plant), modes=frozenset({Mode.STATISTICAL}),
+                                   algorithms=("004-alg3",), seed=0, jobs=2))
+    (privacy,) = [o for o in report.outcomes if o.name == "privacy: witness search"]
+    assert (privacy.privacy is Verdict.VIOLATION) is certified, privacy.message
+    assert privacy.details["composed_event"]["test"] == "selected event"

@@ -161,3 +161,45 @@ def test_online_loss_catches_a_broken_schedule() -> None:
     other[3] = np.array([0.9, 0.9])
     loss = online_view_loss(make, points, other)
     assert loss.lower > 1.0
+
+
+def test_a_divided_law_is_the_printed_law_with_smaller_scales() -> None:
+    """SparseLaw.divided(c): the planted scale/<c> of 004-alg2, every field but the scales (and A_sub's node
+    losses, c times larger) kept; c = 1 gives the same probabilities and losses."""
+    law = SparseLaw.printed(1.0, 6)
+    same, half = law.divided(1.0), law.divided(2.0)
+    assert (same.T0, same.threshold_scale, same.sub_loss) == (law.T0, law.threshold_scale, law.sub_loss)
+    assert (half.T, half.T0, half.empty_tests) == (law.T, law.T0, law.empty_tests)
+    assert half.threshold_scale == law.threshold_scale / 2 and half.test_scale == law.test_scale / 2
+    assert half.sub_loss == tuple(tuple(2 * v for v in row) for row in law.sub_loss)
+    x, y = (1, 1, 0, 1, 1, 1), (1, 1, 1, 1, 1, 1)
+    assert sparse_view_loss(same, x, y).upper == pytest.approx(sparse_view_loss(law, x, y).upper, rel=1e-12)
+    # a loud variant: the same exhaustive search that bounds the printed law by eps finds it above
+    assert max(sparse_view_loss(half, a, b).lower for a, b in boolean_pairs(6)) > 1.0
+    with pytest.raises(ValueError):
+        law.divided(0.0)
+
+
+def test_a_planted_factor_multiplies_the_s_tilde_part_and_reaches_the_level() -> None:
+    """inhomogeneous_view_loss(factor=c): S~'s part is c eps_r / 2 once the level ended (Lap_Z(2 / (c eps_r)) on a
+    sum that moves by one); the level's 004-alg2 part is that of the divided law."""
+    eps_levels = {0: 0.6, 1: 0.4, 2: 0.8, 3: 0.3}
+    x = [1, 0, 1, 1, 0, 1, 0, 1, 1, 1]
+    for i in range(len(x)):
+        y = list(x)
+        y[i] = 1 - y[i]
+        plain = inhomogeneous_view_loss(1.0, 0, eps_levels.__getitem__, x, y)
+        assert inhomogeneous_view_loss(1.0, 0, eps_levels.__getitem__, x, y, factor=1.0).upper == plain.upper
+        loud = inhomogeneous_view_loss(1.0, 0, eps_levels.__getitem__, x, y, factor=3.0)
+        assert loud.parts["S_tilde"] == pytest.approx(3 * plain.parts["S_tilde"], rel=1e-12)
+        assert loud.parts["alg2"] >= plain.parts["alg2"] - 1e-12
+    cells = [np.full(1, 0.1), np.full(1, 0.9)]
+
+    def make(rc):  # type: ignore[no-untyped-def]
+        return OnlineSyntheticData(1.0, 1, noise=InsecureZeroNoise(), region_counter=rc)
+
+    points, other = [cells[0]] * 5, [cells[0], cells[0], cells[1], cells[0], cells[0]]
+    base = online_view_loss(make, points, other)
+    assert base.upper > 0
+    assert online_view_loss(make, points, other, factor=2.0).parts["S_tilde"] == pytest.approx(
+        2 * base.parts["S_tilde"], rel=1e-12)

@@ -47,6 +47,7 @@ __all__ = [
     "RenyiPartition",
     "RenyiTest",
     "choose_partition",
+    "clopper_pearson_cells",
     "gaussian_eps",
     "renyi_lower_bound",
     "renyi_point",
@@ -102,7 +103,7 @@ def renyi_lower_bound(k_p: IntArray, n_p: int, k_q: IntArray, n_q: int, order: f
         raise ValueError(f"the order must exceed 1, got {order}")
     k_p, k_q = np.asarray(k_p, dtype=np.int64), np.asarray(k_q, dtype=np.int64)
     a = level / (2 * k_p.size)
-    p_lo, q_hi = _cp(k_p, n_p, a, lower=True), _cp(k_q, n_q, a, lower=False)
+    p_lo, q_hi = clopper_pearson_cells(k_p, n_p, a, lower=True), clopper_pearson_cells(k_q, n_q, a, lower=False)
     keep = p_lo > 0
     if not np.any(keep):
         return -math.inf
@@ -111,8 +112,8 @@ def renyi_lower_bound(k_p: IntArray, n_p: int, k_q: IntArray, n_q: int, order: f
     return (top + math.log(float(np.sum(np.exp(logs - top))))) / (order - 1.0)
 
 
-def _cp(k: IntArray, n: int, a: float, lower: bool) -> FloatArray:
-    """One-sided Clopper-Pearson bounds of each cell's probability at level ``a``."""
+def clopper_pearson_cells(k: IntArray, n: int, a: float, lower: bool) -> FloatArray:
+    """One-sided Clopper-Pearson bounds of each cell's probability at level ``a`` (k: counts of n runs)."""
     if lower:
         return np.asarray(np.where(k > 0, _st.beta.ppf(a, np.maximum(k, 1), n - k + 1), 0.0), dtype=np.float64)
     return np.asarray(np.where(k < n, _st.beta.ppf(1.0 - a, k + 1, np.maximum(n - k, 1)), 1.0), dtype=np.float64)
@@ -176,8 +177,10 @@ def choose_partition(first: FloatArray, second: FloatArray, rho: float, level: f
             p, q = (first, second) if favours_first else (second, first)
             for edges in dict.fromkeys(_spans(sign * p, sign * q) + quantiles):
                 k_p, k_q = RenyiPartition(2.0, edges, favours_first, upper).counts(first, second)
-                e_p = np.round(_cp(k_p, p.size, SELECTION_DOUBT, lower=True) * held_out).astype(np.int64)
-                e_q = np.round(_cp(k_q, q.size, SELECTION_DOUBT, lower=False) * held_out).astype(np.int64)
+                e_p = np.round(clopper_pearson_cells(k_p, p.size, SELECTION_DOUBT, lower=True)
+                               * held_out).astype(np.int64)
+                e_q = np.round(clopper_pearson_cells(k_q, q.size, SELECTION_DOUBT, lower=False)
+                               * held_out).astype(np.int64)
                 for order in RENYI_ORDERS:
                     part = RenyiPartition(order, edges, favours_first, upper)
                     margin = renyi_lower_bound(e_p, held_out, e_q, held_out, order, level) / order - rho

@@ -20,6 +20,7 @@ from dpstream.audit.counters.models import (
     tree_aggregation_model,
     unbounded_block_model,
 )
+from dpstream.audit.hypercube.reach import inhomogeneous_law_pair
 from dpstream.audit.linear_model import LinearReleaseModel
 from dpstream.catalog.cases import (
     EDGE_HORIZONS,
@@ -639,7 +640,8 @@ ENTRIES: tuple[Entry, ...] = (
                              RejectSpec("init-r0-negative", {"epsilon": 1.0, "r0": -1, "eps_r": 2.0},
                                         "r0 must be >= 0", at_init=True)],
         statistical=StatisticalSpec(({"epsilon": 0.5, "r0": 0, "eps_r": 0.5}, {"epsilon": 2.0, "r0": 1, "eps_r": 2.0}),
-                                    Neighbour.STREAM_ENTRY, integer_inputs=True, horizon=None, length=16, cost=3),
+                                    Neighbour.STREAM_ENTRY, integer_inputs=True, horizon=None, length=16, cost=3,
+                                    law_pair=inhomogeneous_law_pair),
         cases=_inhomogeneous_cases,
         notes="the protocol fixes eps_r constant over levels (the paper allows any sequence); statistical checks: "
               "Boolean streams of 16 steps (levels start at t = 2, 4, 8, 16 for eps = 0.5, r0 = 0, and at t = 1, "

@@ -158,6 +158,12 @@ class StatisticalSpec:
     """The sites (a regular expression) of the released counts the design's neighbours move: where the power
     calibration plants a noiseless count or a shared draw (:mod:`dpstream.insecure.planted`); None: any additive
     draw."""
+    law_pair: Callable[[Mapping[str, Any], int, Mapping[str, Callable[[int], Any]]], Any] | None = None
+    """Where the entry's exact law names the neighbouring pair of a setting's inputs (given its parameters, the
+    stream length and the input families) and the statistics of the releases in which a budget-level leak shows,
+    beyond what the search's pairs and quantile grid reach: a :class:`dpstream.audit.hypercube.reach.LawPair` or
+    None (004-alg3: :func:`dpstream.audit.hypercube.reach.inhomogeneous_law_pair`). The statistical check tests it
+    besides the search (``conformance.composed_tests.law_pair_test``)."""
 
 
 @dataclass(frozen=True)

@@ -25,11 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpstream.audit.hypercube.reach import LawPair
 from dpstream.audit.profiles import profile_spec
 from dpstream.audit.registry import Profile
 from dpstream.audit.renyi import RenyiTest, renyi_test
 from dpstream.audit.sampler import run_trials, trial_executor
 from dpstream.audit.search import SearchBudget, SearchResult, SearchSpace, Setting, detectable_excess, search
+from dpstream.audit.selected_event import SELECTION, SelectedEventTest, selected_event_test
 from dpstream.audit.stats import eps_lower_bound
 from dpstream.catalog import Entry
 from dpstream.claims import Measure, PrivacyClaim
@@ -60,7 +62,8 @@ if TYPE_CHECKING:
 __all__ = ["AIMED_BUDGET", "AIMED_FLOOR", "COMPOSED_HOLDOUT", "COMPOSED_PAIRS", "COMPOSED_SECONDS", "EVENT_PROBE",
            "EVENT_TOLERANCE", "SELECTION_PATHS", "EventTest", "aimed_budget", "certifiable", "composed_budget",
            "composed_pairs", "composed_search", "earliest", "event_ratio", "event_sides", "event_test",
-           "expected_margin", "own_speed", "pair_holdout", "pair_test", "reference_pairs", "renyi_pair_test"]
+           "expected_margin", "law_pair_test", "own_speed", "pair_holdout", "pair_test", "reference_pairs",
+           "renyi_pair_test"]
 
 
 AIMED_BUDGET = {Profile.QUICK: SearchBudget(fit=1000, select=1000, holdout=20_000, carried=4, tail=4),
@@ -423,19 +426,21 @@ class EventTest:
                 "detectable_excess": self.detectable_excess, "trials": 2 * self.runs}
 
 
-def _pair_runs(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Composed, statistic: Any, bulk: bool,
-               profile: Profile, seed: int, speed: float, seconds: float | None, holdout: int | None
-               ) -> tuple[int, np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    """The pair's statistic on fresh own-mode runs of the program on f and on f': the timed runs of
+def _pair_runs(config: ConformConfig, plan: StatisticalPlan, si: int, g: Sequence[Any], statistic: Any, bulk: bool,
+               profile: Profile, seed: int, speed: float, seconds: float | None, holdout: int | None,
+               f: Sequence[Any] | None = None) -> tuple[int, np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """A pair's statistic on fresh own-mode runs of the program on f (default: the setting's first family's
+    stream) and on f' = ``g``: the timed runs of
     :func:`own_speed` first, then fresh ones up to :func:`pair_holdout` per input at the faster
     of ``speed`` and the measured one (at most ``holdout``, default :data:`COMPOSED_HOLDOUT`), within ``seconds``
     (default :data:`COMPOSED_SECONDS`). Returns the runs per input and the two arrays of values."""
     e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
-    f = next(iter(space.families.values()))(horizon_of(e, params))
+    if f is None:
+        f = next(iter(space.families.values()))(horizon_of(e, params))
     sampler = ProtocolSampler(config.command, e.anchor, params, timeout=config.timeout, bulk=bulk)
     began = time.perf_counter()
     with trial_executor(config.jobs, config.scheduler) as executor:
-        own, timed = own_speed(sampler, [f, pair.g], seed, executor, config.jobs)
+        own, timed = own_speed(sampler, [f, g], seed, executor, config.jobs)
         left = (COMPOSED_SECONDS[profile] if seconds is None else seconds) - (time.perf_counter() - began)
         n = max(pair_holdout(profile, max(speed, own), left, holdout), len(timed[0]))  # per input
 
@@ -444,7 +449,7 @@ def _pair_runs(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Comp
             rest = [run_trials(sampler, x, n - len(R), derived_seed(seed, side), executor)] if n > len(R) else []
             return statistic(np.concatenate([R, *rest]))
 
-        return n, held_out(timed[0], f, "f"), held_out(timed[1], pair.g, "g")
+        return n, held_out(timed[0], f, "f"), held_out(timed[1], g, "g")
 
 
 def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Composed, level: float, bulk: bool,
@@ -460,7 +465,7 @@ def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Comp
     if statistic is None:
         return None
     sides = event_sides(pair)
-    n, on_f, on_g = _pair_runs(config, plan, si, pair, statistic, bulk, profile, seed, speed, seconds, holdout)
+    n, on_f, on_g = _pair_runs(config, plan, si, pair.g, statistic, bulk, profile, seed, speed, seconds, holdout)
     best: EventTest | None = None
     a = level / len(sides)
     claim = float(pair.claim)
@@ -485,9 +490,22 @@ def renyi_pair_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair:
     input choose the order and the bins, the rest certify rho >= D / order. None without a composed ratio."""
     if pair.ratio is None:
         return None
-    n, on_f, on_g = _pair_runs(config, plan, si, pair, pair.ratio, bulk, profile, seed, speed, seconds, holdout)
+    n, on_f, on_g = _pair_runs(config, plan, si, pair.g, pair.ratio, bulk, profile, seed, speed, seconds, holdout)
     return renyi_test(pair.label, "composed log-likelihood ratio", on_f, on_g, max(1, int(RENYI_SELECTION * n)),
                       float(pair.claim), level)
+
+
+def law_pair_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: LawPair, level: float, bulk: bool,
+                  profile: Profile, seed: int, speed: float, seconds: float | None = None,
+                  holdout: int | None = None) -> SelectedEventTest | None:
+    """The selected event test (:mod:`dpstream.audit.selected_event`) of a pair the entry's exact law names
+    (:class:`~dpstream.audit.hypercube.reach.LawPair`) on the statistics it names, counted on fresh own-mode runs
+    sized as :func:`event_test`'s: the first :data:`~dpstream.audit.selected_event.SELECTION` of the runs per input
+    choose the event, the rest certify."""
+    n, on_f, on_g = _pair_runs(config, plan, si, list(pair.g), pair.statistics, bulk, profile, seed, speed, seconds,
+                               holdout, f=list(pair.f))
+    return selected_event_test(pair.label, pair.statistics.names, on_f, on_g, max(1, int(SELECTION * n)),
+                               pair.claim, level, pair.why)
 
 
 RENYI_SELECTION = 0.2

@@ -70,7 +70,9 @@ from dpstream.conformance.wire import Program, ProtocolError
 from dpstream.noise import derived_seed
 
 if TYPE_CHECKING:
+    from dpstream.audit.hypercube.reach import LawPair
     from dpstream.audit.renyi import RenyiTest
+    from dpstream.audit.selected_event import SelectedEventTest
     from dpstream.conformance.composed import Composed
     from dpstream.conformance.composed_tests import EventTest
     from dpstream.conformance.runner import ConformConfig, Task
@@ -471,7 +473,8 @@ def run_search(plan: StatisticalPlan, sampler: Callable[[Mapping[str, Any]], Sam
 def privacy_check(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: bool, program: Program, *,
                   seconds: float | None = None, event: bool = True) -> Outcome:
     """The witness search of the statistical mode on ``plan``'s design (own mode, the program's own randomness) at
-    false-alarm ``level``, and the composed event of the design's best pair beside it (:func:`_composed_pair`; not
+    false-alarm ``level``, and the composed event of the design's best pair beside it (:func:`_composed_pair`), or
+    where there is none the selected event of the pair the entry's exact law names (:func:`_law_pair`; neither
     with ``event=False``), within ``seconds`` (default the profile's :data:`TIME_LIMIT`); ``program`` is not used
     (the samplers start their own)."""
     from dpstream.conformance.power import power_statement
@@ -483,14 +486,16 @@ def privacy_check(config: ConformConfig, plan: StatisticalPlan, level: float, bu
     budget = budget_for(plan, profile, bulk)
     sampler = partial(_sampler, config, plan, bulk=bulk)
     pair = _composed_pair(plan) if event else None
+    named = _law_pair(plan) if event and pair is None else None
+    paired = pair is not None or named is not None
     total = TIME_LIMIT[profile] if seconds is None else seconds
-    limit, search_level = (total, level) if pair is None else (total * (1 - PAIR_SHARE), level / 2)
+    limit, search_level = (total, level) if not paired else (total * (1 - PAIR_SHARE), level / 2)
     power = power_statement(plan, profile, bulk, search_level, config.power_table)
     try:
         with _executor(config) as executor:
             speed = probe_speed(plan, sampler, bulk, derived_seed(config.seed, e.anchor, "probe"), executor)
             fitted, scale = fit_to_time(plan, budget, speed, limit, grow=profile is Profile.THOROUGH)
-            if pair is not None and scale < 1.0:  # it backs no pass: the pair's event gets the time it frees
+            if paired and scale < 1.0:  # it backs no pass: the pair's event gets the time it frees
                 limit = total * SCALED_SEARCH_SHARE
                 fitted, scale = fit_to_time(plan, budget, speed, limit)
             if scale < 1.0:
@@ -511,15 +516,19 @@ def privacy_check(config: ConformConfig, plan: StatisticalPlan, level: float, bu
             took = time.perf_counter() - searched
             rate = result.trials / max(took, 1e-9)
             spent = _time_split(took, SAMPLING.since(before), executor is None)
-        tested: EventTest | RenyiTest | SearchResult | None = None
-        if pair is not None and result.verdict != "violation":
-            from dpstream.conformance.composed_tests import pair_test
+        tested: EventTest | RenyiTest | SelectedEventTest | SearchResult | None = None
+        if paired and result.verdict != "violation":
+            from dpstream.conformance.composed_tests import law_pair_test, pair_test
 
             left = PAIR_END[profile] * total - (time.perf_counter() - started)  # what the search left, or its share
-            si, c = pair
-            tested = pair_test(config, plan, si, [c], level / 2, bulk, profile,
-                               derived_seed(config.seed, e.anchor, "composed event"), speed,
-                               max(total * PAIR_SHARE, left), holdout=PAIR_HOLDOUT)
+            if pair is not None:
+                tested = pair_test(config, plan, pair[0], [pair[1]], level / 2, bulk, profile,
+                                   derived_seed(config.seed, e.anchor, "composed event"), speed,
+                                   max(total * PAIR_SHARE, left), holdout=PAIR_HOLDOUT)
+            elif named is not None:
+                tested = law_pair_test(config, plan, named[0], named[1], level / 2, bulk, profile,
+                                       derived_seed(config.seed, e.anchor, "law pair"), speed,
+                                       max(total * PAIR_SHARE, left), holdout=PAIR_HOLDOUT)
     except (ProgramRefusedError, ProtocolError) as exc:
         return _refused(e.anchor, name, exc, started)
     verdict = {"violation": Verdict.VIOLATION, "pass": Verdict.PASS, "inconclusive": Verdict.INCONCLUSIVE}[
@@ -591,9 +600,25 @@ def _composed_pair(plan: StatisticalPlan) -> tuple[int, Composed] | None:
     return reference_pairs(plan, PAIR_REACH)
 
 
-def _bound(tested: EventTest | RenyiTest | SearchResult) -> dict[str, float]:
-    """The certified lower bound and the claim of a pair's test that certified (an ``EventTest`` or a
-    ``RenyiTest``: its own ``bound()``; a ``SearchResult``: its best held-out event)."""
+def _law_pair(plan: StatisticalPlan) -> tuple[int, LawPair] | None:
+    """The pair (and its setting) the entry's exact law names (``StatisticalSpec.law_pair``), tested besides the
+    search where no design pair is: of the settings', the one whose oracle's bound exceeds the claim by the largest
+    share of it (004-alg3 at eps_r = 2: 2.34 against 2 on `ones` with t = 2 flipped, a segment end in its level);
+    None if the entry has none or no setting's pair can show a `scale/1.5` leak."""
+    spec = plan.entry.statistical
+    if spec is None or spec.law_pair is None:
+        return None
+    best: tuple[int, LawPair] | None = None
+    for si, (params, space) in enumerate(zip(plan.settings, plan.spaces, strict=True)):
+        found = spec.law_pair(params, horizon_of(plan.entry, params), space.families)
+        if found is not None and (best is None or found.oracle / found.claim > best[1].oracle / best[1].claim):
+            best = (si, found)
+    return best
+
+
+def _bound(tested: EventTest | RenyiTest | SelectedEventTest | SearchResult) -> dict[str, float]:
+    """The certified lower bound and the claim of a pair's test that certified (an ``EventTest``, a ``RenyiTest``
+    or a ``SelectedEventTest``: its own ``bound()``; a ``SearchResult``: its best held-out event)."""
     if isinstance(tested, SearchResult):
         assert tested.best is not None
         return {"eps_lower_bound": tested.best.eps_lb, "claimed_eps": tested.best.claimed}

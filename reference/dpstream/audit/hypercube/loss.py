@@ -44,7 +44,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 from typing import Any, Protocol
 
@@ -155,6 +155,13 @@ class SparseLaw:
         epsilon = require_positive_finite("epsilon", epsilon)
         T = require_int_at_least("T", T, 1)
         return _printed_law(epsilon, T, bool(as_printed), bool(sub_as_printed))
+
+    def divided(self, c: float) -> SparseLaw:
+        """The law with every noise scale divided by ``c`` (a planted ``scale/<c>``): the thresholds' and the
+        tests' Lap_Z scales, and A_sub's node losses multiplied by ``c``; T_0 kept."""
+        c = require_positive_finite("c", c)
+        return replace(self, threshold_scale=self.threshold_scale / c, test_scale=self.test_scale / c,
+                       sub_loss=tuple(tuple(v * c for v in row) for row in self.sub_loss), L=0)
 
     @cached_property
     def lambdas(self) -> IntArray:
@@ -306,8 +313,11 @@ def inhomogeneous_view_loss(
     *,
     first_time: int = 1,
     law: Callable[[float, int], SparseLaw] = SparseLaw.printed,
+    factor: float = 1.0,
 ) -> ExactLoss:
-    """Exact view loss of 004-alg3 on streams x, x' given from global time ``first_time`` on."""
+    """Exact view loss of 004-alg3 on streams x, x' given from global time ``first_time`` on; with ``factor`` c,
+    of the variant whose every noise scale is divided by c (the level's law :meth:`SparseLaw.divided`, S~'s update
+    Lap_Z(2 / (c eps_r)))."""
     tau_local = _check_pair(x, x_prime)
     if tau_local == 0:
         return ExactLoss.zero("identical streams")
@@ -322,8 +332,8 @@ def inhomogeneous_view_loss(
     t_r, t_next = level_start(r, epsilon), level_start(r + 1, epsilon)
     eps_r = require_positive_finite(f"eps_levels({r})", eps_levels(r))
     lo_i, hi_i = t_r - first_time, min(t_next, t_max + 1) - first_time
-    alg2 = sparse_view_loss(law(eps_r / 2.0, t_next - t_r), x[lo_i:hi_i], x_prime[lo_i:hi_i])
-    s_term = eps_r / 2.0 if t_max >= t_next else 0.0
+    alg2 = sparse_view_loss(law(eps_r / 2.0, t_next - t_r).divided(factor), x[lo_i:hi_i], x_prime[lo_i:hi_i])
+    s_term = factor * eps_r / 2.0 if t_max >= t_next else 0.0
     return ExactLoss(alg2.lower + s_term, alg2.upper + s_term,
                      f"level r={r} (eps_r={eps_r:.4g}): 004-alg2 {alg2.where}",
                      {"alg2": alg2.upper, "S_tilde": s_term, "eps_r": eps_r})
@@ -387,12 +397,14 @@ def online_view_loss(
     make: Alg1Maker,
     points: Sequence[object],
     points_prime: Sequence[object],
+    factor: float = 1.0,
 ) -> ExactLoss:
     """Exact view loss of 004-alg1 (as built by ``make(region_counter)``) on point-replace neighbours.
 
     ``make`` builds the algorithm with the given region-counter factory; the wiring (which region
     exists when, its r0, budgets and input stream) does not depend on the noise, so e.g.
-    ``lambda rc: OnlineSyntheticData(eps, d, noise=InsecureZeroNoise(), region_counter=rc)``.
+    ``lambda rc: OnlineSyntheticData(eps, d, noise=InsecureZeroNoise(), region_counter=rc)``. ``factor``: every
+    region counter's noise scales divided by it (:func:`inhomogeneous_view_loss`).
     """
     a, b = record_wiring(make, points), record_wiring(make, points_prime)
     if set(a) != set(b):
@@ -407,7 +419,7 @@ def online_view_loss(
         if ca.inputs == cb.inputs:
             continue
         loss = inhomogeneous_view_loss(ca.epsilon, ca.r0, ca.eps_levels, ca.inputs, cb.inputs,
-                                       first_time=ca.first_time)
+                                       first_time=ca.first_time, factor=factor)
         changed.append(f"theta={region.label}: {loss.upper:.4g}")
         total = total + ExactLoss(loss.lower, loss.upper, "", {"S_tilde": loss.parts.get("S_tilde", 0.0),
                                                              "alg2": loss.parts.get("alg2", 0.0)})
