@@ -83,3 +83,21 @@ def test_an_event_holds_where_each_condition_does() -> None:
     X = np.array([[1.0, 0.0], [2.0, 1.0], [0.0, 0.0], [5.0, -1.0]])
     assert event.holds(X).tolist() == [True, False, False, True]
     assert event.describe(("s", "m")) == "{s >= 1 and m <= 0}"
+
+
+def test_the_witness_draws_the_event_bin_by_bin() -> None:
+    """The report's picture: the held-out runs over the event's first statistic among those meeting its other
+    condition; the bins inside the event hold exactly the counted runs, on each side."""
+    from dpstream.conformance.pictures import _rows, witnesses_of
+
+    first, second = pair(0.75, 0.75, 50_000, 3)
+    test = selected_event_test("planted", ("sum", "end"), first, second, 10_000, 1.0, 0.001)
+    assert test is not None and test.histogram is not None
+    hist = test.histogram
+    assert hist["statistic"] == "sum" and hist["among"] == "{end >= 1}"
+    assert sum(hist["f"]) == int((first[10_000:, 1] >= 1).sum())
+    ((title, witness),) = witnesses_of({"composed_event": test.to_data()})
+    assert title == "pair test witness"
+    inside = [(f, fp) for _, f, fp, into in _rows(witness["histogram"]) if into]
+    favoured, other = sum(f for f, _ in inside), sum(fp for _, fp in inside)
+    assert (favoured, other) == (test.favoured, test.other)
