@@ -20,7 +20,13 @@ Two numbers per setting, the largest over the pairs and both directions:
   expected counts (A_sub at its largest ratio on every view: an overstatement). Below the claim, the leak cannot be
   certified on these inputs by any test of that size.
 
-    .venv/bin/python tools/sparse_reach.py [--algorithm 004-alg2|004-alg3] [--factor 1.5] [--ends 3] [--runs 400000]
+With ``--algorithm 004-alg1`` (the online synthetic data, whose releases' privacy loss is its region counters',
+004-alg3 each): the largest loss of any view over the design's point streams and their neighbours
+(:func:`dpstream.audit.hypercube.loss.online_view_loss` with ``factor``), exact; no event of any check has a larger
+log-ratio. The views, the oracle and 004-alg3's law pair live in :mod:`dpstream.audit.hypercube.reach`.
+
+    .venv/bin/python tools/sparse_reach.py [--algorithm 004-alg2|004-alg3|004-alg1] [--factor 1.5] [--ends 3]
+        [--runs 400000] [--level 0.001]
 """
 
 from __future__ import annotations
