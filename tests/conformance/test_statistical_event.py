@@ -85,6 +85,8 @@ def test_an_event_that_certifies_nothing_leaves_the_searchs_verdict(monkeypatch:
     outcome = _check()
     assert len(events) == 1 and outcome.privacy is Verdict.INCONCLUSIVE
     assert outcome.details["composed_event"]["verdict"] == "inconclusive"
+    bound = outcome.details["composed_event"]["eps_lower_bound"]
+    assert outcome.message.endswith(f"; the pair's test (composed event): eps >= {bound:.4g} vs 0.5, inconclusive")
 
 
 def test_the_check_keeps_to_the_seconds_it_is_given_and_can_leave_the_event_out(

@@ -551,7 +551,8 @@ def privacy_check(config: ConformConfig, plan: StatisticalPlan, level: float, bu
               if scale < 1.0 else
               f", held-out split grown x{scale:.2g} to use {total:g} s" if scale > 1.0 else "")
     return Outcome(Mode.STATISTICAL, e.anchor, name, None, verdict,
-                   message=f"{result.detail()} ({rate:.0f} runs/s{scaled}{_shown_split(spent)})",
+                   message=f"{result.detail()} ({rate:.0f} runs/s{scaled}{_shown_split(spent)})"
+                           + _pair_note(tested),
                    details={**result.to_data(), **composed, "false_alarm": level, "budget": budget_data, **law,
                             "runs_per_second": round(rate, 1), "probe_runs_per_second": round(speed, 1),
                             "seconds": spent},
@@ -614,6 +615,16 @@ def _law_pair(plan: StatisticalPlan) -> tuple[int, LawPair] | None:
         if found is not None and (best is None or found.oracle / found.claim > best[1].oracle / best[1].claim):
             best = (si, found)
     return best
+
+
+def _pair_note(tested: EventTest | RenyiTest | SelectedEventTest | SearchResult | None) -> str:
+    """The inconclusive pair test's bound, for the message (its detail is in ``details.composed_event``)."""
+    if tested is None or isinstance(tested, SearchResult):
+        return ""
+    bound = tested.bound()
+    symbol = "rho" if "rho_lower_bound" in bound else "eps"
+    return (f"; the pair's test ({tested.to_data().get('test', 'composed event')}): {symbol} >= "
+            f"{bound[f'{symbol}_lower_bound']:.4g} vs {bound[f'claimed_{symbol}']:.4g}, inconclusive")
 
 
 def _bound(tested: EventTest | RenyiTest | SelectedEventTest | SearchResult) -> dict[str, float]:
