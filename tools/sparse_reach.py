@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from dpstream.audit.hypercube.loss import online_view_loss
-from dpstream.audit.hypercube.reach import inhomogeneous_views, reach, scaled, sparse_views
+from dpstream.audit.hypercube.reach import flips, inhomogeneous_views, reach, scaled, sparse_views
 from dpstream.audit.registry import Profile
 from dpstream.conformance.statistical import horizon_of, plan_for
 from dpstream.hypercube.online import OnlineSyntheticData
@@ -90,20 +90,16 @@ def main() -> None:
             continue
         claim = values["epsilon"] if args.algorithm == "004-alg2" else values["eps_r"]
         best, oracle, where, at = 0.0, -math.inf, "none", "none"
-        for family, make in families.items():
-            x = [int(v) for v in make(T)]
-            for tau in range(1, T + 1):
-                y = list(x)
-                y[tau - 1] = 1 - y[tau - 1]
-                for a, b in ((x, y), (y, x)):
-                    views = sparse_views(scaled(claim, T, args.factor), a, b, tau, args.ends) \
-                        if args.algorithm == "004-alg2" else \
-                        inhomogeneous_views(values, a, b, tau, args.factor, args.ends)
-                    m, o = reach(views, claim, args.runs, args.level)
-                    if m > best:
-                        best, where = m, f"{family}, t={tau}"
-                    if o > oracle:
-                        oracle, at = o, f"{family}, t={tau}"
+        for family, tau, x, y in flips(families, T):
+            for a, b in ((x, y), (y, x)):
+                views = sparse_views(scaled(claim, T, args.factor), a, b, tau, args.ends) \
+                    if args.algorithm == "004-alg2" else \
+                    inhomogeneous_views(values, a, b, tau, args.factor, args.ends)
+                m, o = reach(views, claim, args.runs, args.level)
+                if m > best:
+                    best, where = m, f"{family}, t={tau}"
+                if o > oracle:
+                    oracle, at = o, f"{family}, t={tau}"
         print(f"{head}: mass of the views whose loss exceeds {claim:g}: at most {best:.3g} ({where}); "
               f"oracle's bound on {args.runs} runs per input: {oracle:.3f} vs {claim:g} ({at})")
 

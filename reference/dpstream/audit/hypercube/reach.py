@@ -24,7 +24,7 @@ where the pair's loss exceeds the claim, far from the search's quantile grid).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +35,7 @@ from dpstream.audit.hypercube.loss import SparseLaw, segment_end_patterns, segme
 from dpstream.audit.stats import eps_lower_bound
 from dpstream.counters.sparse import level_start
 
-__all__ = ["LAW_FACTOR", "LawPair", "LevelStatistics", "View", "inhomogeneous_law_pair", "inhomogeneous_views",
+__all__ = ["LAW_FACTOR", "LawPair", "LevelStatistics", "View", "flips", "inhomogeneous_law_pair", "inhomogeneous_views",
            "reach", "scaled", "sparse_views"]
 
 FloatArray = npt.NDArray[np.float64]
@@ -171,19 +171,26 @@ def inhomogeneous_law_pair(params: Mapping[str, Any], T: int, families: Mapping[
     values = {k: float(v) for k, v in params.items()}
     claim = values["eps_r"]
     best: LawPair | None = None
+    for family, tau, x, y in flips(families, T):
+        for a, b in ((x, y), (y, x)):
+            oracle = reach(inhomogeneous_views(values, a, b, tau, LAW_FACTOR, LAW_ENDS), claim, LAW_RUNS,
+                           LAW_LEVEL)[1]
+            if oracle > claim and (best is None or oracle > best.oracle):
+                start, end = _level(values, tau)
+                label = f"{family} stream, t={tau} {'+1' if y[tau - 1] > x[tau - 1] else '-1'}"
+                best = LawPair(label, tuple(x), tuple(y), LevelStatistics(start, end, T), oracle, claim)
+    return best
+
+
+def flips(families: Mapping[str, Callable[[int], Any]], T: int) -> Iterator[tuple[str, int, list[int], list[int]]]:
+    """(family, tau, x, y) for every family's Boolean stream x of length T and every entry tau (1-based) flipped in
+    y: the neighbouring pairs of the sparse counters' designs (one entry moved by one)."""
     for family, make in families.items():
         x = [int(v) for v in make(T)]
         for tau in range(1, T + 1):
             y = list(x)
             y[tau - 1] = 1 - y[tau - 1]
-            for a, b in ((x, y), (y, x)):
-                oracle = reach(inhomogeneous_views(values, a, b, tau, LAW_FACTOR, LAW_ENDS), claim, LAW_RUNS,
-                               LAW_LEVEL)[1]
-                if oracle > claim and (best is None or oracle > best.oracle):
-                    start, end = _level(values, tau)
-                    label = f"{family} stream, t={tau} {'+1' if y[tau - 1] > x[tau - 1] else '-1'}"
-                    best = LawPair(label, tuple(x), tuple(y), LevelStatistics(start, end, T), oracle, claim)
-    return best
+            yield family, tau, x, y
 
 
 def _level(values: Mapping[str, float], tau: int) -> tuple[int, int]:
