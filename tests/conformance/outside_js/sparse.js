@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // sparse.js - inhomogeneous sparse counting (004-alg3, with 004-alg2 and its A_sub = 004-lem3.1 inside), written
 // outside dpstream from its public docs only (docs/conformance.md: the protocol, the table of algorithms' sites and
-// releases; docs/hypercube.md; docs/catalog.md), speaking the conformance protocol v1 in own mode, with the bulk
-// op `runs`:
+// releases; docs/hypercube.md; docs/catalog.md), speaking the conformance protocol v1 in own and
+// transcript mode, with the bulk op `runs`. In transcript mode every discrete Laplace draw is reported honestly: its
+// site, the scale it was drawn with (a planted fault's too) and its value:
 //
 //   node sparse.js [FAULT]
 //
@@ -114,11 +115,16 @@ function uniform(generator) {  // on {1, ..., 2^53 - 1} / 2^53
     }
 }
 
+// the draws of the current step or run, reported in transcript mode (null in own mode)
+let DRAWS = null;
+
 // Lap_Z(b): P(k) proportional to exp(-|k| / b), the difference of two geometric variables on {0, 1, ...} of ratio
 // exp(-1/b), each floor(-b log u). The planted fault divides b.
-function discreteLaplace(generator, b) {
+function discreteLaplace(generator, b, site) {
     const scale = b / DIVISOR;
-    return Math.floor(-scale * Math.log(uniform(generator))) - Math.floor(-scale * Math.log(uniform(generator)));
+    const value = Math.floor(-scale * Math.log(uniform(generator))) - Math.floor(-scale * Math.log(uniform(generator)));
+    if (DRAWS !== null) DRAWS.push({site, kind: 'discrete_laplace', params: {scale}, value});
+    return value;
 }
 
 // ---- 004-lem3.1: the Binary Mechanism on integers (001-alg10 with discrete Laplace) ------------------------
@@ -133,8 +139,9 @@ function bitLength(t) {
 }
 
 class BinaryMechanism {
-    constructor(epsilon, T) {
+    constructor(epsilon, T, prefix) {
         this.scale = bitLength(T) / epsilon;
+        this.prefix = prefix;
         this.t = 0;
         this.alpha = [];
         this.noisy = [];
@@ -152,7 +159,7 @@ class BinaryMechanism {
             this.noisy[i] = 0;
         }
         this.alpha[j] = sum;
-        this.noisy[j] = sum + discreteLaplace(generator, this.scale);
+        this.noisy[j] = sum + discreteLaplace(generator, this.scale, `${this.prefix}001-alg10 L8 t=${this.t}`);
         let release = 0;
         for (let i = 0; 2 ** i <= this.t; i++) {
             if (Math.floor(this.t / 2 ** i) % 2 === 1) release += this.noisy[i];
@@ -164,10 +171,13 @@ class BinaryMechanism {
 // ---- 004-alg2: sparse counting -------------------------------------------------------------------------------
 
 class SparseCounter {
-    constructor(epsilon, T, generator) {
+    constructor(epsilon, T, generator, prefix) {
         this.epsilon = epsilon;
         this.T0 = 9 * Math.log(T) / epsilon;
-        this.sub = new BinaryMechanism(epsilon / 2, T);
+        this.prefix = prefix;
+        this.sub = new BinaryMechanism(epsilon / 2, T, `${prefix}004-alg2 u8 / `);
+        this.t = 0;  // this counter's steps
+        this.j = 0;  // the open segment
         this.generator = generator;
         this.latest = 0;  // A_sub's latest release
         this.open();
@@ -176,7 +186,8 @@ class SparseCounter {
     open() {
         this.count = 0;
         this.read = false;
-        this.lambda = discreteLaplace(this.generator, 2 / this.epsilon);
+        this.j += 1;
+        this.lambda = discreteLaplace(this.generator, 2 / this.epsilon, `${this.prefix}004-alg2 u2 j=${this.j}`);
     }
 
     ends(lambdaPrime) {
@@ -185,8 +196,10 @@ class SparseCounter {
     }
 
     step(x) {
+        this.t += 1;
         if (this.read) {
-            const lambdaPrime = discreteLaplace(this.generator, 2 / this.epsilon);
+            const lambdaPrime = discreteLaplace(this.generator, 2 / this.epsilon,
+                `${this.prefix}004-alg2 u3 j=${this.j} t=${this.t - 1}`);
             if (this.ends(lambdaPrime)) {
                 this.latest = this.sub.step(this.count, this.generator);
                 this.open();
@@ -223,14 +236,13 @@ class InhomogeneousCounter {
         let r = this.level === null ? this.r0 : this.level;
         while (levelStart(r + 1, this.epsilon) <= this.t) r += 1;
         if (this.level === null || r > this.level) {
-            if (this.level !== null) {
-                for (let k = this.level; k < r; k++) {  // every level that ended, empty ones too
-                    this.sTilde += (this.sums[k] || 0) + discreteLaplace(this.generator, 2 / this.epsR);
-                }
+            // every level that ended, empty ones too (the first level r0 is empty when t_r0 = t_(r0+1))
+            for (let k = this.level === null ? this.r0 : this.level; k < r; k++) {
+                this.sTilde += (this.sums[k] || 0) + discreteLaplace(this.generator, 2 / this.epsR, `004-alg3 u3 r=${k}`);
             }
             this.level = r;
             this.counter = new SparseCounter(this.epsR / 2, levelStart(r + 1, this.epsilon) - levelStart(r, this.epsilon),
-                this.generator);
+                this.generator, `004-alg3 u2 r=${r} / `);
         }
         this.sums[r] = (this.sums[r] || 0) + x;
         return this.sTilde + this.counter.step(x);
@@ -253,7 +265,7 @@ let session = null;
 
 function init(message) {
     if (message.algorithm !== '004-alg3') refuse('algorithm: must be 004-alg3');
-    if (message.noise !== 'own') refuse('noise: only own');
+    if (message.noise !== 'own' && message.noise !== 'transcript') refuse('noise: own or transcript');
     const p = message.params;
     if (!isObject(p)) refuse('params: must be an object');
     for (const key of Object.keys(p)) {
@@ -264,7 +276,8 @@ function init(message) {
     const seed = message.seed;
     if (!Number.isSafeInteger(seed) || seed < 0) refuse('seed: must be an integer >= 0');
     const generator = FAULT === 'own-rng' ? new Sfc32(seed) : new Xoshiro(seed);
-    session = {config: [positive(p, 'epsilon'), r0, positive(p, 'eps_r')], generator};
+    session = {config: [positive(p, 'epsilon'), r0, positive(p, 'eps_r')], generator,
+        transcript: message.noise === 'transcript'};
     session.counter = fresh();
     return {ok: true};
 }
@@ -278,31 +291,56 @@ function bit(x, where) {
     return x;
 }
 
+// runs fn with the draws it makes collected (transcript mode) and returns [its value, the draws]
+function collecting(fn) {
+    DRAWS = session.transcript ? [] : null;
+    try {
+        return [fn(), DRAWS];
+    } finally {
+        DRAWS = null;
+    }
+}
+
 function freshRun(inputs) {
     if (!Array.isArray(inputs)) refuse('inputs: must be an array');
     inputs.forEach((x, i) => bit(x, `inputs[${i}]`));  // every input checked before any step
-    const counter = fresh();
-    return inputs.map((x) => counter.step(x));
+    return collecting(() => {
+        const counter = fresh();
+        return inputs.map((x) => counter.step(x));
+    });
+}
+
+function withDraws(answer, draws) {
+    if (draws !== null) answer.draws = draws;
+    return answer;
 }
 
 const OPS = {
     hello: () => ({protocol: 1, implementation: `dpstream outside JS sparse counting (fault ${FAULT})`,
-        algorithms: ['004-alg3'], modes: ['own'], ops: ['runs']}),
+        algorithms: ['004-alg3'], modes: ['own', 'transcript'], ops: ['runs']}),
     init,
     step: (m) => {
         if (session === null) refuse('step before a successful init');
-        return {release: session.counter.step(bit(m.input, 'input'))};
+        const x = bit(m.input, 'input');
+        const [release, draws] = collecting(() => session.counter.step(x));
+        return withDraws({release}, draws);
     },
     run: (m) => {
         if (session === null) refuse('run before a successful init');
-        return {releases: freshRun(m.inputs)};
+        const [releases, draws] = freshRun(m.inputs);
+        return withDraws({releases}, draws);
     },
     runs: (m) => {
         if (session === null) refuse('runs before a successful init');
         if (!Number.isSafeInteger(m.count) || m.count < 1 || m.count > 1e6) refuse('count: an integer in [1, 10^6]');
         const all = [];
-        for (let r = 0; r < m.count; r++) all.push(freshRun(m.inputs));
-        return {runs: all};
+        const draws = [];
+        for (let r = 0; r < m.count; r++) {
+            const [releases, runDraws] = freshRun(m.inputs);
+            all.push(releases);
+            draws.push(runDraws);
+        }
+        return session.transcript ? {runs: all, draws} : {runs: all};
     },
 };
 
