@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from dpstream.audit.counters.models import binary_tree_counter_model, simple_counter_model
-from dpstream.audit.sampler import FactorySampler, run_reduced, run_trials, trial_executor
+from dpstream.audit.sampler import FactorySampler, run_reduced, run_trials, run_trials_until, trial_executor
 from dpstream.audit.vectorised import LinearModelSampler
 from dpstream.counters import SimpleCounter
 from dpstream.noise import NoiseSource
@@ -27,6 +31,11 @@ def test_one_and_two_local_workers_give_identical_rows() -> None:
     with trial_executor(workers=2) as pool:
         two_v = run_trials(vectorised, [1] * T, 120_000, seed=5, executor=pool)
         two_l = run_trials(line_by_line, [1] * T, 5000, seed=5, executor=pool)
+        until = run_trials_until(vectorised, [[1] * T, [0] * T], 120_000, [5, 6], pool, float("inf"))
+        passed = run_trials_until(vectorised, [[1] * T, [0] * T], 120_000, [5, 6], pool, 0.0)
+    np.testing.assert_array_equal(until[0], one_v)
+    np.testing.assert_array_equal(until[1], run_trials(vectorised, [0] * T, 120_000, seed=6))
+    assert passed[0].shape[0] == passed[1].shape[0] and passed[0].shape[0] < 120_000
     np.testing.assert_array_equal(one_v, two_v)
     np.testing.assert_array_equal(one_l, two_l)
     assert one_v.shape == (120_000, T) and one_l.shape == (5000, T)
@@ -64,3 +73,42 @@ def test_counts_reduced_on_the_workers_are_the_counts_of_the_rows() -> None:
         # a reducer pickle cannot send (a lambda) travels by cloudpickle, or the chunks are counted here
         np.testing.assert_array_equal(
             run_reduced(vectorised, [1] * T, 120_000, 5, lambda R: (R > 2.0).sum(axis=0), pool), expected)
+
+
+class _SlowAfter:
+    """A vectorised sampler whose chunks after the first ``fast`` ones each take ``pause`` seconds (a machine that
+    got busy after the runs were planned)."""
+
+    chunk = 1000
+
+    def __init__(self, fast: int, pause: float) -> None:
+        self.inner = LinearModelSampler(simple_counter_model(1.0, T))
+        self.fast, self.pause, self.calls = fast, pause, 0
+
+    def sample(self, inputs: Sequence[Any], runs: int, seed: int) -> npt.NDArray[np.float64]:
+        import time
+
+        self.calls += 1
+        if self.calls > self.fast:
+            time.sleep(self.pause)
+        return np.asarray(self.inner.sample(inputs, runs, seed), dtype=np.float64)
+
+
+def test_runs_until_a_deadline_are_a_prefix_of_the_runs_and_equal_per_input() -> None:
+    import time
+
+    f, g = [1] * T, [0] * T
+    full = [run_trials(_SlowAfter(10**6, 0.0), x, 6000, seed=s) for x, s in ((f, 3), (g, 4))]
+    # no deadline: exactly run_trials' rows
+    got = run_trials_until(_SlowAfter(100, 0.0), [f, g], 6000, [3, 4], None, deadline=float("inf"))
+    for a, b in zip(got, full, strict=True):
+        np.testing.assert_array_equal(a, b)
+    # the machine slows after 2 chunks (one per input): the deadline stops both inputs at the same chunk
+    began = time.perf_counter()
+    cut = run_trials_until(_SlowAfter(2, 0.3), [f, g], 6000, [3, 4], None, deadline=began + 0.5)
+    assert time.perf_counter() - began < 2.0  # 12 chunks would take 3 s
+    assert cut[0].shape == cut[1].shape and 1000 <= cut[0].shape[0] < 6000
+    for a, b in zip(cut, full, strict=True):
+        np.testing.assert_array_equal(a, b[:a.shape[0]])
+    # a deadline already passed: nothing
+    assert [x.shape[0] for x in run_trials_until(_SlowAfter(0, 0.0), [f, g], 6000, [3, 4], None, 0.0)] == [0, 0]

@@ -109,3 +109,22 @@ def test_transcript_mode_never_calls_more_noise_a_violation(tmp_path: Path) -> N
     done, outcome = _transcript(tmp_path, "--mistake", "scale")
     assert done.returncode == 1, done.stdout[-3000:]
     assert outcome["conformance"] == "deviation" and outcome["privacy"] != "violation"
+
+
+@pytest.mark.slow  # about 30 s each
+@pytest.mark.parametrize(("mistake", "certified"), [("leak-scale", True), ("leak-selection", True), ("", False)])
+def test_the_statistical_mode_certifies_a_budget_level_leak_from_own_runs(tmp_path: Path, mistake: str,
+                                                                          certified: bool) -> None:
+    """The same leaks with nothing reported (own mode): the design pair's composed event on held-out runs of the
+    program certifies each (1.5x the claim on 003-alg2's k = 1 setting), never the correct program."""
+    node = str(PROGRAMS.node_or_skip("the outside multiplicative-weights program"))
+    report = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-m", "dpstream.cli", "conform", "--no-progress", "--algorithm",
+                           "003-alg2", "--mode", "statistical", "--seed", "0", "--json", str(report), "--", node,
+                           str(MW), *(("--mistake", mistake) if mistake else ())],
+                          capture_output=True, text=True, timeout=600, env={**os.environ, "CI": "1"})
+    (privacy,) = [o for o in json.loads(report.read_text())["outcomes"] if o["name"] == "privacy: witness search"]
+    assert (done.returncode == 2) is certified, done.stdout[-3000:]
+    assert (privacy["privacy"] == "violation") is certified
+    if certified:
+        assert privacy["details"]["composed_event"]["eps_lower_bound"] > 0.5

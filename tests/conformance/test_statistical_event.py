@@ -4,7 +4,9 @@ gives it what the check has left, without the event where transcript mode tested
 
 from __future__ import annotations
 
+import math
 import sys
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,8 +50,10 @@ def _stubbed(monkeypatch: pytest.MonkeyPatch, favoured: int) -> tuple[list[float
         return budget, 1.0
 
     def event(config: Any, plan: Any, si: int, pair: Any, level: float, bulk: bool, profile: Profile, seed: int,
-              speed: float, seconds: float | None = None, holdout: int | None = None) -> EventTest:
-        events.append({"level": level, "seconds": seconds, "profile": profile, "holdout": holdout})
+              speed: float, seconds: float | None = None, holdout: int | None = None,
+              deadline: float = math.inf) -> EventTest:
+        events.append({"level": level, "seconds": seconds, "profile": profile, "holdout": holdout,
+                       "deadline": deadline - time.perf_counter()})
         bound = eps_lower_bound(favoured, 10_000, 1000, 10_000, level)
         return EventTest(pair.label, "{stub}", True, favoured, 1000, 10_000, bound, float(pair.claim), level, 0.1)
 
@@ -76,8 +80,11 @@ def test_the_quick_profile_tests_the_design_pairs_event_and_a_certified_event_is
     assert [e["level"] for e in events] == [pytest.approx(5e-4)] and events[0]["profile"] is Profile.QUICK
     assert events[0]["seconds"] >= TIME_LIMIT[Profile.QUICK] * PAIR_SHARE
     assert events[0]["holdout"] == statistical.PAIR_HOLDOUT
+    # no run begun after the check's time limit less the margin, however busy the machine gets
+    assert 0 < events[0]["deadline"] <= TIME_LIMIT[Profile.QUICK] - statistical.PAIR_MARGIN[Profile.QUICK]
     assert outcome.privacy is Verdict.VIOLATION and outcome.details["composed_event"]["verdict"] == "violation"
     assert outcome.details["eps_lower_bound"] > outcome.details["claimed_eps"]
+    assert {"runs_per_second", "probe_runs_per_second", "budget", "pair_test_seconds"} <= set(outcome.details)
 
 
 def test_an_event_that_certifies_nothing_leaves_the_searchs_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -193,7 +200,8 @@ def test_an_entry_without_a_design_pair_tests_the_pair_its_exact_law_names(monke
     tested: list[dict[str, Any]] = []
 
     def law(config: Any, plan: Any, si: int, pair: Any, level: float, bulk: bool, profile: Profile, seed: int,
-            speed: float, seconds: float | None = None, holdout: int | None = None) -> SelectedEventTest:
+            speed: float, seconds: float | None = None, holdout: int | None = None,
+            deadline: float = math.inf) -> SelectedEventTest:
         tested.append({"level": level, "seconds": seconds, "pair": pair.label, "setting": si, "holdout": holdout})
         return SelectedEventTest(pair.label, "{stub}", True, favoured=3000, other=100, runs=100_000,
                                  selection_runs=25_000, eps_lower_bound=2.5, claimed=pair.claim, level=level,

@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import pickle
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor
 from typing import Any, Protocol, runtime_checkable
@@ -51,6 +52,7 @@ __all__ = [
     "SeededFactorySampler",
     "run_reduced",
     "run_trials",
+    "run_trials_until",
     "trial_executor",
 ]
 
@@ -179,6 +181,40 @@ def run_trials(
     if out.shape[0] != runs:
         raise DPStreamInputError("sampler", f"returned {out.shape[0]} rows for {runs} runs", out.shape)
     return np.asarray(out, dtype=np.float64)
+
+
+def run_trials_until(sampler: Sampler, inputs: Sequence[Sequence[Any]], runs: int, seeds: Sequence[int],
+                     executor: Executor | None, deadline: float) -> list[FloatArray]:
+    """:func:`run_trials` of ``runs`` runs on each of ``inputs`` (input i with ``seeds[i]``), chunk c of every input
+    before chunk c + 1 of any, and no chunk begun (none collected, with an executor) once ``time.perf_counter()``
+    has passed ``deadline``: every input gets the same number of rows, the first ones :func:`run_trials` gives it
+    (all ``runs`` unless the deadline cut them; an empty array if it cut the first chunk). A busy machine then
+    shortens the runs instead of overrunning the time they were planned for. An executor's chunks are all
+    submitted at once; those not begun by the deadline are cancelled."""
+    runs = require_int_at_least("runs", runs, 1)
+    size = require_int_at_least("chunk", int(getattr(sampler, "chunk", DEFAULT_CHUNK)), 1)
+    sizes = _chunks(runs, size)
+    lists = [list(x) for x in inputs]
+    parts: list[list[FloatArray]] = [[] for _ in lists]
+    portable = _portable(sampler) if executor is not None else None
+    if portable is None or executor is None:
+        for c, n in enumerate(sizes):
+            if time.perf_counter() > deadline:
+                break
+            for i, x in enumerate(lists):
+                parts[i].append(_sample_chunk(sampler, x, n, derived_seed(seeds[i], "chunk", c)))
+    else:
+        futures = [[executor.submit(_sample_chunk, portable, x, n, derived_seed(seeds[i], "chunk", c))
+                    for i, x in enumerate(lists)] for c, n in enumerate(sizes)]
+        for c, wave in enumerate(futures):
+            if time.perf_counter() > deadline and not all(f.done() for f in wave):
+                for later in futures[c:]:
+                    for f in later:
+                        f.cancel()
+                break
+            for i, f in enumerate(wave):
+                parts[i].append(f.result())
+    return [np.asarray(np.concatenate(rows, axis=0), dtype=np.float64) if rows else np.zeros((0, 0)) for rows in parts]
 
 
 @contextlib.contextmanager

@@ -29,7 +29,7 @@ from dpstream.audit.hypercube.reach import LawPair
 from dpstream.audit.profiles import profile_spec
 from dpstream.audit.registry import Profile
 from dpstream.audit.renyi import RenyiTest, renyi_test
-from dpstream.audit.sampler import run_trials, trial_executor
+from dpstream.audit.sampler import run_trials, run_trials_until, trial_executor
 from dpstream.audit.search import SearchBudget, SearchResult, SearchSpace, Setting, detectable_excess, search
 from dpstream.audit.selected_event import SELECTION, SelectedEventTest, selected_event_test
 from dpstream.audit.stats import eps_lower_bound
@@ -428,12 +428,15 @@ class EventTest:
 
 def _pair_runs(config: ConformConfig, plan: StatisticalPlan, si: int, g: Sequence[Any], statistic: Any, bulk: bool,
                profile: Profile, seed: int, speed: float, seconds: float | None, holdout: int | None,
-               f: Sequence[Any] | None = None) -> tuple[int, np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+               f: Sequence[Any] | None = None, deadline: float = math.inf
+               ) -> tuple[int, np.ndarray[Any, Any], np.ndarray[Any, Any]]:
     """A pair's statistic on fresh own-mode runs of the program on f (default: the setting's first family's
     stream) and on f' = ``g``: the timed runs of
     :func:`own_speed` first, then fresh ones up to :func:`pair_holdout` per input at the faster
     of ``speed`` and the measured one (at most ``holdout``, default :data:`COMPOSED_HOLDOUT`), within ``seconds``
-    (default :data:`COMPOSED_SECONDS`). Returns the runs per input and the two arrays of values."""
+    (default :data:`COMPOSED_SECONDS`), and none begun after ``deadline`` (``time.perf_counter()``; a machine
+    slower than when the runs were planned shortens them: :func:`~dpstream.audit.sampler.run_trials_until`).
+    Returns the runs per input and the two arrays of values."""
     e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
     if f is None:
         f = next(iter(space.families.values()))(horizon_of(e, params))
@@ -443,18 +446,17 @@ def _pair_runs(config: ConformConfig, plan: StatisticalPlan, si: int, g: Sequenc
         own, timed = own_speed(sampler, [f, g], seed, executor, config.jobs)
         left = (COMPOSED_SECONDS[profile] if seconds is None else seconds) - (time.perf_counter() - began)
         n = max(pair_holdout(profile, max(speed, own), left, holdout), len(timed[0]))  # per input
-
-        def held_out(R: np.ndarray[Any, Any], x: Sequence[Any], side: str) -> Any:
-            """The statistic on the timed runs R of input x and, up to n, fresh ones."""
-            rest = [run_trials(sampler, x, n - len(R), derived_seed(seed, side), executor)] if n > len(R) else []
-            return statistic(np.concatenate([R, *rest]))
-
-        return n, held_out(timed[0], f, "f"), held_out(timed[1], g, "g")
+        assert len(timed[0]) == len(timed[1])
+        rest = run_trials_until(sampler, [f, g], n - len(timed[0]), [derived_seed(seed, "f"), derived_seed(seed, "g")],
+                                executor, deadline) if n > len(timed[0]) else []
+        both = [np.concatenate([R, *([extra] if len(extra) else [])]) for R, extra in
+                zip(timed, rest or [np.zeros((0, 0))] * 2, strict=True)]
+        return len(both[0]), statistic(both[0]), statistic(both[1])
 
 
 def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Composed, level: float, bulk: bool,
-               profile: Profile, seed: int, speed: float, seconds: float | None = None, holdout: int | None = None
-               ) -> EventTest | None:
+               profile: Profile, seed: int, speed: float, seconds: float | None = None, holdout: int | None = None,
+               deadline: float = math.inf) -> EventTest | None:
     """The composed event of a pure-DP pair, tested on fresh runs: on the branch of its largest decision (when it
     moves one) or everywhere, every moved draw on the favoured side's extreme, i.e. the pair's log-likelihood ratio
     at its extreme (the event whose ratio is the pair's whole composed loss: e^(sum |d|/b) for Laplace draws, a
@@ -465,7 +467,8 @@ def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Comp
     if statistic is None:
         return None
     sides = event_sides(pair)
-    n, on_f, on_g = _pair_runs(config, plan, si, pair.g, statistic, bulk, profile, seed, speed, seconds, holdout)
+    n, on_f, on_g = _pair_runs(config, plan, si, pair.g, statistic, bulk, profile, seed, speed, seconds, holdout,
+                               deadline=deadline)
     best: EventTest | None = None
     a = level / len(sides)
     claim = float(pair.claim)
@@ -484,26 +487,27 @@ def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Comp
 
 def renyi_pair_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Composed, level: float, bulk: bool,
                     profile: Profile, seed: int, speed: float, seconds: float | None = None,
-                    holdout: int | None = None) -> RenyiTest | None:
+                    holdout: int | None = None, deadline: float = math.inf) -> RenyiTest | None:
     """The Renyi divergence test of a zCDP pair (:mod:`dpstream.audit.renyi`) on its composed log-likelihood ratio,
     counted on fresh own-mode runs sized as :func:`event_test`'s: the first :data:`RENYI_SELECTION` of the runs per
     input choose the order and the bins, the rest certify rho >= D / order. None without a composed ratio."""
     if pair.ratio is None:
         return None
-    n, on_f, on_g = _pair_runs(config, plan, si, pair.g, pair.ratio, bulk, profile, seed, speed, seconds, holdout)
+    n, on_f, on_g = _pair_runs(config, plan, si, pair.g, pair.ratio, bulk, profile, seed, speed, seconds, holdout,
+                               deadline=deadline)
     return renyi_test(pair.label, "composed log-likelihood ratio", on_f, on_g, max(1, int(RENYI_SELECTION * n)),
                       float(pair.claim), level)
 
 
 def law_pair_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: LawPair, level: float, bulk: bool,
                   profile: Profile, seed: int, speed: float, seconds: float | None = None,
-                  holdout: int | None = None) -> SelectedEventTest | None:
+                  holdout: int | None = None, deadline: float = math.inf) -> SelectedEventTest | None:
     """The selected event test (:mod:`dpstream.audit.selected_event`) of a pair the entry's exact law names
     (:class:`~dpstream.audit.hypercube.reach.LawPair`) on the statistics it names, counted on fresh own-mode runs
     sized as :func:`event_test`'s: the first :data:`~dpstream.audit.selected_event.SELECTION` of the runs per input
     choose the event, the rest certify."""
     n, on_f, on_g = _pair_runs(config, plan, si, list(pair.g), pair.statistics, bulk, profile, seed, speed, seconds,
-                               holdout, f=list(pair.f))
+                               holdout, f=list(pair.f), deadline=deadline)
     return selected_event_test(pair.label, pair.statistics.names, on_f, on_g, max(1, int(SELECTION * n)),
                                pair.claim, level, pair.why)
 
@@ -516,18 +520,22 @@ median bound of rho >= 0.503 (5 of 6 certified) against 0.492 with 0.1 and 0.494
 
 def pair_test(config: ConformConfig, plan: StatisticalPlan, si: int, chosen: Sequence[Composed], level: float,
               bulk: bool, profile: Profile, seed: int, speed: float, seconds: float | None = None, *,
-              holdout: int | None = None, search_seed: int | None = None) -> EventTest | RenyiTest | SearchResult:
+              holdout: int | None = None, search_seed: int | None = None, deadline: float = math.inf
+              ) -> EventTest | RenyiTest | SearchResult:
     """The test of the pairs ``chosen`` of setting ``si`` (their claim's measure the entry's): under pure DP the
     first pair's composed event (:func:`event_test`, at most ``holdout`` runs per input); under zCDP the first
     pair's Renyi divergence test on its composed ratio (:func:`renyi_pair_test`); where that pair has no composed
     ratio (or event), the witness search with the pairs' composed log-likelihood ratios (:func:`composed_search`,
-    seeded by ``search_seed``, default ``seed``); each within ``seconds``. Transcript mode's step 5 tests the
+    seeded by ``search_seed``, default ``seed``); each within ``seconds``, the pair's runs begun by ``deadline``
+    (:func:`_pair_runs`). Transcript mode's step 5 tests the
     program's pairs with it, the statistical check the reference's design pair."""
     tested: EventTest | RenyiTest | None
     if plan.entry.claim(plan.settings[si]).measure is Measure.PURE_DP:
-        tested = event_test(config, plan, si, chosen[0], level, bulk, profile, seed, speed, seconds, holdout)
+        tested = event_test(config, plan, si, chosen[0], level, bulk, profile, seed, speed, seconds, holdout,
+                            deadline)
     else:
-        tested = renyi_pair_test(config, plan, si, chosen[0], level, bulk, profile, seed, speed, seconds, holdout)
+        tested = renyi_pair_test(config, plan, si, chosen[0], level, bulk, profile, seed, speed, seconds, holdout,
+                                 deadline)
     if tested is not None:
         return tested
     return composed_search(config, plan, si, chosen, level, bulk, profile,

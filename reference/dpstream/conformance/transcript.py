@@ -476,7 +476,7 @@ def _certify(config: ConformConfig, plan: StatisticalPlan, found: _Findings, imp
         try:
             pair_result = pair_test(config, plan, si, chosen, share / len(tried), bulk, profile,
                                     derived_seed(seed, *labels), speed, seconds,
-                                    search_seed=derived_seed(seed, "composed", *labels[1:]))
+                                    search_seed=derived_seed(seed, "composed", *labels[1:]), deadline=deadline)
         except ProtocolError as exc:
             out.errors.append(f"aimed at the composed pairs: {exc}")
             break

@@ -1,0 +1,59 @@
+"""An outside 002-alg2 (the cumulative time synthesizer, rho-zCDP) written from the docs alone conforms, and the kit
+certifies its budget-level leaks in both modes, never its control (issue 28).
+
+``tests/conformance/outside_js/cumulative.js`` (node, no packages) implements 002-alg2 with its tree-aggregation
+counters (002-alg3) from docs/longitudinal.md and docs/conformance.md only (its author's questions:
+``outside_js/CUMULATIVE-QUESTIONS.md``), in tape, own and transcript mode, in another floating-point order (sigma2
+as (bit_length x sum L^3) / (rho L_b^3), sums from the highest node down), with a Canonne-Kamath-Steinke discrete
+Gaussian in floating point. Its faults: ``variance/2.25`` (1.375 rho on the design's best pair, docs/conformance.md
+"Why the crowd"), ``variance/3`` and ``noiseless-b1``; its control ``own-rng`` (sfc32). Each ``dpstream conform``
+run spends at most 1e-3 on a false violation; every run is seeded (``--seed 0``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from dpstream.testing import load_script
+
+PROGRAM = Path(__file__).resolve().parent / "outside_js" / "cumulative.js"
+PROGRAMS: ModuleType = load_script(Path(__file__).resolve().parent / "example_programs.py")
+
+
+def _conform(tmp_path: Path, mode: str, fault: str = "none") -> tuple[int, dict[str, Any]]:
+    node = str(PROGRAMS.node_or_skip("the outside JS cumulative synthesizer"))
+    report = tmp_path / "r.json"
+    done = subprocess.run([str(Path(sys.executable).parent / "dpstream"), "conform", "--mode", mode, "--algorithm",
+                           "002-alg2", "--seed", "0", "--no-progress", "--json", str(report), "--", node,
+                           str(PROGRAM), fault], capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode in (0, 1, 2), done.stdout[-2000:] + done.stderr[-2000:]
+    return done.returncode, json.loads(report.read_text())
+
+
+def test_the_correct_program_passes_every_vector_and_its_transcript(tmp_path: Path) -> None:
+    status, report = _conform(tmp_path, "known-answer,must-reject,transcript")
+    assert status == 0, [o["message"][:300] for o in report["outcomes"] if o["verdict"] != "pass"]
+    assert report["checks_done"] == 36
+
+
+@pytest.mark.slow  # 10-170 s each
+@pytest.mark.parametrize("mode", ["transcript", "statistical"])
+@pytest.mark.parametrize(("fault", "certified"), [("variance/2.25", True), ("variance/3", True),
+                                                  ("noiseless-b1", True), ("own-rng", False)])
+def test_the_leaks_are_certified_and_the_control_is_not(tmp_path: Path, mode: str, fault: str,
+                                                        certified: bool) -> None:
+    status, report = _conform(tmp_path, mode, fault)
+    privacy = [o for o in report["outcomes"] if o["privacy"] is not None or o["mode"] == "transcript"]
+    print(f"\nRESULT {mode} {fault}: exit {status}, "
+          + ", ".join(f"{o['verdict']}/{o['privacy']} {o['seconds']:.0f} s" for o in privacy))
+    assert (status == 2) is certified
+    assert any(o["privacy"] == "violation" for o in privacy) is certified
+    limit = 60 if mode == "transcript" else 120
+    assert all(o["seconds"] < limit + 15 for o in privacy)  # the check's limit, and the report
