@@ -110,5 +110,9 @@ def test_runs_until_a_deadline_are_a_prefix_of_the_runs_and_equal_per_input() ->
     assert cut[0].shape == cut[1].shape and 1000 <= cut[0].shape[0] < 6000
     for a, b in zip(cut, full, strict=True):
         np.testing.assert_array_equal(a, b[:a.shape[0]])
+    # every chunk 0.3 s: the first round ends at 0.6 s, and the second, at that pace, would end after the deadline
+    began = time.perf_counter()
+    paced = run_trials_until(_SlowAfter(0, 0.3), [f, g], 6000, [3, 4], None, deadline=began + 0.9)
+    assert [x.shape[0] for x in paced] == [1000, 1000] and time.perf_counter() - began < 0.9
     # a deadline already passed: nothing
     assert [x.shape[0] for x in run_trials_until(_SlowAfter(0, 0.0), [f, g], 6000, [3, 4], None, 0.0)] == [0, 0]

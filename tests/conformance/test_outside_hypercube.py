@@ -11,8 +11,9 @@ whole eps, x14.9 on the strongest draw), ``scale/4``, ``level-under-noised`` (de
 1e-3 on a false violation; every run is seeded (``--seed 0``).
 
 On 004-alg1's design no test can certify a leak below about ``scale/6.8`` (docs/conformance.md, "Law pair": the
-reference spends at most 15 % of its claim on the 6-point streams), so the scale leaks are transcript deviations
-whose loss is *implied by the program's own transcript only*, never `pass`; the noiseless counters are certified.
+reference spends at most 15 % of its claim on the 6-point streams), so ``scale/4`` and ``level-under-noised`` are
+transcript deviations whose loss is *implied by the program's own transcript only*, never `pass`; ``whole-eps``
+and the noiseless counters are certified.
 """
 
 from __future__ import annotations
@@ -53,17 +54,22 @@ def test_transcript_mode_passes_the_correct_program(tmp_path: Path) -> None:
     assert status == 0 and outcome["verdict"] == "pass", outcome["message"][:2000]
 
 
-@pytest.mark.slow  # 5-20 s each
+@pytest.mark.slow  # 5-100 s each
 @pytest.mark.parametrize("mode", ["transcript", "statistical"])
-@pytest.mark.parametrize("fault", ["whole-eps", "scale/4", "level-under-noised", "noiseless", "own-rng"])
-def test_the_leaks_are_judged_and_never_pass(tmp_path: Path, mode: str, fault: str) -> None:
+@pytest.mark.parametrize(("fault", "certified"), [("whole-eps", True), ("noiseless", True), ("scale/4", False),
+                                                  ("level-under-noised", False), ("own-rng", False)])
+def test_the_leaks_are_judged_and_never_pass(tmp_path: Path, mode: str, fault: str, certified: bool) -> None:
+    """``whole-eps`` (x14.9 on the strongest draw) composes 1.75x the claim on the design pair 'x_3 replaced by its
+    mirror image' (eps = 2): certified by its composed event in both modes. ``scale/4`` composes 4 x 15 % of the
+    claim there and ``level-under-noised`` less: not leaks beyond the claim on this design, never `pass`."""
     status, report = _conform(tmp_path, mode, fault)
     privacy = [o for o in report["outcomes"] if o["name"] != "calibration: release law"]
-    print(f"\nRESULT {mode} {fault}: exit {status}, " + ", ".join(f"{o['verdict']}/{o['privacy']}" for o in privacy))
+    print(f"\nRESULT {mode} {fault}: exit {status}, "
+          + ", ".join(f"{o['verdict']}/{o['privacy']} {o['seconds']:.0f} s" for o in privacy))
     verdicts = {o["verdict"] for o in privacy}
     assert "pass" not in verdicts or fault == "own-rng"
-    assert (status == 2) is (fault == "noiseless")
-    if mode == "transcript" and fault in ("whole-eps", "scale/4", "level-under-noised"):
+    assert (status == 2) is certified
+    if mode == "transcript" and fault in ("scale/4", "level-under-noised"):
         (outcome,) = privacy
         assert outcome["conformance"] == "deviation"
         assert outcome["details"]["certificate"] == "implied by the program's own transcript only"

@@ -185,35 +185,35 @@ def run_trials(
 
 def run_trials_until(sampler: Sampler, inputs: Sequence[Sequence[Any]], runs: int, seeds: Sequence[int],
                      executor: Executor | None, deadline: float) -> list[FloatArray]:
-    """:func:`run_trials` of ``runs`` runs on each of ``inputs`` (input i with ``seeds[i]``), chunk c of every input
-    before chunk c + 1 of any, and no chunk begun (none collected, with an executor) once ``time.perf_counter()``
-    has passed ``deadline``: every input gets the same number of rows, the first ones :func:`run_trials` gives it
-    (all ``runs`` unless the deadline cut them; an empty array if it cut the first chunk). A busy machine then
-    shortens the runs instead of overrunning the time they were planned for. An executor's chunks are all
-    submitted at once; those not begun by the deadline are cancelled."""
+    """:func:`run_trials` of ``runs`` runs on each of ``inputs`` (input i with ``seeds[i]``), round by round (chunk
+    c of every input is round c), no round begun that would end after ``deadline`` (``time.perf_counter()``) at the
+    pace of the round before it: every input gets the same number of rows, the first ones :func:`run_trials` gives
+    it (all ``runs`` unless the deadline cut them; an empty array if the first round was not begun). A machine
+    that got busy after the runs were planned, or a program slower than its probe, shortens them instead of
+    carrying them past the time they were planned for. An executor's chunks are all submitted at once; a round not
+    done when the deadline cuts is cancelled with every later one."""
     runs = require_int_at_least("runs", runs, 1)
     size = require_int_at_least("chunk", int(getattr(sampler, "chunk", DEFAULT_CHUNK)), 1)
     sizes = _chunks(runs, size)
     lists = [list(x) for x in inputs]
     parts: list[list[FloatArray]] = [[] for _ in lists]
-    portable = _portable(sampler) if executor is not None else None
-    if portable is None or executor is None:
-        for c, n in enumerate(sizes):
-            if time.perf_counter() > deadline:
-                break
-            for i, x in enumerate(lists):
-                parts[i].append(_sample_chunk(sampler, x, n, derived_seed(seeds[i], "chunk", c)))
-    else:
+    futures = None
+    if executor is not None and (portable := _portable(sampler)) is not None:
         futures = [[executor.submit(_sample_chunk, portable, x, n, derived_seed(seeds[i], "chunk", c))
                     for i, x in enumerate(lists)] for c, n in enumerate(sizes)]
-        for c, wave in enumerate(futures):
-            if time.perf_counter() > deadline and not all(f.done() for f in wave):
-                for later in futures[c:]:
-                    for f in later:
-                        f.cancel()
-                break
-            for i, f in enumerate(wave):
-                parts[i].append(f.result())
+    pace, last = 0.0, time.perf_counter()
+    for c, n in enumerate(sizes):
+        ready = futures is not None and all(f.done() for f in futures[c])
+        if not ready and time.perf_counter() + pace > deadline:
+            for later in futures[c:] if futures is not None else ():
+                for f in later:
+                    f.cancel()
+            break
+        for i, x in enumerate(lists):
+            parts[i].append(futures[c][i].result() if futures is not None else
+                            _sample_chunk(sampler, x, n, derived_seed(seeds[i], "chunk", c)))
+        now = time.perf_counter()
+        pace, last = now - last, now
     return [np.asarray(np.concatenate(rows, axis=0), dtype=np.float64) if rows else np.zeros((0, 0)) for rows in parts]
 
 

@@ -158,6 +158,11 @@ class StatisticalSpec:
     """The sites (a regular expression) of the released counts the design's neighbours move: where the power
     calibration plants a noiseless count or a shared draw (:mod:`dpstream.insecure.planted`); None: any additive
     draw."""
+    pair_reach: float | None = None
+    """The least share of the claim the design's best pair must reach for the statistical check to test its composed
+    event (``conformance.statistical._composed_pair``); None: ``statistical.PAIR_REACH`` (a 2x leak can show). Lower
+    where the reference spends little of its claim on any short stream but a leak of one budget shows many times
+    over (004-alg1: its pairs reach 15 %, a region counter given the whole eps draws 15 times as strong)."""
     law_pair: Callable[[Mapping[str, Any], int, Mapping[str, Callable[[int], Any]]], Any] | None = None
     """Where the entry's exact law names the neighbouring pair of a setting's inputs (given its parameters, the
     stream length and the input families) and the statistics of the releases in which a budget-level leak shows,

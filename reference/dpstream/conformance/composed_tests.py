@@ -19,6 +19,7 @@ import math
 import re
 import time
 from collections.abc import Hashable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -53,6 +54,7 @@ from dpstream.conformance.statistical import (
     horizon_of,
     setting_label,
 )
+from dpstream.interrupts import stop_pool
 from dpstream.noise import ADDITIVE_KINDS, DrawKind, derived_seed
 from dpstream.tape import Draw
 
@@ -449,6 +451,8 @@ def _pair_runs(config: ConformConfig, plan: StatisticalPlan, si: int, g: Sequenc
         assert len(timed[0]) == len(timed[1])
         rest = run_trials_until(sampler, [f, g], n - len(timed[0]), [derived_seed(seed, "f"), derived_seed(seed, "g")],
                                 executor, deadline) if n > len(timed[0]) else []
+        if rest and len(rest[0]) < n - len(timed[0]) and isinstance(executor, ProcessPoolExecutor):
+            stop_pool(executor)  # cut by the deadline: its running chunks are not wanted, so do not wait for them
         both = [np.concatenate([R, *([extra] if len(extra) else [])]) for R, extra in
                 zip(timed, rest or [np.zeros((0, 0))] * 2, strict=True)]
         return len(both[0]), statistic(both[0]), statistic(both[1])

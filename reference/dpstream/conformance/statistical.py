@@ -605,7 +605,8 @@ def _composed_pair(plan: StatisticalPlan) -> tuple[int, Composed] | None:
         return None
     from dpstream.conformance.composed_tests import reference_pairs
 
-    return reference_pairs(plan, PAIR_REACH)
+    reach = plan.entry.statistical.pair_reach
+    return reference_pairs(plan, PAIR_REACH if reach is None else reach)
 
 
 def _law_pair(plan: StatisticalPlan) -> tuple[int, LawPair] | None:
