@@ -103,7 +103,8 @@ class ImpliedLoss:
         assert self.worst is not None
         how = (f"every one of its {self.compared} privacy-relevant draws x{self.ratio:.3g} as strong as the "
                f"reference's, so the loss is {self.symbol} = {self.at_most:.4g}" if self.uniform else
-               f"{len(self.sites)} of {self.compared} privacy-relevant draws stronger than the reference's, the "
+               f"{len(self.sites)} of {self.compared} privacy-relevant draws found stronger than the reference's "
+               f"(where a decision went otherwise, the reference draws no counterpart to compare), the "
                f"strongest x{self.ratio:.3g} ({self.worst.describe()}), so the loss is above the claim wherever "
                f"that site carries a share, and at most {self.symbol} = {self.at_most:.4g}")
         return f"the program's transcript implies more than the claim {self.symbol} = {self.claim:.4g}: {how}"
