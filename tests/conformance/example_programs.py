@@ -14,7 +14,9 @@ import math
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,6 +40,17 @@ def node_or_skip(what: str) -> str:
     if major is None or int(major.group(1)) < 18:
         pytest.skip(f"{what} not run: node {version or '?'} is older than 18")
     return node
+
+
+def conform_json(tmp_path: Path, anchor: str, mode: str, program: Sequence[str]) -> tuple[int, dict[str, Any]]:
+    """``dpstream conform --mode MODE --algorithm ANCHOR --seed 0 --json ... -- PROGRAM`` (this venv's script): its
+    exit status (0, 1 or 2, else the assertion fails) and its JSON report."""
+    report = tmp_path / "r.json"
+    done = subprocess.run([str(Path(sys.executable).parent / "dpstream"), "conform", "--mode", mode, "--algorithm",
+                           anchor, "--seed", "0", "--no-progress", "--json", str(report), "--", *program],
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode in (0, 1, 2), done.stdout[-2000:] + done.stderr[-2000:]
+    return done.returncode, json.loads(report.read_text())
 
 
 def request_lines(command: Sequence[str], messages: Sequence[dict[str, Any] | str]) -> list[dict[str, Any]]:

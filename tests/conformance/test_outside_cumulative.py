@@ -12,9 +12,6 @@ run spends at most 1e-3 on a false violation; every run is seeded (``--seed 0``)
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -29,12 +26,7 @@ PROGRAMS: ModuleType = load_script(Path(__file__).resolve().parent / "example_pr
 
 def _conform(tmp_path: Path, mode: str, fault: str = "none") -> tuple[int, dict[str, Any]]:
     node = str(PROGRAMS.node_or_skip("the outside JS cumulative synthesizer"))
-    report = tmp_path / "r.json"
-    done = subprocess.run([str(Path(sys.executable).parent / "dpstream"), "conform", "--mode", mode, "--algorithm",
-                           "002-alg2", "--seed", "0", "--no-progress", "--json", str(report), "--", node,
-                           str(PROGRAM), fault], capture_output=True, text=True, timeout=600, check=False)
-    assert done.returncode in (0, 1, 2), done.stdout[-2000:] + done.stderr[-2000:]
-    return done.returncode, json.loads(report.read_text())
+    return PROGRAMS.conform_json(tmp_path, "002-alg2", mode, [node, str(PROGRAM), fault])  # type: ignore[no-any-return]
 
 
 def test_the_correct_program_passes_every_vector_and_its_transcript(tmp_path: Path) -> None:

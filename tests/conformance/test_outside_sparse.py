@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -62,13 +61,7 @@ def test_its_transcript_names_the_reference_sites() -> None:
 
 
 def _conform(tmp_path: Path, fault: str, mode: str = "statistical") -> tuple[int, dict[str, Any]]:
-    script = Path(sys.executable).parent / "dpstream"
-    report = tmp_path / "r.json"
-    done = subprocess.run([str(script), "conform", "--mode", mode, "--algorithm", "004-alg3", "--seed", "0",
-                           "--no-progress", "--json", str(report), "--", _node(), str(PROGRAM), fault],
-                          capture_output=True, text=True, timeout=600, check=False)
-    assert done.returncode in (0, 1, 2), done.stdout[-2000:] + done.stderr[-2000:]
-    return done.returncode, json.loads(report.read_text())
+    return PROGRAMS.conform_json(tmp_path, "004-alg3", mode, [_node(), str(PROGRAM), fault])  # type: ignore[no-any-return]
 
 
 @pytest.mark.slow  # about 100 s each
