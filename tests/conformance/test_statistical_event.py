@@ -81,7 +81,7 @@ def test_the_quick_profile_tests_the_design_pairs_event_and_a_certified_event_is
     assert events[0]["seconds"] >= TIME_LIMIT[Profile.QUICK] * PAIR_SHARE
     assert events[0]["holdout"] == statistical.PAIR_HOLDOUT
     # no run begun after the check's time limit less the margin, however busy the machine gets
-    assert 0 < events[0]["deadline"] <= TIME_LIMIT[Profile.QUICK] - statistical.PAIR_MARGIN[Profile.QUICK]
+    assert 0 < events[0]["deadline"] <= TIME_LIMIT[Profile.QUICK] * statistical.PAIR_STOP[Profile.QUICK]
     assert outcome.privacy is Verdict.VIOLATION and outcome.details["composed_event"]["verdict"] == "violation"
     assert outcome.details["eps_lower_bound"] > outcome.details["claimed_eps"]
     assert {"runs_per_second", "probe_runs_per_second", "budget", "pair_test_seconds"} <= set(outcome.details)
