@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -194,6 +194,9 @@ class RenyiTest:
     """A Renyi divergence test of one neighbouring pair: the partition chosen on the selection runs, counted on the
     held-out runs."""
 
+    TEST: ClassVar[str] = "renyi divergence"
+    """The test's name in messages and data."""
+
     pair: str
     statistic: str
     partition: RenyiPartition
@@ -230,7 +233,7 @@ class RenyiTest:
                 "renyi_order": self.partition.order, "divergence_lower_bound": self.divergence_lower_bound}
 
     def to_data(self) -> dict[str, Any]:
-        return {"verdict": self.verdict, "test": "renyi divergence", "pair": self.pair, "statistic": self.statistic,
+        return {"verdict": self.verdict, "test": self.TEST, "pair": self.pair, "statistic": self.statistic,
                 "order": self.partition.order, "edges": list(self.partition.edges),
                 "favours_f": self.partition.favours_first,
                 "upper_tail": self.partition.upper, "counts": {"favoured": list(self.counts_p),

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -135,8 +135,12 @@ def choose_event(first: FloatArray, second: FloatArray, level: float, held_out: 
 
 
 @dataclass(frozen=True)
-class SelectedEventTest:
-    """The test of the module docstring on one pair: the event chosen on the selection runs, counted on the rest."""
+class HeldOutEvent:
+    """An event fixed before its held-out runs, counted on them (pure DP): what the selected event test and the
+    composed event test (``conformance.composed_tests.EventTest``) share."""
+
+    TEST: ClassVar[str] = "composed event"
+    """The test's name in messages (``conformance.statistical._pair_note``)."""
 
     pair: str
     event: str
@@ -145,20 +149,32 @@ class SelectedEventTest:
     other: int
     runs: int
     """Held-out runs per input."""
-    selection_runs: int
     eps_lower_bound: float
     claimed: float
     level: float
     detectable_excess: float
+
+    @property
+    def verdict(self) -> str:
+        return "violation" if self.eps_lower_bound > self.claimed else "inconclusive"
+
+    def bound(self) -> dict[str, float]:
+        """The certified lower bound and the claim."""
+        return {"eps_lower_bound": self.eps_lower_bound, "claimed_eps": self.claimed}
+
+
+@dataclass(frozen=True)
+class SelectedEventTest(HeldOutEvent):
+    """The test of the module docstring on one pair: the event chosen on the selection runs, counted on the rest."""
+
+    TEST: ClassVar[str] = "selected event"
+
+    selection_runs: int
     why: str
     """Why this pair and these statistics (the exact law's account)."""
     histogram: Mapping[str, Any] | None = None
     """The held-out runs on f and on f' over the event's first statistic, among those meeting its other condition
     (:func:`witness_histogram`), for the report's picture; None for an event without a condition."""
-
-    @property
-    def verdict(self) -> str:
-        return "violation" if self.eps_lower_bound > self.claimed else "inconclusive"
 
     def detail(self) -> str:
         side = "f" if self.favours_f else "f'"
@@ -167,12 +183,8 @@ class SelectedEventTest:
                 f"{self.other}/{self.runs} held-out runs, eps lower bound {self.eps_lower_bound:.4g} vs claimed "
                 f"{self.claimed:.4g} (level {self.level:.2g})")
 
-    def bound(self) -> dict[str, float]:
-        """The certified lower bound and the claim."""
-        return {"eps_lower_bound": self.eps_lower_bound, "claimed_eps": self.claimed}
-
     def to_data(self) -> dict[str, Any]:
-        return {"verdict": self.verdict, "test": "selected event", "pair": self.pair, "event": self.event,
+        return {"verdict": self.verdict, "test": self.TEST, "pair": self.pair, "event": self.event,
                 "favours_f": self.favours_f, "why": self.why,
                 "counts": {"favoured": self.favoured, "other": self.other, "runs": self.runs},
                 "selection_runs": self.selection_runs, "eps_lower_bound": self.eps_lower_bound,
@@ -225,6 +237,7 @@ def selected_event_test(pair: str, names: tuple[str, ...], on_first: FloatArray,
     on_g = int(event.holds(second[selection:selection + n]).sum())
     k1, k0 = (on_f, on_g) if event.favours_first else (on_g, on_f)
     histogram = witness_histogram(event, first[selection:selection + n], second[selection:selection + n], names)
-    return SelectedEventTest(pair, event.describe(names), event.favours_first, k1, k0, n, selection,
+    return SelectedEventTest(pair, event.describe(names), event.favours_first, k1, k0, n,
                              eps_lower_bound(k1, n, k0, n, level), claim, level,
-                             detectable_excess(n, k0 / n, level, claim), why, histogram)
+                             detectable_excess(n, k0 / n, level, claim), selection_runs=selection, why=why,
+                             histogram=histogram)

@@ -32,7 +32,7 @@ from dpstream.audit.registry import Profile
 from dpstream.audit.renyi import RenyiTest, renyi_test
 from dpstream.audit.sampler import run_trials, run_trials_until, trial_executor
 from dpstream.audit.search import SearchBudget, SearchResult, SearchSpace, Setting, detectable_excess, search
-from dpstream.audit.selected_event import SELECTION, SelectedEventTest, selected_event_test
+from dpstream.audit.selected_event import SELECTION, HeldOutEvent, SelectedEventTest, selected_event_test
 from dpstream.audit.stats import eps_lower_bound
 from dpstream.catalog import Entry
 from dpstream.claims import Measure, PrivacyClaim
@@ -392,34 +392,15 @@ def own_speed(sampler: ProtocolSampler, inputs: Sequence[Sequence[Any]], seed: i
 
 
 @dataclass(frozen=True)
-class EventTest:
-    """The pre-registered test of one pair's composed event (:func:`_event_test`): the event, fixed before any run,
+class EventTest(HeldOutEvent):
+    """The pre-registered test of one pair's composed event (:func:`event_test`): the event, fixed before any run,
     counted on fresh runs of the program on f and on f'."""
-
-    pair: str
-    event: str
-    favours_f: bool
-    favoured: int
-    other: int
-    runs: int
-    eps_lower_bound: float
-    claimed: float
-    level: float
-    detectable_excess: float
-
-    @property
-    def verdict(self) -> str:
-        return "violation" if self.eps_lower_bound > self.claimed else "inconclusive"
 
     def detail(self) -> str:
         side = "f" if self.favours_f else "f'"
         return (f"the composed event of the pair {self.pair!r}, {self.event} ({side} favoured), fixed before the runs: "
                 f"{self.favoured}/{self.runs} vs {self.other}/{self.runs}, eps lower bound {self.eps_lower_bound:.4g} "
                 f"vs claimed {self.claimed:.4g} (level {self.level:.2g})")
-
-    def bound(self) -> dict[str, float]:
-        """The certified lower bound and the claim."""
-        return {"eps_lower_bound": self.eps_lower_bound, "claimed_eps": self.claimed}
 
     def to_data(self) -> dict[str, Any]:
         return {"verdict": self.verdict, "pair": self.pair, "event": self.event, "favours_f": self.favours_f,
@@ -450,11 +431,10 @@ def _pair_runs(config: ConformConfig, plan: StatisticalPlan, si: int, g: Sequenc
         n = max(pair_holdout(profile, max(speed, own), left, holdout), len(timed[0]))  # per input
         assert len(timed[0]) == len(timed[1])
         rest = run_trials_until(sampler, [f, g], n - len(timed[0]), [derived_seed(seed, "f"), derived_seed(seed, "g")],
-                                executor, deadline) if n > len(timed[0]) else []
-        if rest and len(rest[0]) < n - len(timed[0]) and isinstance(executor, ProcessPoolExecutor):
+                                executor, deadline) if n > len(timed[0]) else [np.zeros((0, 0))] * 2
+        if len(rest[0]) < n - len(timed[0]) and isinstance(executor, ProcessPoolExecutor):
             stop_pool(executor)  # cut by the deadline: its running chunks are not wanted, so do not wait for them
-        both = [np.concatenate([R, *([extra] if len(extra) else [])]) for R, extra in
-                zip(timed, rest or [np.zeros((0, 0))] * 2, strict=True)]
+        both = [np.concatenate([R, extra]) if len(extra) else R for R, extra in zip(timed, rest, strict=True)]
         return len(both[0]), statistic(both[0]), statistic(both[1])
 
 

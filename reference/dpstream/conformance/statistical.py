@@ -632,7 +632,7 @@ def _pair_note(tested: EventTest | RenyiTest | SelectedEventTest | SearchResult 
         return ""
     bound = tested.bound()
     symbol = "rho" if "rho_lower_bound" in bound else "eps"
-    return (f"; the pair's test ({tested.to_data().get('test', 'composed event')}): {symbol} >= "
+    return (f"; the pair's test ({tested.TEST}): {symbol} >= "
             f"{bound[f'{symbol}_lower_bound']:.4g} vs {bound[f'claimed_{symbol}']:.4g}, inconclusive")
 
 
