@@ -8,7 +8,7 @@ from tests.conformance.test_harness_robustness import fake
 
 from dpstream.cli import main
 from dpstream.conformance.outcome import Mode, Outcome, Verdict
-from dpstream.conformance.progress import EXPECTED, ConformProgress, duration, expected_seconds
+from dpstream.conformance.progress import EXPECTED, ConformProgress, duration, expected_seconds, paired
 from dpstream.conformance.runner import ConformConfig, Task
 from dpstream.experiments import progress as progress_module
 
@@ -26,6 +26,16 @@ def test_a_differential_check_is_expected_to_take_its_budget_and_the_others_thei
     assert expected_seconds(statistical, config) == EXPECTED[(Mode.STATISTICAL, "thorough")]
     vector = Task(Mode.KNOWN_ANSWER, "001-alg8", "v", task.run)
     assert expected_seconds(vector, config) == EXPECTED[(Mode.KNOWN_ANSWER, "quick")]
+
+
+def test_a_check_with_a_pair_test_is_expected_to_take_what_that_test_plans_to() -> None:
+    """004-alg1's check on the reference took 107 s at quick (2026-11-29): its pair test runs to 0.8 of 120 s."""
+    task = Task(Mode.STATISTICAL, "004-alg1", "privacy: witness search", lambda program: None)  # type: ignore[arg-type,return-value]
+    assert paired("004-alg1") and paired("004-alg3") and not paired("001-alg10") and not paired("004-alg2")
+    assert expected_seconds(task, ConformConfig(command=("x",))) == pytest.approx(96.0)
+    assert expected_seconds(task, ConformConfig(command=("x",), profile="thorough")) == pytest.approx(243.0)
+    law = Task(Mode.STATISTICAL, "004-alg1", "law: calibration and accuracy", task.run)
+    assert expected_seconds(law, ConformConfig(command=("x",))) == EXPECTED[(Mode.STATISTICAL, "quick")] * 0.03
 
 
 def test_in_ci_the_plan_and_progress_are_plain_lines(capsys: pytest.CaptureFixture[str],

@@ -18,7 +18,7 @@ from dpstream.conformance.outcome import Mode, Outcome
 if TYPE_CHECKING:
     from dpstream.conformance.runner import ConformConfig, Task
 
-__all__ = ["EXPECTED", "ConformProgress", "Progress", "duration", "expected_seconds"]
+__all__ = ["EXPECTED", "ConformProgress", "Progress", "duration", "expected_seconds", "paired"]
 
 EXPECTED: dict[tuple[Mode, str], float] = {
     (Mode.KNOWN_ANSWER, "quick"): 0.01,
@@ -38,12 +38,32 @@ LAW_CHECK = 0.03
 
 
 def expected_seconds(task: Task, config: ConformConfig) -> float:
-    """The expected seconds of ``task`` (module docstring)."""
+    """The expected seconds of ``task`` (module docstring); a statistical privacy check of an entry with a pair
+    test (:func:`paired`) the share of its time limit its pair's test plans to end by."""
     if task.mode is Mode.DIFFERENTIAL:
         return config.differential_seconds
     profile = config.profile if task.mode in (Mode.STATISTICAL, Mode.TRANSCRIPT) else "quick"
     seconds = EXPECTED.get((task.mode, profile), EXPECTED[(task.mode, "quick")])
-    return seconds * LAW_CHECK if task.mode is Mode.STATISTICAL and task.name.startswith("law") else seconds
+    if task.mode is not Mode.STATISTICAL:
+        return seconds
+    if task.name.startswith("law"):
+        return seconds * LAW_CHECK
+    if paired(task.algorithm):
+        from dpstream.audit.registry import Profile
+        from dpstream.conformance.statistical import PAIR_END, TIME_LIMIT
+
+        return PAIR_END[Profile(profile)] * TIME_LIMIT[Profile(profile)]
+    return seconds
+
+
+def paired(anchor: str) -> bool:
+    """Whether the statistical privacy check of ``anchor`` may test a pair beside its search (a search design or a
+    law pair in its ``StatisticalSpec``): for a correct program that test runs until the share of the time limit it
+    plans to end by (``statistical.PAIR_END``), so its check takes about that long."""
+    from dpstream.catalog import entry
+
+    spec = entry(anchor).statistical
+    return spec is not None and (spec.design is not None or spec.law_pair is not None)
 
 
 def duration(seconds: float) -> str:

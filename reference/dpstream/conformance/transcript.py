@@ -65,7 +65,6 @@ from dpstream.catalog.codecs import compare
 from dpstream.conformance.composed import Composed
 from dpstream.conformance.composed_tests import (
     COMPOSED_PAIRS,
-    COMPOSED_SECONDS,
     EventTest,
     aimed_budget,
     certifiable,
@@ -82,6 +81,10 @@ from dpstream.conformance.implied import ImpliedLoss, effective_draws, implied_l
 from dpstream.conformance.outcome import Mode, Outcome, Verdict
 from dpstream.conformance.replays import lenient_replay, replay, seeded_tape
 from dpstream.conformance.statistical import (
+    PAIR_END,
+    PAIR_HOLDOUT,
+    PAIR_STOP,
+    TIME_LIMIT,
     ProtocolSampler,
     StatisticalPlan,
     fit_to_time,
@@ -99,7 +102,7 @@ from dpstream.tape import Draw, TapeError, value_from_json
 if TYPE_CHECKING:
     from dpstream.conformance.runner import ConformConfig, Task
 
-__all__ = ["LAW_RUNS", "TranscriptError", "parse_draws", "transcript_tasks"]
+__all__ = ["LAW_RUNS", "TranscriptError", "check_seconds", "pair_seconds", "parse_draws", "transcript_tasks"]
 
 LAW_RUNS = {Profile.QUICK: 300, Profile.THOROUGH: 3000}
 """Runs per setting whose reported draws the law tests pool."""
@@ -111,14 +114,32 @@ COMPOSED_SETTINGS = 2
 """Design settings whose best composed pair is tested, best first, until one certifies (they share one target's
 level: an estimated or rounded ratio can rank a setting whose event is rarer first)."""
 LATER_SETTINGS_TIME = 1 / 3
-"""The share of the composed tests' time (``COMPOSED_SECONDS``) a setting after the first gets, within
-:data:`CHECK_SECONDS` of the check's start less :data:`RESERVED_SECONDS` (for the searches after it)."""
+"""The share of the first composed test's time a setting after the first gets, within the check's time
+(:func:`check_seconds`) less :data:`RESERVED_SECONDS` (for the searches after it)."""
 CHECK_SECONDS = {Profile.QUICK: 60.0, Profile.THOROUGH: 300.0}
-"""What a transcript check aims to take (docs/conformance.md, "Transcript mode")."""
+"""What a transcript check aims to take (docs/conformance.md, "Transcript mode") where the program's transcript
+implies no more loss than the claim; where it implies more, :func:`check_seconds`."""
 RESERVED_SECONDS = 10.0
 FIRST_TEST_MARGIN = 4.0
-"""Seconds the first composed test leaves of :data:`CHECK_SECONDS` (its speed probe and the report): a leak it
+"""Seconds the first composed test leaves of the check's time (its speed probe and the report): a leak it
 certifies is reported within the check's time; where it certifies nothing the searches after it take longer."""
+
+
+def check_seconds(profile: Profile, leak: bool) -> float:
+    """The seconds a transcript check may take: :data:`CHECK_SECONDS`, and where the transcript implies more loss
+    than the claim (``leak``) at least the statistical mode's time limit (``statistical.TIME_LIMIT``: 120 s at
+    quick), so that the composed test of the program's pair gets the time and runs the statistical check's pair test
+    gets (step 5 is never weaker than ``--mode statistical``; until the evening of 2026-11-29 it had 45 s and
+    100000 runs per input at quick, and the outside 002-alg2 with its variance divided by 2.25, certified by the
+    statistical check in 113 s, was certified in transcript mode in two runs of three)."""
+    return max(CHECK_SECONDS[profile], TIME_LIMIT[profile]) if leak else CHECK_SECONDS[profile]
+
+
+def pair_seconds(profile: Profile, elapsed: float) -> float:
+    """Seconds the first composed test plans its runs on, ``elapsed`` seconds into the check: until the share of the
+    statistical time limit by which the statistical check's pair test plans to end (``statistical.PAIR_END``: 96 s
+    of 120 s at quick)."""
+    return PAIR_END[profile] * TIME_LIMIT[profile] - elapsed
 MIN_TEST_SECONDS = 5.0
 DESIGN_SECONDS = 15.0
 """Seconds the statistical design's search (step 6) gets at least, when the tests before it left less of
@@ -359,9 +380,11 @@ def _check(config: ConformConfig, plan: StatisticalPlan, level: float, bulk: boo
             speed = max(speed, _own_speed(config, plan, bulk, seed))
         except ProtocolError as exc:
             found.details["own_speed_error"] = str(exc)
+    leak = any(imp.exceeds for imp in implied.values())
+    affordable = pair_holdout(profile, speed, pair_seconds(profile, time.perf_counter() - started), PAIR_HOLDOUT)
     searches = _certify(config, plan, found, implied, law_runs, level / 2, bulk, profile, seed,
-                        _testable(pairs, pair_holdout(profile, speed), level / 8)[:COMPOSED_SETTINGS],
-                        speed, started + CHECK_SECONDS[profile])
+                        _testable(pairs, affordable, level / 8)[:COMPOSED_SETTINGS], speed,
+                        started + check_seconds(profile, leak), started)
     return _outcome(e.anchor, found, worst[1] if worst is not None else None, searches, started,
                     composed[1] if composed is not None else None, door[1] if door is not None else None)
 
@@ -452,13 +475,16 @@ def _targets(found: _Findings, implied: Mapping[int, ImpliedLoss]) -> list[tuple
 def _certify(config: ConformConfig, plan: StatisticalPlan, found: _Findings, implied: Mapping[int, ImpliedLoss],
              law_runs: Mapping[int, list[list[Draw]]], level: float, bulk: bool, profile: Profile, seed: int,
              composed: Sequence[tuple[int, list[Composed]]] = (), speed: float = 0.0,
-             deadline: float = math.inf) -> _Searches:
+             deadline: float = math.inf, started: float | None = None) -> _Searches:
     """The aimed searches at the targets (half of ``level``, split equally; the pairs whose composed loss exceeds
     the claim one more target, tried first: the first pair of each setting in ``composed`` (:func:`_testable`), at most
-    :data:`COMPOSED_SETTINGS`, which share that target's level; the first gets the composed tests' whole time, a
-    later one :data:`LATER_SETTINGS_TIME` of it), then, when the transcript showed anything
-    and none certified, the statistical design's search (the other half): module docstring, 5-6."""
+    :data:`COMPOSED_SETTINGS`, which share that target's level; the first plans its runs to end when the statistical
+    check's pair test would, :func:`pair_seconds` after the check's ``started``, and begins none after the share of
+    the statistical time limit that test's would (``statistical.PAIR_STOP``), a later one :data:`LATER_SETTINGS_TIME`
+    of the first's time), then, when the transcript showed anything and none certified, the statistical design's
+    search (the other half): module docstring, 5-6."""
     out = _Searches()
+    began = time.perf_counter() if started is None else started
     exceeds = any(imp.exceeds for imp in implied.values())
     if not (found.exact or found.law or exceeds):
         return out
@@ -466,17 +492,19 @@ def _certify(config: ConformConfig, plan: StatisticalPlan, found: _Findings, imp
     tried = [(si, pairs[:COMPOSED_PAIRS]) for si, pairs in composed if pairs]
     share = level / 2 / max(1, len(targets) + (1 if tried else 0))
     composed_tested = False
+    first = pair_seconds(profile, time.perf_counter() - began)
+    stop = min(deadline, began + PAIR_STOP[profile] * TIME_LIMIT[profile])
     for n, (si, chosen) in enumerate(tried):
         labels = ("composed event",) if n == 0 else ("composed event", si)
         left = deadline - time.perf_counter()
-        seconds = min(COMPOSED_SECONDS[profile], left - FIRST_TEST_MARGIN) if n == 0 else min(
-            COMPOSED_SECONDS[profile] * LATER_SETTINGS_TIME, left - RESERVED_SECONDS)
+        seconds = min(first, left - FIRST_TEST_MARGIN) if n == 0 else min(
+            first * LATER_SETTINGS_TIME, left - RESERVED_SECONDS)
         if seconds < MIN_TEST_SECONDS:
             break
         try:
             pair_result = pair_test(config, plan, si, chosen, share / len(tried), bulk, profile,
-                                    derived_seed(seed, *labels), speed, seconds,
-                                    search_seed=derived_seed(seed, "composed", *labels[1:]), deadline=deadline)
+                                    derived_seed(seed, *labels), speed, seconds, holdout=PAIR_HOLDOUT,
+                                    search_seed=derived_seed(seed, "composed", *labels[1:]), deadline=stop)
         except ProtocolError as exc:
             out.errors.append(f"aimed at the composed pairs: {exc}")
             break
