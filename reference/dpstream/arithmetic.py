@@ -367,7 +367,8 @@ class Decision:
 @dataclass(frozen=True)
 class Step:
     """The operand sizes of one step of a long computation (``what`` names it, e.g. ``"003-mw"``: one
-    multiplicative-weights step with its mass N, its largest |exponent| A and |log weight| L over n cells), noted so
+    multiplicative-weights step with its mass N, its largest |exponent| A and |log weight| L over n cells, and its
+    lowest log weight relative to the largest, ``low``), noted so
     that the error model bounds the case by the sizes the run really had."""
 
     what: str

@@ -210,3 +210,26 @@ def test_perturbation_specs_parse_and_refuse_nonsense() -> None:
         with pytest.raises(ValueError):
             PerturbedKernel.parse(bad)
     assert json.dumps(PerturbedKernel().name)  # a name reports can print
+
+
+def test_a_weight_that_underflows_in_one_order_and_not_in_another_bounds_the_fit_by_its_mass() -> None:
+    """The outside Rust 003-alg2 (weights kept as logarithms from fit to fit, 2026-11-29) released [1.75e-267, 0.25,
+    0.75] on this fresh differential case, as a 60-digit evaluation of the tape gives (its author's check); the
+    reference, whose datasets hold doubles, lost cell 1 below 2.2e-308 of the largest weight at one step and released
+    [0, 0, 1]. Both orders are correct, so the case bounds its releases by their mass, and the Rust release is
+    within it (before, the tolerance was 1.7e-11 and the differential mode called the program a deviation)."""
+    e = entry("003-alg2")
+    queries = [{"columns": [0], "values": [0]}] + [{"columns": [1], "values": [v]} for v in range(3)]
+    params = {"domain": {"names": ["a", "b"], "sizes": [1, 3]}, "queries": queries, "k": 4, "epsilon": 0.01,
+              "total": "public", "sizes": [1]}
+    inputs = [{"added": [[0, 0]], "removed": []}]
+    case = record_case(e, params, inputs, 2153994916)
+    assert case.expected == [[0.0, 0.0, 1.0]]
+    assert min(s.get("low") for s in case.notes.steps if s.what == "003-mw") < -708.39  # a weight subnormal or lost
+    assert case.bounds.release.absolute >= 1.0  # the fit's mass, 1
+    kept = [[1.75e-267, 0.25, 0.75]]  # the Rust program's release (it keeps log weights from fit to fit)
+    assert compare(case.expected, kept, case.bounds.release, "releases") is None
+    assert compare(case.expected, [[0.0, 0.0, 2.5]], case.bounds.release, "releases") is not None  # not any size
+    ordinary = record_case(e, {**params, "epsilon": 1.0}, inputs, 2153994916)  # no weight that low: tight as before
+    assert all(s.get("low") > -708.39 for s in ordinary.notes.steps if s.what == "003-mw")
+    assert ordinary.bounds.release.absolute < 1e-9

@@ -27,7 +27,9 @@ Two shapes of computation:
   below B (below 1 in every case: a fitted dataset of mass N holds at most N per cell), a release of total mass
   R is within R min(B, 1) + 2 gamma(terms) R, and a score |q(nabla f) - q(h)| is within the same on the mass N plus
   the rounding of its own sum. A is bounded by (M + N) / (2 N) with M the largest measurement (the records of the
-  run plus every noise value) and N the smallest positive mass a fit uses; L by ln n + 2 A per step so far.
+  run plus every noise value) and N the smallest positive mass a fit uses; L by ln n + 2 A per step so far. Where
+  a weight falls below the smallest normal double relative to the largest (:data:`LOG_NORMAL`), B is 1: kept as a
+  double the weight is lost, kept as a logarithm it is not, and a later step can raise it to any size.
 
 Draw parameters: a float parameter computed from the privacy parameters by at most ``param_ops`` rounded
 operations and ``param_functions`` elementary functions is compared within the relative tolerance
@@ -64,7 +66,14 @@ __all__ = [
 ]
 
 LOG_SMALLEST = 745.2
-"""|ln| of the smallest positive double (4.9e-324): a weight below it is 0 in every evaluation."""
+"""|ln| of the smallest positive double (4.9e-324): a weight below it is 0 in every evaluation that keeps weights
+as doubles."""
+LOG_NORMAL = 708.39
+"""|ln| of the smallest normal double (2^-1022 = 2.2e-308). A weight further below the largest is subnormal or 0
+where weights are kept as doubles (the reference's order, docs/tabular.md's ``mw_fit``) and exact where they are
+kept as logarithms (a log-space evaluation, as correct): a later step that raises it shows the difference at any
+size (the outside Rust 003-alg2, 2026-11-29: 0.25 released where the reference releases 0, eps = 0.01). A fit in
+which a weight falls this low constrains its releases to nothing but their mass (:meth:`ErrorModel._mw`)."""
 
 Mass = Callable[[Mapping[str, Any], Sequence[Any]], float]
 """(params, inputs) -> the sum of the absolute values of the input operands a release sums."""
@@ -165,9 +174,11 @@ class ErrorModel:
         k = max(1, self.fits_per_step(params))
         start = float(n) if self.g0_ones else 0.0
         M = records_mass(params, inputs) + noise + start              # |m| of every measurement of the run
+        underflow = False
         if notes is not None:
             fits = [s.get("N") for s in notes.steps if s.what == "003-fit"]
             chain = [(s.get("A"), s.get("L")) for s in notes.steps if s.what == "003-mw"]
+            underflow = any(s.get("low") < -LOG_NORMAL for s in notes.steps if s.what == "003-mw")
         else:                                                         # a priori: public sizes, running totals
             public = params.get("sizes")
             masses = [abs(float(v)) for v in public] if isinstance(public, list) else [M] * max(1, len(inputs))
@@ -181,13 +192,14 @@ class ErrorModel:
             for _ in range(count):
                 chain.append((A, L))
                 L = min(LOG_SMALLEST, L + 2.0 * A)
+            underflow = L + 2.0 * A > LOG_NORMAL
         R = math.fsum(fits) / k + start                               # bounds every cell of every release
         spread = 0.0
         for A, L in chain:
             spread += 2.0 * U * ((FUNCTION_ULPS + 3) * (min(L, LOG_SMALLEST) + A) + 2 * n + FUNCTION_ULPS + 4)
             if spread >= 1.0:
                 break
-        weights = min(spread, 1.0)
+        weights = 1.0 if underflow else min(spread, 1.0)  # LOG_NORMAL: a weight lost in one order, kept in another
         terms = max(1, len(inputs)) * (k + 1) + n + 2
         release = R * weights + 2.0 * gamma(terms) * (R + M)
         scores = R * weights + 2.0 * gamma(n + 4) * (R + M + n)
@@ -211,7 +223,9 @@ class ErrorModel:
         else:
             text = ("mw: multiplicative-weights steps over n = |X| cells, each adding at most "
                     f"e = 2 u (({FUNCTION_ULPS} + 3)(L + A) + 2n + {FUNCTION_ULPS + 4}) to the spread of the "
-                    "log-weights (A, L: the step's largest |exponent| and |log weight|), B the sum of e; releases "
+                    "log-weights (A, L: the step's largest |exponent| and |log weight|), B the sum of e (B = 1 "
+                    "where a weight falls below the smallest normal double, 2.2e-308 of the largest: kept as a "
+                    "double it is lost, as a logarithm it is not); releases "
                     "within R min(B, 1) + 2 gamma(terms)(R + M), scores of the exponential mechanism within "
                     f"R min(B, 1) + 2 gamma(n + 4)(R + M + n); {params}"
                     + ("; the stream starts from the all-ones dataset (|X| more mass)" if self.g0_ones else ""))

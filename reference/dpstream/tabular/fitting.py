@@ -142,12 +142,14 @@ class MultiplicativeWeights:
             with np.errstate(over="ignore"):
                 exponent = _cell_delta(meas.query, domain, residual) / (2.0 * N)
             exponent = np.clip(exponent, -1e300, 1e300)               # N tiny: a step to the extreme cells
-            if recording_active():                                     # operand sizes for the error model
-                finite = log_p[np.isfinite(log_p)]
-                note_step("003-mw", N=N, A=float(np.max(np.abs(exponent))), n=float(p.size),
-                          L=float(np.max(np.abs(finite))) if finite.size else 0.0)
             log_w = log_p + _broadcast(exponent, meas.query.columns, domain)
             top = float(np.max(log_w))                                 # normalise in log space (no overflow)
+            if recording_active():                                     # operand sizes for the error model
+                finite = log_p[np.isfinite(log_p)]
+                lowest = log_w[np.isfinite(log_w)] - top
+                note_step("003-mw", N=N, A=float(np.max(np.abs(exponent))), n=float(p.size),
+                          L=float(np.max(np.abs(finite))) if finite.size else 0.0,
+                          low=float(np.min(lowest)) if lowest.size else 0.0)
             if arithmetic.log_space_weights:                           # log p kept; log-sum-exp normalisation
                 log_p = log_w - (top + arithmetic.log_scalar(arithmetic.total(arithmetic.exp(log_w - top))))
                 p = arithmetic.exp(log_p)
