@@ -7,6 +7,7 @@ algorithm exposes its claim; audits read it and documentation prints it
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from enum import Enum
@@ -116,6 +117,7 @@ class PrivacyClaim:
         }
 
 
+@functools.lru_cache(maxsize=4096)  # the searches ask for the same few (rho, delta) pairs millions of times
 def zcdp_to_approx_dp(rho: float, delta: float) -> float:
     """eps such that rho-zCDP implies (eps, delta)-DP, by Canonne-Kamath-Steinke 2020 (Prop. 12 with the Renyi
     bound D_alpha <= alpha rho): for every alpha > 1,

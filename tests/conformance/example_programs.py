@@ -42,6 +42,19 @@ def node_or_skip(what: str) -> str:
     return node
 
 
+def cargo_build(crate: Path, what: str) -> subprocess.CompletedProcess[str]:
+    """``cargo build --offline --release`` of ``crate`` into its own, git-ignored ``target`` (no network, no
+    registry: the crates have no dependencies), or skip the test saying that ``what`` was not run."""
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        pytest.skip(f"{what} not built: cargo is not on PATH")
+    command = [cargo, "build", "--offline", "--release", "--manifest-path", str(crate / "Cargo.toml"),
+               "--target-dir", str(crate / "target")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
 def conform_json(tmp_path: Path, anchor: str, mode: str, program: Sequence[str]) -> tuple[int, dict[str, Any]]:
     """``dpstream conform --mode MODE --algorithm ANCHOR --seed 0 --json ... -- PROGRAM`` (this venv's script): its
     exit status (0, 1 or 2, else the assertion fails) and its JSON report."""

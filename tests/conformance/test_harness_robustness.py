@@ -209,6 +209,31 @@ def test_own_mode_runs_come_back_in_order_through_the_batched_writer_and_block_r
         assert values == [[i, 3] for i in range(count)]
 
 
+CHUNKED = """import json, sys
+for line in sys.stdin:
+    n = json.loads(line)["n"]
+    text = json.dumps({"x": "a" * n}) + "\\n" + json.dumps({"x": "b"}) + "\\n" + json.dumps({"x": "c" * n})
+    for i in range(0, len(text), 4093):  # in pieces that split lines anywhere, each flushed
+        sys.stdout.write(text[i:i + 4093])
+        sys.stdout.flush()
+    sys.stdout.write("\\n")
+    sys.stdout.flush()
+"""
+
+
+def test_long_lines_in_many_pieces_come_back_whole_and_in_order(tmp_path: Path) -> None:
+    """The reader joins a line's pieces once, when it ends (wire.READ_SIZE): lines of several MB written in flushed
+    pieces of 4093 bytes, a short line between them, come back whole, in order, twice over."""
+    from dpstream.conformance.wire import Program
+
+    program = tmp_path / "chunked.py"
+    program.write_text(CHUNKED, encoding="utf-8")
+    with Program([sys.executable, str(program)], timeout=30) as p:
+        for n in (3_000_000, 10):
+            p.send({"n": n})
+            assert [p.receive()["x"] for _ in range(3)] == ["a" * n, "b", "c" * n]
+
+
 @pytest.mark.parametrize("shape", ['{"releases": 5}', '{"releases": [1], "draws": "x"}', '{"runs": [1, 2]}'])
 def test_a_malformed_run_reply_is_still_a_bad_reply_after_the_fast_path(tmp_path: Path, shape: str) -> None:
     from dpstream.conformance.wire import Program, ProtocolError

@@ -13,8 +13,6 @@ The statistical tests state their false-alarm probability; all seeds are fixed.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 from types import ModuleType
 
@@ -28,24 +26,12 @@ TARGET = CRATE / "target"
 helpers: ModuleType = load_script(Path(__file__).resolve().parent / "example_programs.py")
 
 
-def cargo_build(cargo: str) -> subprocess.CompletedProcess[str]:
-    """``cargo build --offline --release``: no network, no registry (the crate has no dependencies)."""
-    command = [cargo, "build", "--offline", "--release", "--manifest-path", str(CRATE / "Cargo.toml"),
-               "--target-dir", str(TARGET)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done
-
-
 def _node() -> tuple[str, ...]:
     return (helpers.node_or_skip("JS example"), str(EXAMPLES / "js" / "example.js"))
 
 
 def _rust() -> tuple[str, ...]:
-    cargo = shutil.which("cargo")
-    if cargo is None:
-        pytest.skip("Rust example not built: cargo is not on PATH")
-    cargo_build(cargo)
+    helpers.cargo_build(CRATE, "Rust example")
     return (str(TARGET / "release" / "dpstream-example"),)
 
 
@@ -57,11 +43,8 @@ def program(request: pytest.FixtureRequest) -> tuple[str, ...]:
 
 def test_a_second_rust_build_compiles_nothing() -> None:
     """The build is incremental: once built, cargo only checks the sources' fingerprints."""
-    cargo = shutil.which("cargo")
-    if cargo is None:
-        pytest.skip("Rust example not built: cargo is not on PATH")
-    cargo_build(cargo)
-    again = cargo_build(cargo)
+    helpers.cargo_build(CRATE, "Rust example")
+    again = helpers.cargo_build(CRATE, "Rust example")
     assert "Compiling" not in again.stderr and "Finished" in again.stderr, again.stderr
 
 

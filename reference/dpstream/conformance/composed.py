@@ -143,12 +143,17 @@ def _moved(draws: Sequence[Draw], i: int, by: float) -> list[Draw]:
 def additive_loss(kind: DrawKind, delta: float, measure: Measure, params: Mapping[str, Any] | None) -> float:
     """A pair's share of the claim through one additive draw whose measured value it moves by ``delta``, with draw
     parameters ``params`` (None: the program drew nothing there, infinite): pure DP |delta| / scale (a Gaussian
-    draw is not pure DP: infinite); zCDP delta^2 / (2 sigma^2), a Laplace draw (delta / scale)^2 / 2."""
+    draw is not pure DP: infinite); zCDP delta^2 / (2 sigma^2), a Laplace draw (delta / scale)^2 / 2. A scale or
+    variance of 0 (the values a program reported never vary: ``implied.effective_draws`` takes that for its
+    parameter) is no noise: infinite where the pair moves the value, 0 where it does not."""
     if params is None:
         return math.inf
+    spread = float(params["sigma2"] if kind is DrawKind.DISCRETE_GAUSSIAN else params["scale"])
+    if spread == 0.0:
+        return 0.0 if delta == 0 else math.inf
     if kind is DrawKind.DISCRETE_GAUSSIAN:
-        return delta ** 2 / (2 * float(params["sigma2"])) if measure is Measure.ZCDP else math.inf
-    eps = abs(delta) / float(params["scale"])
+        return delta ** 2 / (2 * spread) if measure is Measure.ZCDP else math.inf
+    eps = abs(delta) / spread
     return eps * eps / 2 if measure is Measure.ZCDP else eps
 
 
