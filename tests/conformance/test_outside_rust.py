@@ -1,9 +1,11 @@
-"""Two outside synthesizers in Rust, written from the docs alone, conform; the kit certifies their budget-level
+"""Three outside synthesizers in Rust, written from the docs alone, conform; the kit certifies their budget-level
 leaks and never their controls (issue 28).
 
-``tests/conformance/outside_rust/mwem`` (003-alg2, StreamingMWEM) and ``outside_rust/cumulative`` (002-alg2, the
-cumulative time synthesizer, rho-zCDP) were written by helper sessions told not to read the reference's Python, from
-docs/conformance.md, docs/tape-format.md, docs/catalog.md, docs/tabular.md, docs/longitudinal.md, the schema,
+``tests/conformance/outside_rust/mwem`` (003-alg2, StreamingMWEM), ``outside_rust/cumulative`` (002-alg2, the
+cumulative time synthesizer, rho-zCDP) and ``outside_rust/hypercube`` (004-alg1: budgets through exp2 and fused
+multiply-adds, level times from the bits of eps) were written by helper sessions told not to read the reference's
+Python, from docs/conformance.md, docs/tape-format.md, docs/catalog.md, docs/tabular.md, docs/longitudinal.md,
+docs/hypercube.md, the schema,
 ``dpstream serve`` as a black box and the vectors' JSON (their questions: each folder's QUESTIONS.md). std only,
 built here with ``cargo build --offline --release`` into each crate's git-ignored ``target`` (skipped, saying so,
 where cargo is missing). Each keeps another floating-point order: StreamingMWEM's weights as logarithms from fit to
@@ -16,8 +18,9 @@ Faults, reported honestly in transcript mode: mwem ``em*1.5`` (1.25x the claim b
 ``linear-space`` (weights as doubles, the straightforward order). cumulative ``variance/2.25`` (1.375 rho on the
 crowd's best pair), ``variance/3``, ``noiseless-b1`` (counter 1 exact, its draws reported with value 0: this crashed
 transcript mode with a division by the zero variance the values show, 2026-11-29); control ``own-rng``
-(xoshiro256**). Each ``dpstream conform`` run spends at most 1e-3 on a false violation; every run is seeded
-(``--seed 0``).
+(xoshiro256**). hypercube ``whole-eps`` (every region counter at the whole eps: 1.75x the claim on the design
+pair) and ``noiseless`` (depth-1 counters exact); control ``own-rng``. Each ``dpstream conform`` run spends at most
+1e-3 on a false violation; every run is seeded (``--seed 0``).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from dpstream.testing import load_script
 
 OUTSIDE = Path(__file__).resolve().parent / "outside_rust"
 PROGRAMS: ModuleType = load_script(Path(__file__).resolve().parent / "example_programs.py")
-CRATES = {"003-alg2": "mwem", "002-alg2": "cumulative"}
+CRATES = {"003-alg2": "mwem", "002-alg2": "cumulative", "004-alg1": "hypercube"}
 
 
 def _binary(anchor: str) -> str:
@@ -45,7 +48,7 @@ def _conform(tmp_path: Path, anchor: str, mode: str, fault: str = "none") -> tup
     return PROGRAMS.conform_json(tmp_path, anchor, mode, [_binary(anchor), fault])  # type: ignore[no-any-return]
 
 
-@pytest.mark.parametrize(("anchor", "checks"), [("003-alg2", 48), ("002-alg2", 36)])
+@pytest.mark.parametrize(("anchor", "checks"), [("003-alg2", 48), ("002-alg2", 36), ("004-alg1", 31)])
 def test_the_correct_program_passes_every_vector_and_its_transcript(tmp_path: Path, anchor: str, checks: int) -> None:
     status, report = _conform(tmp_path, anchor, "known-answer,must-reject,transcript")
     assert status == 0, [o["message"][:300] for o in report["outcomes"] if o["verdict"] != "pass"]
@@ -93,7 +96,9 @@ def test_the_differential_mode_accepts_both_evaluation_orders(tmp_path: Path, or
     ("002-alg2", "transcript", "variance/2.25", True), ("002-alg2", "statistical", "variance/2.25", True),
     ("002-alg2", "transcript", "variance/3", True),
     ("002-alg2", "transcript", "noiseless-b1", True),
-    ("002-alg2", "transcript", "own-rng", False), ("002-alg2", "statistical", "own-rng", False)])
+    ("002-alg2", "transcript", "own-rng", False), ("002-alg2", "statistical", "own-rng", False),
+    ("004-alg1", "transcript", "whole-eps", True), ("004-alg1", "transcript", "noiseless", True),
+    ("004-alg1", "transcript", "own-rng", False)])
 def test_the_leaks_are_certified_and_the_controls_are_not(tmp_path: Path, anchor: str, mode: str, fault: str,
                                                          certified: bool) -> None:
     status, report = _conform(tmp_path, anchor, mode, fault)

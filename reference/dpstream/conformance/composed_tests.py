@@ -410,15 +410,18 @@ class EventTest(HeldOutEvent):
 
 
 def _pair_runs(config: ConformConfig, plan: StatisticalPlan, si: int, g: Sequence[Any], statistic: Any, bulk: bool,
-               profile: Profile, seed: int, speed: float, seconds: float | None, holdout: int | None,
+               profile: Profile, seed: int, seconds: float | None, holdout: int | None,
                f: Sequence[Any] | None = None, deadline: float = math.inf
                ) -> tuple[int, np.ndarray[Any, Any], np.ndarray[Any, Any]]:
     """A pair's statistic on fresh own-mode runs of the program on f (default: the setting's first family's
-    stream) and on f' = ``g``: the timed runs of
-    :func:`own_speed` first, then fresh ones up to :func:`pair_holdout` per input at the faster
-    of ``speed`` and the measured one (at most ``holdout``, default :data:`COMPOSED_HOLDOUT`), within ``seconds``
-    (default :data:`COMPOSED_SECONDS`), and none begun after ``deadline`` (``time.perf_counter()``; a machine
-    slower than when the runs were planned shortens them: :func:`~dpstream.audit.sampler.run_trials_until`).
+    stream) and on f' = ``g``: the timed runs of :func:`own_speed` first, then fresh ones, at most ``holdout`` per
+    input (default :data:`COMPOSED_HOLDOUT`), round by round until ``seconds`` after the start (default
+    :data:`COMPOSED_SECONDS`) or ``deadline`` (``time.perf_counter()``), whichever comes first, at the pace of the
+    rounds so far (:func:`~dpstream.audit.sampler.run_trials_until`): how many runs there are depends on the time
+    they take, never on what they release. Until the evening of 2026-11-29 their number was fixed from the speed
+    measured before them (:func:`pair_holdout` at the faster of ``speed`` and :func:`own_speed`'s): on a machine
+    busy while it was measured and quiet after, the outside 002-alg2's statistical check planned 65 s of 1000 runs
+    per second, ran at 1933 and ended at 71 s of its 120 s, short of the certificate it gets on a quiet machine.
     Returns the runs per input and the two arrays of values."""
     e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
     if f is None:
@@ -426,12 +429,12 @@ def _pair_runs(config: ConformConfig, plan: StatisticalPlan, si: int, g: Sequenc
     sampler = ProtocolSampler(config.command, e.anchor, params, timeout=config.timeout, bulk=bulk)
     began = time.perf_counter()
     with trial_executor(config.jobs, config.scheduler) as executor:
-        own, timed = own_speed(sampler, [f, g], seed, executor, config.jobs)
-        left = (COMPOSED_SECONDS[profile] if seconds is None else seconds) - (time.perf_counter() - began)
-        n = max(pair_holdout(profile, max(speed, own), left, holdout), len(timed[0]))  # per input
+        timed = own_speed(sampler, [f, g], seed, executor, config.jobs)[1]
+        n = max(COMPOSED_HOLDOUT[profile] if holdout is None else holdout, len(timed[0]))  # per input, at most
+        end = min(deadline, began + (COMPOSED_SECONDS[profile] if seconds is None else seconds))
         assert len(timed[0]) == len(timed[1])
         rest = run_trials_until(sampler, [f, g], n - len(timed[0]), [derived_seed(seed, "f"), derived_seed(seed, "g")],
-                                executor, deadline) if n > len(timed[0]) else [np.zeros((0, 0))] * 2
+                                executor, end) if n > len(timed[0]) else [np.zeros((0, 0))] * 2
         if len(rest[0]) < n - len(timed[0]) and isinstance(executor, ProcessPoolExecutor):
             stop_pool(executor)  # cut by the deadline: its running chunks are not wanted, so do not wait for them
         both = [np.concatenate([R, extra]) if len(extra) else R for R, extra in zip(timed, rest, strict=True)]
@@ -451,7 +454,7 @@ def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Comp
     if statistic is None:
         return None
     sides = event_sides(pair)
-    n, on_f, on_g = _pair_runs(config, plan, si, pair.g, statistic, bulk, profile, seed, speed, seconds, holdout,
+    n, on_f, on_g = _pair_runs(config, plan, si, pair.g, statistic, bulk, profile, seed, seconds, holdout,
                                deadline=deadline)
     best: EventTest | None = None
     a = level / len(sides)
@@ -480,7 +483,7 @@ def renyi_pair_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair:
     counter released exactly spent 100 s of runs on it before the composed search certified it)."""
     if pair.ratio is None or math.isinf(pair.implied):
         return None
-    n, on_f, on_g = _pair_runs(config, plan, si, pair.g, pair.ratio, bulk, profile, seed, speed, seconds, holdout,
+    n, on_f, on_g = _pair_runs(config, plan, si, pair.g, pair.ratio, bulk, profile, seed, seconds, holdout,
                                deadline=deadline)
     return renyi_test(pair.label, "composed log-likelihood ratio", on_f, on_g, max(1, int(RENYI_SELECTION * n)),
                       float(pair.claim), level)
@@ -493,7 +496,7 @@ def law_pair_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: L
     (:class:`~dpstream.audit.hypercube.reach.LawPair`) on the statistics it names, counted on fresh own-mode runs
     sized as :func:`event_test`'s: the first :data:`~dpstream.audit.selected_event.SELECTION` of the runs per input
     choose the event, the rest certify."""
-    n, on_f, on_g = _pair_runs(config, plan, si, list(pair.g), pair.statistics, bulk, profile, seed, speed, seconds,
+    n, on_f, on_g = _pair_runs(config, plan, si, list(pair.g), pair.statistics, bulk, profile, seed, seconds,
                                holdout, f=list(pair.f), deadline=deadline)
     return selected_event_test(pair.label, pair.statistics.names, on_f, on_g, max(1, int(SELECTION * n)),
                                pair.claim, level, pair.why)

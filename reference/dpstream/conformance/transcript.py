@@ -140,6 +140,8 @@ def pair_seconds(profile: Profile, elapsed: float) -> float:
     statistical time limit by which the statistical check's pair test plans to end (``statistical.PAIR_END``: 96 s
     of 120 s at quick)."""
     return PAIR_END[profile] * TIME_LIMIT[profile] - elapsed
+
+
 MIN_TEST_SECONDS = 5.0
 DESIGN_SECONDS = 15.0
 """Seconds the statistical design's search (step 6) gets at least, when the tests before it left less of
