@@ -1,0 +1,28 @@
+"""002-alg1 refuses, at construction and naming ``k``, a window whose padded synthetic data would not fit in memory
+(``fixed_window.MAX_PADDED``): ``{"T": 40, "k": 30}`` was accepted and never answered again. Deterministic."""
+
+from __future__ import annotations
+
+import pytest
+
+from dpstream.errors import DPStreamInputError
+from dpstream.insecure import InsecureSeededNoise
+from dpstream.longitudinal.categorical import CategoricalFixedWindowSynthesizer
+from dpstream.longitudinal.fixed_window import MAX_PADDED, FixedWindowSynthesizer
+
+
+def test_a_window_too_wide_for_memory_is_refused_naming_k() -> None:
+    with pytest.raises(DPStreamInputError, match="k: 2\\^k bins x n_pad"):
+        FixedWindowSynthesizer(40, 30, 1.0, noise=InsecureSeededNoise(0), n_pad=10)
+    with pytest.raises(DPStreamInputError, match="k: 2\\^k bins"):
+        FixedWindowSynthesizer(40, 23, 1.0, noise=InsecureSeededNoise(0), n_pad=0)  # bins alone: 2^23 > 2^22
+    assert 2 ** 18 * 16 == MAX_PADDED  # the edge is accepted
+    FixedWindowSynthesizer(18, 18, 1.0, noise=InsecureSeededNoise(0), n_pad=16)
+    with pytest.raises(DPStreamInputError, match="k: 2\\^k bins"):
+        FixedWindowSynthesizer(18, 18, 1.0, noise=InsecureSeededNoise(0), n_pad=17)
+
+
+def test_the_categorical_extension_counts_its_alphabet() -> None:
+    with pytest.raises(DPStreamInputError, match="k: 10\\^k bins"):
+        CategoricalFixedWindowSynthesizer(8, 7, 1.0, alphabet=10, noise=InsecureSeededNoise(0), n_pad=1)
+    CategoricalFixedWindowSynthesizer(8, 6, 1.0, alphabet=10, noise=InsecureSeededNoise(0), n_pad=4)
