@@ -26,3 +26,10 @@ def test_the_categorical_extension_counts_its_alphabet() -> None:
     with pytest.raises(DPStreamInputError, match="k: 10\\^k bins"):
         CategoricalFixedWindowSynthesizer(8, 7, 1.0, alphabet=10, noise=InsecureSeededNoise(0), n_pad=1)
     CategoricalFixedWindowSynthesizer(8, 6, 1.0, alphabet=10, noise=InsecureSeededNoise(0), n_pad=4)
+
+
+def test_a_rho_near_the_largest_double_is_no_overflow() -> None:
+    """sigma2 = (T - k + 1) / rho is 3e-308 at rho = 1e308 (a normal double): the reference had formed 2 rho first,
+    overflowed, and refused it as "a noise sigma2 of 0.0" (the outside C 002-alg1's author, 2026-11-29)."""
+    w = FixedWindowSynthesizer(4, 2, 1e308, noise=InsecureSeededNoise(0), n_pad=1)
+    assert w.sigma2 == 3.0 / 1e308

@@ -74,7 +74,7 @@ def fixed_window_sigma2(T: int, k: int, rho: float, *, as_printed: bool = False)
     rho = require_positive_finite("rho", rho)
     R = T - k + 1
     delta2 = 1.0 if as_printed else SUBSTITUTE_DELTA2
-    return delta2 * R / (2.0 * rho)
+    return delta2 * R / 2.0 / rho  # = delta2 R / (2 rho) exactly (halving is exact), and 2 rho cannot overflow
 
 
 def theorem_3_2_lambda(sigma2: float, T: int, k: int, beta: float, alphabet: int = 2) -> float:
