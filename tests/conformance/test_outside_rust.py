@@ -85,7 +85,9 @@ def test_the_differential_mode_accepts_both_evaluation_orders(tmp_path: Path, or
 # 2026-11-29 evening (quick, seed 0): mwem em*1.5 transcript eps >= 0.5155 vs 0.5 (17 s), scale/1.5 0.5158 (16 s),
 # em*1.5 statistical 0.525 (16 s; 10470 runs/s), the correct program inconclusive (0.408, 16 s); cumulative
 # variance/2.25 transcript rho >= 0.580 vs 0.5 (69 s), statistical 0.585 (67 s; 5143 runs/s), noiseless-b1 transcript
-# eps >= 8.67 (22 s), the correct program inconclusive (rho >= 0.251, 68 s)
+# eps >= 8.67 (22 s), the correct program inconclusive (rho >= 0.251, 68 s); hypercube whole-eps transcript (99 s) and
+# statistical eps >= 3.81 vs 2 (98 s; 2080 runs/s), noiseless transcript (15 s), the correct program statistical
+# inconclusive (0.225, 98 s)
 @pytest.mark.parametrize(("anchor", "mode", "fault", "certified"), [
     ("003-alg2", "transcript", "em*1.5", True), ("003-alg2", "transcript", "scale/1.5", True),
     ("003-alg2", "statistical", "em*1.5", True),
@@ -98,7 +100,8 @@ def test_the_differential_mode_accepts_both_evaluation_orders(tmp_path: Path, or
     ("002-alg2", "transcript", "noiseless-b1", True),
     ("002-alg2", "transcript", "own-rng", False), ("002-alg2", "statistical", "own-rng", False),
     ("004-alg1", "transcript", "whole-eps", True), ("004-alg1", "transcript", "noiseless", True),
-    ("004-alg1", "transcript", "own-rng", False)])
+    ("004-alg1", "transcript", "own-rng", False), ("004-alg1", "statistical", "whole-eps", True),
+    ("004-alg1", "statistical", "none", False)])
 def test_the_leaks_are_certified_and_the_controls_are_not(tmp_path: Path, anchor: str, mode: str, fault: str,
                                                          certified: bool) -> None:
     status, report = _conform(tmp_path, anchor, mode, fault)

@@ -16,7 +16,7 @@ def test_a_window_too_wide_for_memory_is_refused_naming_k() -> None:
         FixedWindowSynthesizer(40, 30, 1.0, noise=InsecureSeededNoise(0), n_pad=10)
     with pytest.raises(DPStreamInputError, match="k: 2\\^k bins"):
         FixedWindowSynthesizer(40, 23, 1.0, noise=InsecureSeededNoise(0), n_pad=0)  # bins alone: 2^23 > 2^22
-    assert 2 ** 18 * 16 == MAX_PADDED  # the edge is accepted
+    assert MAX_PADDED == 2 ** 18 * 16  # the edge is accepted
     FixedWindowSynthesizer(18, 18, 1.0, noise=InsecureSeededNoise(0), n_pad=16)
     with pytest.raises(DPStreamInputError, match="k: 2\\^k bins"):
         FixedWindowSynthesizer(18, 18, 1.0, noise=InsecureSeededNoise(0), n_pad=17)
