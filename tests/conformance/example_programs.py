@@ -55,12 +55,13 @@ def cargo_build(crate: Path, what: str) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def conform_json(tmp_path: Path, anchor: str, mode: str, program: Sequence[str]) -> tuple[int, dict[str, Any]]:
-    """``dpstream conform --mode MODE --algorithm ANCHOR --seed 0 --json ... -- PROGRAM`` (this venv's script): its
-    exit status (0, 1 or 2, else the assertion fails) and its JSON report."""
+def conform_json(tmp_path: Path, anchor: str, mode: str, program: Sequence[str],
+                 options: Sequence[str] = ()) -> tuple[int, dict[str, Any]]:
+    """``dpstream conform --mode MODE --algorithm ANCHOR --seed 0 [OPTIONS] --json ... -- PROGRAM`` (this venv's
+    script): its exit status (0, 1 or 2, else the assertion fails) and its JSON report."""
     report = tmp_path / "r.json"
     done = subprocess.run([str(Path(sys.executable).parent / "dpstream"), "conform", "--mode", mode, "--algorithm",
-                           anchor, "--seed", "0", "--no-progress", "--json", str(report), "--", *program],
+                           anchor, "--seed", "0", "--no-progress", *options, "--json", str(report), "--", *program],
                           capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode in (0, 1, 2), done.stdout[-2000:] + done.stderr[-2000:]
     return done.returncode, json.loads(report.read_text())

@@ -250,7 +250,7 @@ def test_the_composed_event_certifies_a_scale_leak_and_never_a_correct_program(m
                         lambda command, anchor, params, **kw: EntrySampler(anchor, params, planted))
     monkeypatch.setitem(composed_tests.COMPOSED_HOLDOUT, Profile.QUICK, 60_000)
     test = composed_tests.event_test(ConformConfig(command=("reference",)), plan, 0, pair, 1e-4, True, Profile.QUICK,
-                                 seed=7, speed=1e9)
+                                 seed=7)
     assert test is not None and test.runs == 60_000
     assert (test.verdict == "violation") is certified, test.detail()
     if certified:

@@ -69,17 +69,10 @@ def test_a_planted_mistake_deviates_on_the_vectors(tmp_path: Path) -> None:
 def test_the_differential_mode_accepts_both_evaluation_orders(tmp_path: Path, order: str) -> None:
     """Log-space weights (``none``) and doubles (``linear-space``), 25 s of fresh cases each: before the error model
     bounded a fit with an underflowed weight by its mass, ``none`` deviated at case 279 (eps = 0.01)."""
-    import json
-    import subprocess
-    import sys
-
-    out = tmp_path / "r.json"
-    done = subprocess.run([str(Path(sys.executable).parent / "dpstream"), "conform", "--mode", "differential",
-                           "--differential-seconds", "25", "--algorithm", "003-alg2", "--seed", "0", "--no-progress",
-                           "--differential-out", str(tmp_path / "d"), "--json", str(out), "--",
-                           _binary("003-alg2"), order], capture_output=True, text=True, timeout=300, check=False)
-    (outcome,) = json.loads(out.read_text())["outcomes"]
-    assert done.returncode == 0 and outcome["verdict"] == "pass", outcome["message"][:1000]
+    status, report = PROGRAMS.conform_json(tmp_path, "003-alg2", "differential", [_binary("003-alg2"), order],
+                                           ["--differential-seconds", "25", "--differential-out", str(tmp_path / "d")])
+    (outcome,) = report["outcomes"]
+    assert status == 0 and outcome["verdict"] == "pass", outcome["message"][:1000]
     assert outcome["details"]["cases"] > 100
 
 

@@ -50,7 +50,7 @@ def _stubbed(monkeypatch: pytest.MonkeyPatch, favoured: int) -> tuple[list[float
         return budget, 1.0
 
     def event(config: Any, plan: Any, si: int, pair: Any, level: float, bulk: bool, profile: Profile, seed: int,
-              speed: float, seconds: float | None = None, holdout: int | None = None,
+              seconds: float | None = None, holdout: int | None = None,
               deadline: float = math.inf) -> EventTest:
         events.append({"level": level, "seconds": seconds, "profile": profile, "holdout": holdout,
                        "deadline": deadline - time.perf_counter()})
@@ -200,7 +200,7 @@ def test_an_entry_without_a_design_pair_tests_the_pair_its_exact_law_names(monke
     tested: list[dict[str, Any]] = []
 
     def law(config: Any, plan: Any, si: int, pair: Any, level: float, bulk: bool, profile: Profile, seed: int,
-            speed: float, seconds: float | None = None, holdout: int | None = None,
+            seconds: float | None = None, holdout: int | None = None,
             deadline: float = math.inf) -> SelectedEventTest:
         tested.append({"level": level, "seconds": seconds, "pair": pair.label, "setting": si, "holdout": holdout})
         return SelectedEventTest(pair.label, "{stub}", True, favoured=3000, other=100, runs=100_000,

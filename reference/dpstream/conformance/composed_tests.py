@@ -5,7 +5,8 @@ this module picks the pairs (:func:`composed_pairs` on a program's reported draw
 reference's own) and tests them: pure DP, the pair's pre-registered composed event counted on fresh own-mode runs
 (:func:`event_test`); zCDP, the Renyi divergence of the pair's composed ratio on such runs (:func:`renyi_pair_test`),
 or, for a pair without a composed ratio, the witness search with its composed statistics as features
-(:func:`composed_search`); each sized by the program's own speed (:func:`pair_holdout`, :func:`composed_budget`);
+(:func:`composed_search`); the first two run until their time or their cap of runs (:func:`_pair_runs`), the
+search is sized by the program's own speed (:func:`composed_budget`);
 :func:`pair_test` chooses between them. Transcript
 mode runs them where the program's transcript implies more than the claim; the statistical mode beside its search on
 both profiles, on the reference's design pair (docs/conformance.md, "Transcript mode", step 5, and "Statistical
@@ -344,8 +345,11 @@ def composed_search(config: ConformConfig, plan: StatisticalPlan, si: int, chose
                     holdout: int | None = None) -> SearchResult:
     """The witness search on the pairs whose composed loss exceeds the claim, with each pair's composed
     log-likelihood ratio as the first features (module docstring, step 5), its budget :func:`composed_budget` at
-    the program's ``speed`` (runs per second of its transcript runs) within ``seconds`` (default
-    :data:`COMPOSED_SECONDS`), at most ``holdout`` held-out runs per input (default :data:`COMPOSED_HOLDOUT`)."""
+    the program's ``speed`` (runs per second of its transcript runs) within ``seconds``, at most
+    :data:`COMPOSED_SECONDS` (it begins no run by a deadline and learns its events on every held-out run: the outside
+    Rust 002-alg2 with a counter released exactly, whose ratio is infinite, took 145 s of transcript mode's 120 s
+    when it was given the pair tests' 90 s), at most ``holdout`` held-out runs per input (default
+    :data:`COMPOSED_HOLDOUT`)."""
     e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
     T = horizon_of(e, params)
     f = next(iter(space.families.values()))(T)
@@ -364,7 +368,8 @@ def composed_search(config: ConformConfig, plan: StatisticalPlan, si: int, chose
     began = time.perf_counter()
     with trial_executor(config.jobs, config.scheduler) as executor:
         own = own_speed(sampler, [f], seed, executor, config.jobs)[0]
-        left = (COMPOSED_SECONDS[profile] if seconds is None else seconds) - (time.perf_counter() - began)
+        allowed = COMPOSED_SECONDS[profile] if seconds is None else min(seconds, COMPOSED_SECONDS[profile])
+        left = allowed - (time.perf_counter() - began)
         # runs planned on RUN_SHARE of it, as the statistical search plans them: the rest is the search's own work
         budget = composed_budget(profile, e, max(speed, own), 1 + len(pairs), RUN_SHARE * left, holdout)
         return search([setting], aimed, budget, level=level, seed=seed,
@@ -442,14 +447,14 @@ def _pair_runs(config: ConformConfig, plan: StatisticalPlan, si: int, g: Sequenc
 
 
 def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Composed, level: float, bulk: bool,
-               profile: Profile, seed: int, speed: float, seconds: float | None = None, holdout: int | None = None,
+               profile: Profile, seed: int, seconds: float | None = None, holdout: int | None = None,
                deadline: float = math.inf) -> EventTest | None:
     """The composed event of a pure-DP pair, tested on fresh runs: on the branch of its largest decision (when it
     moves one) or everywhere, every moved draw on the favoured side's extreme, i.e. the pair's log-likelihood ratio
     at its extreme (the event whose ratio is the pair's whole composed loss: e^(sum |d|/b) for Laplace draws, a
     decision's tail ratio). Its probability is about 2^-(draws moved) times the branch's, so it needs many runs:
-    :func:`pair_holdout` runs per input (at most ``holdout``, default :data:`COMPOSED_HOLDOUT`),
-    within ``seconds``. Both sides are tested (Bonferroni over the two)."""
+    at most ``holdout`` per input (default :data:`COMPOSED_HOLDOUT`), as many as ``seconds`` give
+    (:func:`_pair_runs`). Both sides are tested (Bonferroni over the two)."""
     statistic: Any = pair.branch if pair.branch is not None else pair.ratio
     if statistic is None:
         return None
@@ -473,7 +478,7 @@ def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Comp
 
 
 def renyi_pair_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Composed, level: float, bulk: bool,
-                    profile: Profile, seed: int, speed: float, seconds: float | None = None,
+                    profile: Profile, seed: int, seconds: float | None = None,
                     holdout: int | None = None, deadline: float = math.inf) -> RenyiTest | None:
     """The Renyi divergence test of a zCDP pair (:mod:`dpstream.audit.renyi`) on its composed log-likelihood ratio,
     counted on fresh own-mode runs sized as :func:`event_test`'s: the first :data:`RENYI_SELECTION` of the runs per
@@ -490,7 +495,7 @@ def renyi_pair_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair:
 
 
 def law_pair_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: LawPair, level: float, bulk: bool,
-                  profile: Profile, seed: int, speed: float, seconds: float | None = None,
+                  profile: Profile, seed: int, seconds: float | None = None,
                   holdout: int | None = None, deadline: float = math.inf) -> SelectedEventTest | None:
     """The selected event test (:mod:`dpstream.audit.selected_event`) of a pair the entry's exact law names
     (:class:`~dpstream.audit.hypercube.reach.LawPair`) on the statistics it names, counted on fresh own-mode runs
@@ -516,23 +521,19 @@ def pair_test(config: ConformConfig, plan: StatisticalPlan, si: int, chosen: Seq
     first pair's composed event (:func:`event_test`, at most ``holdout`` runs per input); under zCDP the first
     pair's Renyi divergence test on its composed ratio (:func:`renyi_pair_test`); where that pair has no composed
     ratio (or event), the witness search with the pairs' composed log-likelihood ratios (:func:`composed_search`,
-    seeded by ``search_seed``, default ``seed``); each within ``seconds``, the pair's runs begun by ``deadline``
-    (:func:`_pair_runs`), the search within at most :data:`COMPOSED_SECONDS` (it begins no run by a deadline and
-    learns its events on every held-out run: the outside Rust 002-alg2 with a counter released exactly, whose
-    ratio is infinite, took 145 s of transcript mode's 120 s when it was given the pair tests' 90 s). Transcript
-    mode's step 5 tests the program's pairs with it, the statistical check the reference's design pair."""
+    seeded by ``search_seed``, default ``seed``, and sized at ``speed``); each within ``seconds``, the pair's runs
+    begun by ``deadline`` (:func:`_pair_runs`). Transcript mode's step 5 tests the program's pairs with it, the
+    statistical check the reference's design pair."""
     tested: EventTest | RenyiTest | None
     if plan.entry.claim(plan.settings[si]).measure is Measure.PURE_DP:
-        tested = event_test(config, plan, si, chosen[0], level, bulk, profile, seed, speed, seconds, holdout,
-                            deadline)
+        tested = event_test(config, plan, si, chosen[0], level, bulk, profile, seed, seconds, holdout, deadline)
     else:
-        tested = renyi_pair_test(config, plan, si, chosen[0], level, bulk, profile, seed, speed, seconds, holdout,
+        tested = renyi_pair_test(config, plan, si, chosen[0], level, bulk, profile, seed, seconds, holdout,
                                  deadline)
     if tested is not None:
         return tested
     return composed_search(config, plan, si, chosen, level, bulk, profile,
-                           seed if search_seed is None else search_seed, speed,
-                           COMPOSED_SECONDS[profile] if seconds is None else min(seconds, COMPOSED_SECONDS[profile]))
+                           seed if search_seed is None else search_seed, speed, seconds)
 
 
 COMPOSED_HOLDOUT = {Profile.QUICK: 100_000, Profile.THOROUGH: 400_000}

@@ -529,7 +529,7 @@ def privacy_check(config: ConformConfig, plan: StatisticalPlan, level: float, bu
                                    max(total * PAIR_SHARE, left), holdout=PAIR_HOLDOUT, deadline=deadline)
             elif named is not None:
                 tested = law_pair_test(config, plan, named[0], named[1], level / 2, bulk, profile,
-                                       derived_seed(config.seed, e.anchor, "law pair"), speed,
+                                       derived_seed(config.seed, e.anchor, "law pair"),
                                        max(total * PAIR_SHARE, left), holdout=PAIR_HOLDOUT,
                                        deadline=deadline)
     except (ProgramRefusedError, ProtocolError) as exc:
