@@ -35,6 +35,7 @@ def _conform(tmp_path: Path, mode: str, fault: str = "none") -> tuple[int, dict[
     return PROGRAMS.conform_json(tmp_path, "004-alg1", mode, [node, str(PROGRAM), fault])  # type: ignore[no-any-return]
 
 
+@pytest.mark.slow  # 6 s: keeps the default run well under its 4 minutes (a clean clone took 3 min 48 s, 2026-11-29)
 def test_the_correct_program_passes_every_vector_and_its_transcript(tmp_path: Path) -> None:
     status, report = _conform(tmp_path, "known-answer,must-reject,transcript")
     assert status == 0, [o["message"][:300] for o in report["outcomes"] if o["verdict"] != "pass"]
