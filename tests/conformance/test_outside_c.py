@@ -40,6 +40,7 @@ def _conform(tmp_path: Path, mode: str, fault: str = "none") -> tuple[int, dict[
     return PROGRAMS.conform_json(tmp_path, "002-alg1", mode, [_binary(), fault])  # type: ignore[no-any-return]
 
 
+@pytest.mark.slow  # 3 s with its build: the default run stays well under its 4 minutes (make test-full runs it)
 def test_the_correct_program_passes_every_vector_and_its_transcript(tmp_path: Path) -> None:
     status, report = _conform(tmp_path, "known-answer,must-reject,transcript")
     assert status == 0, [o["message"][:300] for o in report["outcomes"] if o["verdict"] != "pass"]
