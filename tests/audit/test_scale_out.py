@@ -116,3 +116,35 @@ def test_runs_until_a_deadline_are_a_prefix_of_the_runs_and_equal_per_input() ->
     assert [x.shape[0] for x in paced] == [1000, 1000] and time.perf_counter() - began < 0.9
     # a deadline already passed: nothing
     assert [x.shape[0] for x in run_trials_until(_SlowAfter(0, 0.0), [f, g], 6000, [3, 4], None, 0.0)] == [0, 0]
+
+
+def test_a_look_that_decides_ends_the_runs_and_one_that_does_not_changes_nothing() -> None:
+    """``run_trials_until``'s looks: called once per look time passed, after a whole round, with the rows so far (a
+    prefix of the runs, equal per input); True begins no further round, False leaves the runs as without looks."""
+    f, g = [1] * T, [0] * T
+    full = [run_trials(_SlowAfter(10**6, 0.0), x, 6000, seed=s) for x, s in ((f, 3), (g, 4))]
+    seen: list[tuple[int, int]] = []
+
+    def never(rows: list[npt.NDArray[np.float64]]) -> bool:
+        seen.append((rows[0].shape[0], rows[1].shape[0]))
+        return False
+
+    kept = run_trials_until(_SlowAfter(0, 0.0), [f, g], 6000, [3, 4], None, float("inf"), looks=[0.0, 0.0, 1.0],
+                            look=never)
+    for a, b in zip(kept, full, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert seen == [(1000, 1000)]  # the three past look times fall before one round: one look
+
+    def decides(rows: list[npt.NDArray[np.float64]]) -> bool:
+        seen.append((rows[0].shape[0], rows[1].shape[0]))
+        return bool(rows[0].shape[0] >= 2000)
+
+    import time
+
+    seen.clear()  # a round takes 0.1 s: the looks at 0 and 0.15 s come after rounds 1 and 2, which decides
+    began = time.perf_counter()
+    cut = run_trials_until(_SlowAfter(0, 0.05), [f, g], 6000, [3, 4], None, float("inf"),
+                           looks=[began, began + 0.15, began + 0.35], look=decides)
+    assert seen == [(1000, 1000), (2000, 2000)] and [x.shape[0] for x in cut] == [2000, 2000]
+    for a, b in zip(cut, full, strict=True):
+        np.testing.assert_array_equal(a, b[:2000])

@@ -154,9 +154,10 @@ def test_a_zcdp_pair_is_tested_by_the_renyi_divergence_of_its_composed_ratio(mon
 
     monkeypatch.setattr(composed_tests, "composed_search", recorder("searched"))
     monkeypatch.setattr(composed_tests, "event_test", recorder("event"))
-    def runs(*args: Any, **kwargs: Any) -> tuple[int, np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    def runs(*args: Any, **kwargs: Any) -> Any:
         called.append("runs")
-        return 1000, np.linspace(-1.0, 0.0, 1000), np.linspace(0.0, 1.0, 1000)
+        decide, level = args[10:12]
+        return decide(1000, np.linspace(-1.0, 0.0, 1000), np.linspace(0.0, 1.0, 1000), level)
 
     monkeypatch.setattr(composed_tests, "_pair_runs", runs)
     si, c = pair
@@ -235,3 +236,47 @@ def test_the_quick_check_certifies_004_alg3_at_1_5x_through_its_law_pair(plant: 
     (privacy,) = [o for o in report.outcomes if o.name == "privacy: witness search"]
     assert (privacy.privacy is Verdict.VIOLATION) is certified, privacy.message
     assert privacy.details["composed_event"]["test"] == "selected event"
+
+
+def _looked_pair(monkeypatch: pytest.MonkeyPatch, certify_at: int | None) -> tuple[Any, list[tuple[int, float]]]:
+    """``_pair_runs`` on 002-alg1's design pair with the runs stubbed: 1000 timed runs, then three looks of 1000 more
+    runs each and 1000 last ones; ``decide`` certifies from the look ``certify_at`` on (None: never). Returns the
+    test and the (runs, level) of every decision."""
+    plan = plan_for("002-alg1", Profile.QUICK)
+    assert not isinstance(plan, str)
+    pair = statistical._composed_pair(plan)
+    assert pair is not None
+    zeros = np.zeros((1000, 1))
+    monkeypatch.setattr(composed_tests, "own_speed", lambda *a, **k: (1e3, [zeros, zeros]))
+
+    def until(sampler: Any, inputs: Any, runs: int, seeds: Any, executor: Any, end: float, *, looks: Any,
+              look: Any) -> list[Any]:
+        assert len(looks) == len(composed_tests.LOOKS) and list(looks) == sorted(looks)
+        for k in range(1, len(looks) + 1):
+            if look([np.zeros((1000 * k, 1))] * 2):
+                return [np.zeros((1000 * k, 1))] * 2
+        return [np.zeros((4000, 1))] * 2
+
+    monkeypatch.setattr(composed_tests, "run_trials_until", until)
+    decided: list[tuple[int, float]] = []
+
+    def decide(n: int, on_f: Any, on_g: Any, level: float) -> Any:
+        decided.append((n, level))
+        verdict = "violation" if certify_at is not None and len(decided) >= certify_at else "inconclusive"
+        return type("Tested", (), {"verdict": verdict, "runs": n})()
+
+    tested = composed_tests._pair_runs(ConformConfig(command=SERVE), plan, pair[0], pair[1].g, lambda R: R, False,
+                                       Profile.QUICK, 0, 30.0, None, decide, 1e-3)
+    return tested, decided
+
+
+def test_a_pair_test_looks_at_its_runs_and_spends_its_level_within_the_level(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pair test's looks (``composed_tests.LOOKS``): each early look decides at its share of LOOK_LEVEL of the
+    level, the last test on every run at the rest, so the levels of all the decisions sum to the test's level (the
+    union bound behind its false-alarm probability); a look that certifies ends the test with its own decision."""
+    tested, decided = _looked_pair(monkeypatch, None)
+    assert [n for n, _ in decided] == [2000, 3000, 4000, 5000] and tested.verdict == "inconclusive"
+    assert math.isclose(sum(level for _, level in decided), 1e-3, rel_tol=1e-12)
+    assert decided[-1][1] == pytest.approx(1e-3 * (1 - composed_tests.LOOK_LEVEL))
+    tested, decided = _looked_pair(monkeypatch, 2)
+    assert tested.verdict == "violation" and tested.runs == 3000 and len(decided) == 2

@@ -184,14 +184,17 @@ def run_trials(
 
 
 def run_trials_until(sampler: Sampler, inputs: Sequence[Sequence[Any]], runs: int, seeds: Sequence[int],
-                     executor: Executor | None, deadline: float) -> list[FloatArray]:
+                     executor: Executor | None, deadline: float, *, looks: Sequence[float] = (),
+                     look: Callable[[list[FloatArray]], bool] | None = None) -> list[FloatArray]:
     """:func:`run_trials` of ``runs`` runs on each of ``inputs`` (input i with ``seeds[i]``), round by round (chunk
     c of every input is round c), no round begun that would end after ``deadline`` (``time.perf_counter()``) at the
     pace of the round before it: every input gets the same number of rows, the first ones :func:`run_trials` gives
     it (all ``runs`` unless the deadline cut them; an empty array if the first round was not begun). A machine
     that got busy after the runs were planned, or a program slower than its probe, shortens them instead of
     carrying them past the time they were planned for. An executor's chunks are all submitted at once; a round not
-    done when the deadline cuts is cancelled with every later one."""
+    done when the deadline cuts is cancelled with every later one. ``look`` is called with the rows so far after the
+    first round that ends at or after each time of ``looks`` (``time.perf_counter()``, increasing; once per round);
+    where it returns True no further round is begun (a sequential test that has decided)."""
     runs = require_int_at_least("runs", runs, 1)
     size = require_int_at_least("chunk", int(getattr(sampler, "chunk", DEFAULT_CHUNK)), 1)
     sizes = _chunks(runs, size)
@@ -201,10 +204,18 @@ def run_trials_until(sampler: Sampler, inputs: Sequence[Sequence[Any]], runs: in
     if executor is not None and (portable := _portable(sampler)) is not None:
         futures = [[executor.submit(_sample_chunk, portable, x, n, derived_seed(seeds[i], "chunk", c))
                     for i, x in enumerate(lists)] for c, n in enumerate(sizes)]
+    def rows() -> list[FloatArray]:
+        return [np.asarray(np.concatenate(r, axis=0), dtype=np.float64) if r else np.zeros((0, 0)) for r in parts]
+
+    pending = sorted(looks)
     pace, last = 0.0, time.perf_counter()
     for c, n in enumerate(sizes):
         ready = futures is not None and all(f.done() for f in futures[c])
-        if not ready and time.perf_counter() + pace > deadline:
+        stop = not ready and time.perf_counter() + pace > deadline
+        if not stop and c and pending and last >= pending[0] and look is not None:
+            pending = [t for t in pending if t > last]
+            stop = look(rows())
+        if stop:
             for later in futures[c:] if futures is not None else ():
                 for f in later:
                     f.cancel()
@@ -214,7 +225,7 @@ def run_trials_until(sampler: Sampler, inputs: Sequence[Sequence[Any]], runs: in
                             _sample_chunk(sampler, x, n, derived_seed(seeds[i], "chunk", c)))
         now = time.perf_counter()
         pace, last = now - last, now
-    return [np.asarray(np.concatenate(rows, axis=0), dtype=np.float64) if rows else np.zeros((0, 0)) for rows in parts]
+    return rows()
 
 
 @contextlib.contextmanager

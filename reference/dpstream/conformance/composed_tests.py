@@ -19,11 +19,11 @@ import copy
 import math
 import re
 import time
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -414,20 +414,35 @@ class EventTest(HeldOutEvent):
                 "detectable_excess": self.detectable_excess, "trials": 2 * self.runs}
 
 
+LOOKS = (0.4, 0.6, 0.8)
+"""Shares of a pair test's window (from its first fresh run to its planned end) after which it looks at the runs so
+far: a leak its runs certify early ends it there (transcript mode's 60 s; the outside JavaScript 002-alg2 with its
+variance divided by 2.25 was certified at the end of its 96 s plan, with room to spare: rho >= 0.567 against 0.5
+where 0.071 was the smallest excess it could show)."""
+LOOK_LEVEL = 0.5
+"""The share of a pair test's false-alarm level its early looks (:data:`LOOKS`) spend, equally; the last test, on
+every run, gets the rest. A union bound over the looks keeps the whole test's false-alarm probability within its
+level, however the looks end it: each look's runs are fixed by time, never by what they release."""
+
+T = TypeVar("T")
+
+
 def _pair_runs(config: ConformConfig, plan: StatisticalPlan, si: int, g: Sequence[Any], statistic: Any, bulk: bool,
                profile: Profile, seed: int, seconds: float | None, holdout: int | None,
-               f: Sequence[Any] | None = None, deadline: float = math.inf
-               ) -> tuple[int, np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    """A pair's statistic on fresh own-mode runs of the program on f (default: the setting's first family's
-    stream) and on f' = ``g``: the timed runs of :func:`own_speed` first, then fresh ones, at most ``holdout`` per
-    input (default :data:`COMPOSED_HOLDOUT`), round by round until ``seconds`` after the start (default
-    :data:`COMPOSED_SECONDS`) or ``deadline`` (``time.perf_counter()``), whichever comes first, at the pace of the
-    rounds so far (:func:`~dpstream.audit.sampler.run_trials_until`): how many runs there are depends on the time
-    they take, never on what they release. Until the evening of 2026-11-29 their number was fixed from the speed
-    measured before them (:func:`pair_holdout` at the faster of ``speed`` and :func:`own_speed`'s): on a machine
-    busy while it was measured and quiet after, the outside 002-alg2's statistical check planned 65 s of 1000 runs
-    per second, ran at 1933 and ended at 71 s of its 120 s, short of the certificate it gets on a quiet machine.
-    Returns the runs per input and the two arrays of values."""
+               decide: Callable[[int, np.ndarray[Any, Any], np.ndarray[Any, Any], float], T | None], level: float,
+               f: Sequence[Any] | None = None, deadline: float = math.inf) -> T | None:
+    """A pair's test (``decide(runs per input, statistic on f, statistic on f', level)``) on fresh own-mode runs of
+    the program on f (default: the setting's first family's stream) and on f' = ``g``: the timed runs of
+    :func:`own_speed` first, then fresh ones, at most ``holdout`` per input (default :data:`COMPOSED_HOLDOUT`),
+    round by round until ``seconds`` after the start (default :data:`COMPOSED_SECONDS`) or ``deadline``
+    (``time.perf_counter()``), whichever comes first, at the pace of the rounds so far
+    (:func:`~dpstream.audit.sampler.run_trials_until`): how many runs there are depends on the time they take,
+    never on what they release. Until the evening of 2026-11-29 their number was fixed from the speed measured
+    before them (:func:`pair_holdout` at the faster of ``speed`` and :func:`own_speed`'s): on a machine busy while
+    it was measured and quiet after, the outside 002-alg2's statistical check planned 65 s of 1000 runs per second,
+    ran at 1933 and ended at 71 s of its 120 s, short of the certificate it gets on a quiet machine. The test looks
+    at the runs so far at :data:`LOOKS` of its window, each look at its share of :data:`LOOK_LEVEL` of ``level``,
+    and ends at the first that certifies; otherwise the test of every run at the rest of ``level``."""
     e, params, space = plan.entry, plan.settings[si], plan.spaces[si]
     if f is None:
         f = next(iter(space.families.values()))(horizon_of(e, params))
@@ -438,12 +453,29 @@ def _pair_runs(config: ConformConfig, plan: StatisticalPlan, si: int, g: Sequenc
         n = max(COMPOSED_HOLDOUT[profile] if holdout is None else holdout, len(timed[0]))  # per input, at most
         end = min(deadline, began + (COMPOSED_SECONDS[profile] if seconds is None else seconds))
         assert len(timed[0]) == len(timed[1])
+
+        def joined(rest: Sequence[np.ndarray[Any, Any]]) -> list[np.ndarray[Any, Any]]:
+            return [np.concatenate([R, extra]) if len(extra) else R for R, extra in zip(timed, rest, strict=True)]
+
+        early: list[T] = []
+
+        def look(rest: list[np.ndarray[Any, Any]]) -> bool:
+            both = joined(rest)
+            got = decide(len(both[0]), statistic(both[0]), statistic(both[1]), level * LOOK_LEVEL / len(LOOKS))
+            if got is not None and getattr(got, "verdict", None) == "violation":
+                early.append(got)
+            return bool(early)
+
+        first = time.perf_counter()
         rest = run_trials_until(sampler, [f, g], n - len(timed[0]), [derived_seed(seed, "f"), derived_seed(seed, "g")],
-                                executor, end) if n > len(timed[0]) else [np.zeros((0, 0))] * 2
+                                executor, end, looks=[first + share * (end - first) for share in LOOKS], look=look
+                                ) if n > len(timed[0]) else [np.zeros((0, 0))] * 2
         if len(rest[0]) < n - len(timed[0]) and isinstance(executor, ProcessPoolExecutor):
-            stop_pool(executor)  # cut by the deadline: its running chunks are not wanted, so do not wait for them
-        both = [np.concatenate([R, extra]) if len(extra) else R for R, extra in zip(timed, rest, strict=True)]
-        return len(both[0]), statistic(both[0]), statistic(both[1])
+            stop_pool(executor)  # cut by the deadline or a look: its running chunks are not wanted
+        if early:
+            return early[0]
+        both = joined(rest)
+        return decide(len(both[0]), statistic(both[0]), statistic(both[1]), level * (1 - LOOK_LEVEL))
 
 
 def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Composed, level: float, bulk: bool,
@@ -459,22 +491,25 @@ def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Comp
     if statistic is None:
         return None
     sides = event_sides(pair)
-    n, on_f, on_g = _pair_runs(config, plan, si, pair.g, statistic, bulk, profile, seed, seconds, holdout,
-                               deadline=deadline)
-    best: EventTest | None = None
-    a = level / len(sides)
     claim = float(pair.claim)
-    for favours_f, threshold in sides:
-        def count(L: np.ndarray[Any, Any], favours_f: bool = favours_f, threshold: float = threshold) -> int:
-            return int(np.sum(threshold + 1e-9 >= L) if favours_f else np.sum(threshold - 1e-9 <= L))
-        k1, k0 = (count(on_f), count(on_g)) if favours_f else (count(on_g), count(on_f))
-        event = (f"{{composed log-likelihood ratio {'<=' if favours_f else '>='} {threshold:.4g}}}"
-                 + (" on the branch of its largest decision" if pair.branch is not None else ""))
-        test = EventTest(pair.label, event, favours_f, k1, k0, n, eps_lower_bound(k1, n, k0, n, a), claim, a,
-                         detectable_excess(n, k0 / n, a, claim))
-        if best is None or test.eps_lower_bound > best.eps_lower_bound:
-            best = test
-    return best
+
+    def decide(n: int, on_f: np.ndarray[Any, Any], on_g: np.ndarray[Any, Any], level: float) -> EventTest | None:
+        best: EventTest | None = None
+        a = level / len(sides)
+        for favours_f, threshold in sides:
+            def count(L: np.ndarray[Any, Any], favours_f: bool = favours_f, threshold: float = threshold) -> int:
+                return int(np.sum(threshold + 1e-9 >= L) if favours_f else np.sum(threshold - 1e-9 <= L))
+            k1, k0 = (count(on_f), count(on_g)) if favours_f else (count(on_g), count(on_f))
+            event = (f"{{composed log-likelihood ratio {'<=' if favours_f else '>='} {threshold:.4g}}}"
+                     + (" on the branch of its largest decision" if pair.branch is not None else ""))
+            test = EventTest(pair.label, event, favours_f, k1, k0, n, eps_lower_bound(k1, n, k0, n, a), claim, a,
+                             detectable_excess(n, k0 / n, a, claim))
+            if best is None or test.eps_lower_bound > best.eps_lower_bound:
+                best = test
+        return best
+
+    return _pair_runs(config, plan, si, pair.g, statistic, bulk, profile, seed, seconds, holdout, decide, level,
+                      deadline=deadline)
 
 
 def renyi_pair_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Composed, level: float, bulk: bool,
@@ -488,10 +523,12 @@ def renyi_pair_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair:
     counter released exactly spent 100 s of runs on it before the composed search certified it)."""
     if pair.ratio is None or math.isinf(pair.implied):
         return None
-    n, on_f, on_g = _pair_runs(config, plan, si, pair.g, pair.ratio, bulk, profile, seed, seconds, holdout,
-                               deadline=deadline)
-    return renyi_test(pair.label, "composed log-likelihood ratio", on_f, on_g, max(1, int(RENYI_SELECTION * n)),
-                      float(pair.claim), level)
+    def decide(n: int, on_f: np.ndarray[Any, Any], on_g: np.ndarray[Any, Any], level: float) -> RenyiTest | None:
+        return renyi_test(pair.label, "composed log-likelihood ratio", on_f, on_g, max(1, int(RENYI_SELECTION * n)),
+                          float(pair.claim), level)
+
+    return _pair_runs(config, plan, si, pair.g, pair.ratio, bulk, profile, seed, seconds, holdout, decide, level,
+                      deadline=deadline)
 
 
 def law_pair_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: LawPair, level: float, bulk: bool,
@@ -501,10 +538,13 @@ def law_pair_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: L
     (:class:`~dpstream.audit.hypercube.reach.LawPair`) on the statistics it names, counted on fresh own-mode runs
     sized as :func:`event_test`'s: the first :data:`~dpstream.audit.selected_event.SELECTION` of the runs per input
     choose the event, the rest certify."""
-    n, on_f, on_g = _pair_runs(config, plan, si, list(pair.g), pair.statistics, bulk, profile, seed, seconds,
-                               holdout, f=list(pair.f), deadline=deadline)
-    return selected_event_test(pair.label, pair.statistics.names, on_f, on_g, max(1, int(SELECTION * n)),
-                               pair.claim, level, pair.why)
+    def decide(n: int, on_f: np.ndarray[Any, Any], on_g: np.ndarray[Any, Any], level: float
+               ) -> SelectedEventTest | None:
+        return selected_event_test(pair.label, pair.statistics.names, on_f, on_g, max(1, int(SELECTION * n)),
+                                   pair.claim, level, pair.why)
+
+    return _pair_runs(config, plan, si, list(pair.g), pair.statistics, bulk, profile, seed, seconds, holdout,
+                      decide, level, f=list(pair.f), deadline=deadline)
 
 
 RENYI_SELECTION = 0.2
