@@ -251,7 +251,7 @@ def _looked_pair(monkeypatch: pytest.MonkeyPatch, certify_at: int | None) -> tup
 
     def until(sampler: Any, inputs: Any, runs: int, seeds: Any, executor: Any, end: float, *, looks: Any,
               look: Any) -> list[Any]:
-        assert len(looks) == len(composed_tests.LOOKS) and list(looks) == sorted(looks)
+        assert len(looks) == len(composed_tests.LOOKS[Profile.QUICK]) and list(looks) == sorted(looks)
         for k in range(1, len(looks) + 1):
             if look([np.zeros((1000 * k, 1))] * 2):
                 return [np.zeros((1000 * k, 1))] * 2
@@ -277,6 +277,6 @@ def test_a_pair_test_looks_at_its_runs_and_spends_its_level_within_the_level(mon
     tested, decided = _looked_pair(monkeypatch, None)
     assert [n for n, _ in decided] == [2000, 3000, 4000, 5000] and tested.verdict == "inconclusive"
     assert math.isclose(sum(level for _, level in decided), 1e-3, rel_tol=1e-12)
-    assert decided[-1][1] == pytest.approx(1e-3 * (1 - composed_tests.LOOK_LEVEL))
+    assert decided[-1][1] == pytest.approx(1e-3 * (1 - composed_tests.LOOK_LEVEL[Profile.QUICK]))
     tested, decided = _looked_pair(monkeypatch, 2)
     assert tested.verdict == "violation" and tested.runs == 3000 and len(decided) == 2

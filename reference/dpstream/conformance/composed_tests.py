@@ -414,15 +414,18 @@ class EventTest(HeldOutEvent):
                 "detectable_excess": self.detectable_excess, "trials": 2 * self.runs}
 
 
-LOOKS = (0.4, 0.6, 0.8)
+LOOKS = {Profile.QUICK: (0.4, 0.6, 0.8), Profile.THOROUGH: (0.5,)}
 """Shares of a pair test's window (from its first fresh run to its planned end) after which it looks at the runs so
-far: a leak its runs certify early ends it there (transcript mode's 60 s; the outside JavaScript 002-alg2 with its
-variance divided by 2.25 was certified at the end of its 96 s plan, with room to spare: rho >= 0.567 against 0.5
-where 0.071 was the smallest excess it could show)."""
-LOOK_LEVEL = 0.5
+far: a leak its runs certify early ends it there (transcript mode's 60 s at quick; the outside JavaScript 002-alg2
+with its variance divided by 2.25 was certified at the end of its 96 s plan, with room to spare: rho >= 0.567
+against 0.5 where 0.071 was the smallest excess it could show)."""
+LOOK_LEVEL = {Profile.QUICK: 0.5, Profile.THOROUGH: 0.2}
 """The share of a pair test's false-alarm level its early looks (:data:`LOOKS`) spend, equally; the last test, on
 every run, gets the rest. A union bound over the looks keeps the whole test's false-alarm probability within its
-level, however the looks end it: each look's runs are fixed by time, never by what they release."""
+level, however the looks end it: each look's runs are fixed by time, never by what they release. The thorough
+profile is for power at the edge (000-alg3's `scale/1.5` was certified there by 0.00002): its one look spends a
+fifth, so its last test loses about 0.001 of an eps bound to it where the quick profile's loses 0.002-0.005."""
+
 
 T = TypeVar("T")
 
@@ -461,21 +464,23 @@ def _pair_runs(config: ConformConfig, plan: StatisticalPlan, si: int, g: Sequenc
 
         def look(rest: list[np.ndarray[Any, Any]]) -> bool:
             both = joined(rest)
-            got = decide(len(both[0]), statistic(both[0]), statistic(both[1]), level * LOOK_LEVEL / len(LOOKS))
+            got = decide(len(both[0]), statistic(both[0]), statistic(both[1]),
+                         level * LOOK_LEVEL[profile] / len(LOOKS[profile]))
             if got is not None and getattr(got, "verdict", None) == "violation":
                 early.append(got)
             return bool(early)
 
         first = time.perf_counter()
         rest = run_trials_until(sampler, [f, g], n - len(timed[0]), [derived_seed(seed, "f"), derived_seed(seed, "g")],
-                                executor, end, looks=[first + share * (end - first) for share in LOOKS], look=look
+                                executor, end, looks=[first + share * (end - first) for share in LOOKS[profile]],
+                                look=look
                                 ) if n > len(timed[0]) else [np.zeros((0, 0))] * 2
         if len(rest[0]) < n - len(timed[0]) and isinstance(executor, ProcessPoolExecutor):
             stop_pool(executor)  # cut by the deadline or a look: its running chunks are not wanted
         if early:
             return early[0]
         both = joined(rest)
-        return decide(len(both[0]), statistic(both[0]), statistic(both[1]), level * (1 - LOOK_LEVEL))
+        return decide(len(both[0]), statistic(both[0]), statistic(both[1]), level * (1 - LOOK_LEVEL[profile]))
 
 
 def event_test(config: ConformConfig, plan: StatisticalPlan, si: int, pair: Composed, level: float, bulk: bool,

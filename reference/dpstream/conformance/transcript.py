@@ -18,12 +18,14 @@ with every release, the draws it made for it (docs/conformance.md, "Transcript m
    and the loss each design pair composes over the draws and decisions it moves (:mod:`dpstream.conformance.
    composed`): what the reference's draws reach there, what the program's compose to;
 5. **aimed search**: first, where a pair's composed loss exceeds the claim, that pair: its pre-registered composed
-   event on fresh own-mode runs (:func:`dpstream.conformance.composed_tests.event_test`; pure DP) or the witness
-   search with its composed log-likelihood ratio as a feature (zCDP); then, where the law tests point at a site (a
-   constant or reused draw, a law that does not fit) or the implied loss exceeds the claim at a site of a design
-   setting, the black-box witness search is aimed there, in own mode: the input where it was seen, the neighbours
-   that move the statistic the site's noise protects (found by replaying the reference with that draw perturbed;
-   from the reference's own draws where the program's cannot be replayed) and that statistic as a declared
+   event on fresh own-mode runs (:func:`dpstream.conformance.composed_tests.event_test`; pure DP) or the Renyi
+   divergence test of its composed log-likelihood ratio (zCDP; the witness search with that ratio as a feature
+   where the pair has none), looking at its runs as they come and ending at the first look that certifies
+   (``composed_tests.LOOKS``); then, where the law tests point at a site (a constant or reused draw, a law that
+   does not fit) or the implied loss exceeds the claim at a site of a design setting, the black-box witness search
+   is aimed there, in own mode: the input where it was seen, the neighbours that move the statistic the site's
+   noise protects (found by replaying the reference with that draw perturbed; from the reference's own draws where
+   the program's cannot be replayed) and that statistic as a declared
    contrast, whose thresholds are the likelihood-ratio events of an additive mechanism with the wrong scale; a leak
    seen in the transcript is then certified as a ``violation`` with its witness when it is one;
 6. **never weaker than the statistical mode**: when the transcript shows anything (1-4) and no aimed search
