@@ -204,6 +204,7 @@ def run_trials_until(sampler: Sampler, inputs: Sequence[Sequence[Any]], runs: in
     if executor is not None and (portable := _portable(sampler)) is not None:
         futures = [[executor.submit(_sample_chunk, portable, x, n, derived_seed(seeds[i], "chunk", c))
                     for i, x in enumerate(lists)] for c, n in enumerate(sizes)]
+
     def rows() -> list[FloatArray]:
         return [np.asarray(np.concatenate(r, axis=0), dtype=np.float64) if r else np.zeros((0, 0)) for r in parts]
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -427,7 +427,14 @@ profile is for power at the edge (000-alg3's `scale/1.5` was certified there by 
 fifth, so its last test loses about 0.001 of an eps bound to it where the quick profile's loses 0.002-0.005."""
 
 
-T = TypeVar("T")
+class _Decided(Protocol):
+    """What a pair's test returns (:class:`EventTest`, ``RenyiTest``, ``SelectedEventTest``): its verdict."""
+
+    @property
+    def verdict(self) -> str: ...
+
+
+T = TypeVar("T", bound=_Decided)
 
 
 def _pair_runs(config: ConformConfig, plan: StatisticalPlan, si: int, g: Sequence[Any], statistic: Any, bulk: bool,
@@ -460,14 +467,13 @@ def _pair_runs(config: ConformConfig, plan: StatisticalPlan, si: int, g: Sequenc
         def joined(rest: Sequence[np.ndarray[Any, Any]]) -> list[np.ndarray[Any, Any]]:
             return [np.concatenate([R, extra]) if len(extra) else R for R, extra in zip(timed, rest, strict=True)]
 
-        early: list[T] = []
+        early: list[T] = []  # the look that certified, if one did
 
         def look(rest: list[np.ndarray[Any, Any]]) -> bool:
             both = joined(rest)
             got = decide(len(both[0]), statistic(both[0]), statistic(both[1]),
                          level * LOOK_LEVEL[profile] / len(LOOKS[profile]))
-            if got is not None and getattr(got, "verdict", None) == "violation":
-                early.append(got)
+            early.extend([got] if got is not None and got.verdict == "violation" else [])
             return bool(early)
 
         first = time.perf_counter()
